@@ -1,0 +1,294 @@
+package docker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"time"
+
+	cerrdefs "github.com/containerd/errdefs"
+	"github.com/docker/docker/api/types/container"
+	"github.com/docker/docker/api/types/filters"
+	"github.com/docker/docker/api/types/image"
+	"github.com/docker/docker/api/types/mount"
+	"github.com/docker/docker/pkg/stdcopy"
+)
+
+// cleanupTimeout bounds the removal of a container after its ctx has ended.
+const cleanupTimeout = 30 * time.Second
+
+// logDrain bounds how long Run waits, after the container exited, for the rest of its log.
+const logDrain = 5 * time.Second
+
+// A Mount is a bind mount of a host path into a container.
+type Mount struct {
+	Source   string // host path; it must exist
+	Target   string // path in the container
+	ReadOnly bool
+}
+
+// RunOptions describes a container to create.
+type RunOptions struct {
+	Name        string // "" lets the daemon choose one
+	Image       string
+	Cmd         []string // nil runs the image's default command
+	Env         []string // "KEY=value"
+	HostNetwork bool     // share the host's network namespace
+	CPUSet      string   // CPUs to pin to, "0-3" or "2,3"; "" means no pinning
+	Memory      int64    // memory limit in bytes, swap included (no swap); 0 means none
+	Nofile      int64    // nofile soft and hard limit; 0 means the daemon's default
+	Mounts      []Mount
+	Labels      map[string]string
+	SecurityOpt []string // "no-new-privileges:true"; seccomp= takes the profile's content
+}
+
+// A Container is a started container.
+type Container struct {
+	ID   string
+	Name string
+	Pid  int // the host PID of its init process; 0 if it had already exited when inspected
+}
+
+// create creates the container described by o.
+func (e *Engine) create(ctx context.Context, o RunOptions) (string, error) {
+	cfg := &container.Config{
+		Image:  o.Image,
+		Cmd:    o.Cmd,
+		Env:    o.Env,
+		Labels: o.Labels,
+		Tty:    false,
+	}
+	hc := &container.HostConfig{
+		AutoRemove:  false,
+		LogConfig:   container.LogConfig{Type: "json-file", Config: map[string]string{"max-size": "10m"}},
+		SecurityOpt: o.SecurityOpt,
+	}
+	if o.HostNetwork {
+		hc.NetworkMode = "host"
+	}
+	hc.CpusetCpus = o.CPUSet
+	if o.Memory > 0 {
+		hc.Memory, hc.MemorySwap = o.Memory, o.Memory
+	}
+	if o.Nofile > 0 {
+		hc.Ulimits = []*container.Ulimit{{Name: "nofile", Soft: o.Nofile, Hard: o.Nofile}}
+	}
+	for _, m := range o.Mounts {
+		hc.Mounts = append(hc.Mounts, mount.Mount{Type: mount.TypeBind, Source: m.Source, Target: m.Target, ReadOnly: m.ReadOnly})
+	}
+	resp, err := e.cli.ContainerCreate(ctx, cfg, hc, nil, nil, o.Name)
+	if err != nil {
+		return "", fmt.Errorf("create container %s from %s: %w", o.Name, o.Image, err)
+	}
+	return resp.ID, nil
+}
+
+// Start creates and starts a detached container and returns it with the host PID of its
+// init process. A container that was created but could not start is removed.
+func (e *Engine) Start(ctx context.Context, o RunOptions) (Container, error) {
+	id, err := e.create(ctx, o)
+	if err != nil {
+		return Container{}, err
+	}
+	if err := e.cli.ContainerStart(ctx, id, container.StartOptions{}); err != nil {
+		e.removeDetached(ctx, id)
+		return Container{}, startErr(o, err)
+	}
+	in, err := e.cli.ContainerInspect(ctx, id)
+	if err != nil {
+		return Container{ID: id, Name: o.Name}, fmt.Errorf("inspect container %s: %w", shortID(id), notFound(err))
+	}
+	c := Container{ID: id, Name: strings.TrimPrefix(in.Name, "/")}
+	if in.State != nil {
+		c.Pid = in.State.Pid
+	}
+	return c, nil
+}
+
+// State reports whether the container is running and, once it has stopped, its exit code.
+// A missing container is an error wrapping ErrNotFound.
+func (e *Engine) State(ctx context.Context, id string) (running bool, exitCode int, err error) {
+	in, err := e.cli.ContainerInspect(ctx, id)
+	if err != nil {
+		return false, 0, fmt.Errorf("state of container %s: %w", shortID(id), notFound(err))
+	}
+	if in.State == nil {
+		return false, 0, fmt.Errorf("state of container %s: the daemon reported none", shortID(id))
+	}
+	return in.State.Running, in.State.ExitCode, nil
+}
+
+// Run runs a container to completion, streaming its stdout and stderr, demultiplexed, into
+// out (nil discards them), removes it, and returns its exit code. When ctx ends first the
+// container is killed and removed, and the error wraps ctx's.
+func (e *Engine) Run(ctx context.Context, o RunOptions, out io.Writer) (int, error) {
+	if out == nil {
+		out = io.Discard
+	}
+	id, err := e.create(ctx, o)
+	if err != nil {
+		return 0, err
+	}
+	defer e.removeDetached(ctx, id)
+
+	// Waiting before the start cannot miss the exit.
+	waitCtx, stopWait := context.WithCancel(ctx)
+	defer stopWait()
+	waitC, waitErrC := e.cli.ContainerWait(waitCtx, id, container.WaitConditionNextExit)
+	if err := e.cli.ContainerStart(ctx, id, container.StartOptions{}); err != nil {
+		return 0, startErr(o, err)
+	}
+
+	// The log stream ends on its own once the container has stopped; it is cut after
+	// logDrain, or at once when Run fails, and Run never returns while it still writes.
+	logCtx, stopLogs := context.WithCancel(context.WithoutCancel(ctx))
+	defer stopLogs()
+	logsDone := make(chan error, 1)
+	if rc, err := e.cli.ContainerLogs(logCtx, id, container.LogsOptions{ShowStdout: true, ShowStderr: true, Follow: true}); err != nil {
+		logsDone <- err
+	} else {
+		go func() {
+			defer rc.Close()
+			_, err := stdcopy.StdCopy(out, out, rc)
+			logsDone <- err
+		}()
+	}
+	logsErr := func(drain time.Duration) error {
+		select {
+		case err := <-logsDone:
+			return err
+		case <-time.After(drain):
+			stopLogs()
+			<-logsDone
+			return nil
+		}
+	}
+
+	select {
+	case res := <-waitC:
+		logErr := logsErr(logDrain)
+		if res.Error != nil && res.Error.Message != "" {
+			return 0, fmt.Errorf("wait for container %s: %s", shortID(id), res.Error.Message)
+		}
+		if logErr != nil && !errors.Is(logErr, context.Canceled) {
+			return int(res.StatusCode), fmt.Errorf("logs of container %s: %w", shortID(id), logErr)
+		}
+		return int(res.StatusCode), nil
+	case err := <-waitErrC:
+		if ctx.Err() != nil {
+			e.kill(ctx, id)
+			logsErr(0)
+			return 0, fmt.Errorf("run container %s: %w", shortID(id), ctx.Err())
+		}
+		logsErr(0)
+		return 0, fmt.Errorf("wait for container %s: %w", shortID(id), err)
+	}
+}
+
+// startErr explains a failed start, with a hint where the cause is a known host limit.
+func startErr(o RunOptions, err error) error {
+	if o.Nofile > 0 && strings.Contains(err.Error(), "rlimit") && strings.Contains(err.Error(), "not permitted") {
+		return fmt.Errorf("start container %s from %s: nofile %d is more than the runtime may set (above the daemon's own hard limit without CAP_SYS_RESOURCE, or above fs.nr_open); lower Nofile or raise the daemon's limit: %w",
+			o.Name, o.Image, o.Nofile, err)
+	}
+	return fmt.Errorf("start container %s from %s: %w", o.Name, o.Image, err)
+}
+
+// kill kills a container even though ctx has ended.
+func (e *Engine) kill(ctx context.Context, id string) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
+	defer cancel()
+	e.cli.ContainerKill(ctx, id, "KILL") // the removal that follows forces it anyway
+}
+
+// removeDetached removes a container even though ctx has ended; errors are dropped, since
+// its callers already return a more useful one.
+func (e *Engine) removeDetached(ctx context.Context, id string) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
+	defer cancel()
+	e.Remove(ctx, id)
+}
+
+// Logs returns the last tail lines of the container's stdout and stderr, interleaved as they
+// were written; tail <= 0 returns all of it.
+func (e *Engine) Logs(ctx context.Context, id string, tail int) (string, error) {
+	opts := container.LogsOptions{ShowStdout: true, ShowStderr: true, Tail: "all"}
+	if tail > 0 {
+		opts.Tail = strconv.Itoa(tail)
+	}
+	rc, err := e.cli.ContainerLogs(ctx, id, opts)
+	if err != nil {
+		return "", fmt.Errorf("logs of container %s: %w", shortID(id), notFound(err))
+	}
+	defer rc.Close()
+	var b strings.Builder
+	if _, err := stdcopy.StdCopy(&b, &b, rc); err != nil {
+		return b.String(), fmt.Errorf("logs of container %s: %w", shortID(id), err)
+	}
+	return b.String(), nil
+}
+
+// Remove force-removes a container, running or not, with its anonymous volumes. A
+// container that does not exist (or is already being removed) is not an error.
+func (e *Engine) Remove(ctx context.Context, id string) error {
+	err := e.cli.ContainerRemove(ctx, id, container.RemoveOptions{Force: true, RemoveVolumes: true})
+	if err == nil || cerrdefs.IsNotFound(err) || (cerrdefs.IsConflict(err) && strings.Contains(err.Error(), "already in progress")) {
+		return nil
+	}
+	return fmt.Errorf("remove container %s: %w", shortID(id), err)
+}
+
+// RemoveLabeled force-removes every container, running or not, that carries the label
+// key=value, and returns how many it removed.
+func (e *Engine) RemoveLabeled(ctx context.Context, key, value string) (int, error) {
+	list, err := e.cli.ContainerList(ctx, container.ListOptions{
+		All:     true,
+		Filters: filters.NewArgs(filters.Arg("label", key+"="+value)),
+	})
+	if err != nil {
+		return 0, fmt.Errorf("list containers labelled %s=%s: %w", key, value, err)
+	}
+	var n int
+	var errs []error
+	for _, c := range list {
+		if err := e.Remove(ctx, c.ID); err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		n++
+	}
+	return n, errors.Join(errs...)
+}
+
+// ImageExists reports whether the daemon has an image by this reference (a tag or an ID).
+func (e *Engine) ImageExists(ctx context.Context, ref string) (bool, error) {
+	_, err := e.cli.ImageInspect(ctx, ref)
+	if err == nil {
+		return true, nil
+	}
+	if cerrdefs.IsNotFound(err) {
+		return false, nil
+	}
+	return false, fmt.Errorf("inspect image %s: %w", ref, err)
+}
+
+// RemoveImage removes an image by reference (a tag untags it; the image goes with its last
+// tag), with its untagged parents. An image that does not exist is not an error.
+func (e *Engine) RemoveImage(ctx context.Context, ref string) error {
+	_, err := e.cli.ImageRemove(ctx, ref, image.RemoveOptions{Force: true, PruneChildren: true})
+	if err == nil || cerrdefs.IsNotFound(err) {
+		return nil
+	}
+	return fmt.Errorf("remove image %s: %w", ref, err)
+}
+
+// shortID shortens a container ID for messages.
+func shortID(id string) string {
+	if len(id) > 12 {
+		return id[:12]
+	}
+	return id
+}
