@@ -1,0 +1,223 @@
+package arenadata_test
+
+import (
+	"bufio"
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"flag"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/arenabot/arenabot/runner/arenadata"
+)
+
+var update = flag.Bool("update", false, "rewrite SHA256SUMS from the generator's current output")
+
+// The content tests share one generated tree; TestMain removes it.
+var (
+	sharedOnce sync.Once
+	sharedDir  string
+	sharedErr  error
+	sharedRoot string
+)
+
+func TestMain(m *testing.M) {
+	flag.Parse()
+	code := m.Run()
+	if sharedRoot != "" {
+		os.RemoveAll(sharedRoot)
+	}
+	os.Exit(code)
+}
+
+// tree returns a directory holding a generated tree, generating it with Ensure on first
+// use. Tests must not change it.
+func tree(t *testing.T) string {
+	t.Helper()
+	sharedOnce.Do(func() {
+		sharedRoot, sharedErr = os.MkdirTemp("", "arenadata-test-")
+		if sharedErr == nil {
+			sharedDir, sharedErr = arenadata.Ensure(sharedRoot)
+		}
+	})
+	if sharedErr != nil {
+		t.Fatalf("Ensure: %v", sharedErr)
+	}
+	return sharedDir
+}
+
+func readFile(t *testing.T, dir, rel string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(rel)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// checksums returns the sha256sum-format listing of every regular file under dir, sorted
+// by path.
+func checksums(t *testing.T, dir string) string {
+	t.Helper()
+	var lines []string
+	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		rel, err := filepath.Rel(dir, path)
+		if err != nil {
+			return err
+		}
+		sum := sha256.Sum256(b)
+		lines = append(lines, hex.EncodeToString(sum[:])+"  "+filepath.ToSlash(rel)+"\n")
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	slices.SortFunc(lines, func(a, b string) int { return strings.Compare(a[66:], b[66:]) })
+	return strings.Join(lines, "")
+}
+
+// TestSHA256SUMS generates the tree twice and checks both copies against the committed
+// SHA256SUMS, so any change to the generator's output shows up in review. After an
+// intended change, run go test ./runner/arenadata -update.
+//
+// The second copy is written over stale files, which Write must replace.
+func TestSHA256SUMS(t *testing.T) {
+	first, second := tree(t), t.TempDir()
+	stale := filepath.Join(second, arenadata.DatasetFile)
+	if err := os.WriteFile(stale, bytes.Repeat([]byte("x"), 1<<20), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := arenadata.Write(second); err != nil {
+		t.Fatalf("Write: %v", err)
+	}
+	got, again := checksums(t, first), checksums(t, second)
+	if got != again {
+		t.Fatalf("two runs of Write differ:\nfirst:\n%s\nsecond:\n%s", got, again)
+	}
+	if *update {
+		if err := os.WriteFile("SHA256SUMS", []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile("SHA256SUMS")
+	if err != nil {
+		t.Fatalf("%v (run go test ./runner/arenadata -update to create it)", err)
+	}
+	if got == string(want) {
+		return
+	}
+	wantSums := parseSums(string(want))
+	gotSums := parseSums(got)
+	for _, p := range slices.Sorted(keys(wantSums, gotSums)) {
+		switch w, g := wantSums[p], gotSums[p]; {
+		case w == "":
+			t.Errorf("%s: generated but not in SHA256SUMS", p)
+		case g == "":
+			t.Errorf("%s: in SHA256SUMS but not generated", p)
+		case w != g:
+			t.Errorf("%s: sha256 %s, SHA256SUMS has %s", p, g, w)
+		}
+	}
+	t.Errorf("the generated data differs from SHA256SUMS; if intended, rerun go test ./runner/arenadata -update")
+}
+
+func parseSums(s string) map[string]string {
+	m := map[string]string{}
+	for line := range strings.Lines(s) {
+		if sum, path, ok := strings.Cut(strings.TrimSuffix(line, "\n"), "  "); ok {
+			m[path] = sum
+		}
+	}
+	return m
+}
+
+func keys(ms ...map[string]string) func(func(string) bool) {
+	return func(yield func(string) bool) {
+		seen := map[string]bool{}
+		for _, m := range ms {
+			for k := range m {
+				if !seen[k] {
+					seen[k] = true
+					if !yield(k) {
+						return
+					}
+				}
+			}
+		}
+	}
+}
+
+func TestFiles(t *testing.T) {
+	want := []string{"dataset.json", "certs/server.crt", "certs/server.key",
+		"requests/get.raw", "requests/post_cl.raw", "requests/post_chunked.raw", "requests/pipeline.raw",
+		"requests/json-gzip-25.raw", "requests/json-gzip-40.raw", "requests/json-gzip-50.raw",
+		"requests/upload-500k.raw", "requests/upload-2m.raw", "requests/upload-10m.raw", "requests/upload-20m.raw"}
+	for _, n := range []int{1, 5, 10, 15, 25, 40, 50} {
+		want = append(want, fmt.Sprintf("requests/json-%d.raw", n))
+	}
+	for _, name := range arenadata.StaticFiles() {
+		want = append(want, "static/"+name, "static/"+name+".gz", "static/"+name+".br", "requests/static-"+name+".raw")
+	}
+	slices.Sort(want)
+	got := arenadata.Files()
+	if !slices.IsSorted(got) {
+		t.Errorf("Files() is not sorted: %q", got)
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("Files() = %q\nwant %q", got, want)
+	}
+
+	// Write produces exactly Files().
+	dir := tree(t)
+	var written []string
+	for line := range strings.Lines(checksums(t, dir)) {
+		written = append(written, strings.TrimSuffix(line[66:], "\n"))
+	}
+	if !slices.Equal(written, got) {
+		t.Errorf("Write wrote %q\nFiles() lists %q", written, got)
+	}
+}
+
+func TestWriteIsWorldReadable(t *testing.T) {
+	dir := tree(t)
+	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		fi, err := d.Info()
+		if err != nil {
+			return err
+		}
+		want := fs.FileMode(0o644)
+		if d.IsDir() {
+			want = fs.ModeDir | 0o755
+		}
+		if fi.Mode() != want {
+			t.Errorf("%s: mode %v, want %v", path, fi.Mode(), want)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// firstLine returns the first line of a raw request, for messages.
+func firstLine(b []byte) string {
+	line, _, _ := bufio.NewReader(bytes.NewReader(b)).ReadLine()
+	return string(line)
+}

@@ -1,0 +1,83 @@
+package arenadata
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"slices"
+)
+
+// An Item is one entry of dataset.json, in the arena's format. Prices and quantities are
+// integers, so a json response's total (price × quantity × m) is exact.
+type Item struct {
+	ID       int      `json:"id"`
+	Name     string   `json:"name"`
+	Category string   `json:"category"`
+	Price    int      `json:"price"`
+	Quantity int      `json:"quantity"`
+	Active   bool     `json:"active"`
+	Tags     []string `json:"tags"`
+	Rating   Rating   `json:"rating"`
+}
+
+// A Rating is an item's review score (1 to 5) and number of reviews.
+type Rating struct {
+	Score int `json:"score"`
+	Count int `json:"count"`
+}
+
+// DatasetSize is the number of items in dataset.json.
+const DatasetSize = 50
+
+var (
+	categories = []string{"electronics", "office", "home", "sports", "books", "clothing", "toys", "garden"}
+	nouns      = map[string][]string{
+		"electronics": {"Headphones", "Keyboard", "Monitor", "Charger", "Speaker", "Webcam", "Router", "Tablet"},
+		"office":      {"Stapler", "Notebook", "Desk Lamp", "Pen Set", "Binder", "Whiteboard", "Organizer", "Chair"},
+		"home":        {"Kettle", "Blanket", "Mug", "Vase", "Cutting Board", "Candle", "Pillow", "Towel Set"},
+		"sports":      {"Yoga Mat", "Water Bottle", "Dumbbell", "Jump Rope", "Backpack", "Tennis Racket", "Helmet", "Gloves"},
+		"books":       {"Cookbook", "Novel", "Atlas", "Field Guide", "Journal", "Anthology", "Handbook", "Biography"},
+		"clothing":    {"Jacket", "Scarf", "Sneakers", "Hoodie", "Rain Coat", "Beanie", "Socks", "T-Shirt"},
+		"toys":        {"Puzzle", "Building Set", "Kite", "Board Game", "Plush Bear", "Race Car", "Yo-Yo", "Robot Kit"},
+		"garden":      {"Watering Can", "Trowel", "Planter", "Hose", "Pruners", "Seed Kit", "Bird Feeder", "Lantern"},
+	}
+	adjectives = []string{"Compact", "Classic", "Deluxe", "Eco", "Ultra", "Smart", "Vintage", "Portable",
+		"Premium", "Basic", "Modern", "Rugged", "Wireless", "Foldable", "Bright", "Silent"}
+	tagPool = []string{"new", "sale", "popular", "limited", "eco", "premium", "bestseller", "imported",
+		"handmade", "clearance", "gift", "bundle"}
+)
+
+// Dataset returns the 50 items of dataset.json, in file order (ids 1 to 50).
+func Dataset() []Item {
+	r := newRNG(DatasetFile)
+	items := make([]Item, DatasetSize)
+	for i := range items {
+		cat := pick(r, categories)
+		tags := make([]string, 0, 4)
+		for n := r.between(1, 4); len(tags) < n; {
+			if t := pick(r, tagPool); !slices.Contains(tags, t) {
+				tags = append(tags, t)
+			}
+		}
+		items[i] = Item{
+			ID:       i + 1,
+			Name:     fmt.Sprintf("%s %s", pick(r, adjectives), pick(r, nouns[cat])),
+			Category: cat,
+			Price:    r.between(1, 500),
+			Quantity: r.between(1, 100),
+			Active:   r.chance(80),
+			Tags:     tags,
+			Rating:   Rating{Score: r.between(1, 5), Count: r.between(0, 5000)},
+		}
+	}
+	return items
+}
+
+func writeDataset(w io.Writer) error {
+	b, err := json.MarshalIndent(Dataset(), "", "  ")
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(append(b, '\n'))
+	return err
+}

@@ -1,0 +1,93 @@
+// Package profile is the arena's table of test profiles: data only.
+//
+// A profile says what load a framework is measured under: the endpoint, the load tool, the
+// connection counts, the pipeline depth, the requests each connection sends before it
+// reconnects, the CPU sets, the ports, the readiness probe and the request files. Adding a
+// profile is adding a row to All. The order of All is the order reports list rows in.
+package profile
+
+import "time"
+
+// Load tools. Each names an adapter in runner/loadgen.
+const (
+	ToolWrk      = "wrk"
+	ToolH2load   = "h2load"
+	ToolH2loadH3 = "h2load-h3"
+	ToolGhz      = "ghz"
+)
+
+// Ports the entries listen on (design.md, Profiles).
+const (
+	PortH1    = 8080 // HTTP/1.1 plaintext; also h2c for gRPC and the WebSocket upgrade
+	PortH1TLS = 8081 // HTTP/1.1 over TLS
+	PortH2C   = 8082 // h2c with prior knowledge only
+	PortTLS   = 8443 // h2 over TLS (ALPN) and h3 over QUIC
+)
+
+// ServerCPUsStd means "the host's server CPU set" (ARENA_SERVER_CPUS), as opposed to a
+// profile's own fixed set.
+const ServerCPUsStd = ""
+
+// A Profile is one row of the arena's profile table.
+type Profile struct {
+	Name     string // "baseline"; the name used in meta.json tests and in -t
+	Endpoint string // the arena's dispatch key ("" for baseline and limited-conn)
+	Tool     string // ToolWrk, ToolH2load, …; "" when this harness has no tool for it yet
+
+	Conns     []int // connection counts on the full benchmark host, one measurement each
+	LiteConns []int // connection counts in --lite mode; nil: not run in --lite
+
+	Pipeline        int           // requests in flight per connection (HTTP/1.1 pipelining); 1 means none
+	RequestsPerConn int           // requests a connection sends before it reconnects; 0 keeps it alive
+	Streams         int           // concurrent streams per connection (h2/h3 tools); 0 for HTTP/1.1
+	Duration        time.Duration // the tool's duration for one run; 0 means the job's default
+	Threads         int           // the tool's thread count; 0 means the job's default
+
+	ServerCPUs string // a fixed cpuset for the server ("0-3"); ServerCPUsStd: the host's set
+	Memory     int64  // memory limit for the server container in bytes; 0: none
+
+	Scheme string // "http", "https" (h2 or h1 over TLS), "h2c", "h3", "ws", "grpc", "grpcs"
+	Port   int    // the port the load goes to
+	Probe  string // the readiness probe path (port Port unless ProbePort is set)
+
+	// ProbePort is the port the readiness probe goes to when it differs from Port.
+	ProbePort int
+	// ProbeScheme is the scheme of the readiness probe when it differs from Scheme: the
+	// h3 profiles are probed over TCP ("https"), the compose stacks on the server's plain
+	// port ("http"), the WebSocket profile with a plain GET ("http"). Any HTTP response
+	// counts as ready. For "grpc" and "grpcs" the probe is a unary call to the method named
+	// by Probe.
+	ProbeScheme string
+
+	// Path is the request target for tools that load a single URL rather than request
+	// files ("/baseline2?a=1&b=1"; for gRPC the method, "/benchmark.BenchmarkService/GetSum").
+	Path string
+
+	// Requests are the request templates (files in the arena data's requests/ directory),
+	// rotated through by the load tool. For HTTP/1.1 tools they are raw requests; for h2
+	// tools a file of URIs.
+	Requests []string
+	// Headers are sent with every request ("Accept-Encoding: br;q=1, gzip;q=0.8"). Raw
+	// request files already carry them; tools that build requests from a URL add them.
+	Headers []string
+
+	Sidecars   []string // services the profile needs beside the server (SidecarPostgres, SidecarRedis)
+	Compose    bool     // the server is the entry's docker compose stack, not one container
+	TargetRate int      // requests per second for constant-rate latency profiles; 0: open throttle
+	WebSocket  bool     // rows of this profile have no latency columns
+
+	// Unsupported, when set, says why this harness cannot run the profile yet. The profile
+	// stays in the table so entries that subscribe to it load and reports keep their order.
+	Unsupported string
+}
+
+// Runnable reports whether the harness can measure this profile.
+func (p Profile) Runnable() bool { return p.Unsupported == "" }
+
+// ConnCounts returns the connection counts for the mode.
+func (p Profile) ConnCounts(lite bool) []int {
+	if lite {
+		return p.LiteConns
+	}
+	return p.Conns
+}

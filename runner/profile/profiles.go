@@ -1,0 +1,380 @@
+package profile
+
+import (
+	"slices"
+	"strings"
+	"time"
+)
+
+// Sidecars a profile can need beside the server.
+const (
+	SidecarPostgres = "postgres" // postgres:18 seeded with the items table, on 5432
+	SidecarRedis    = "redis"    // redis:7-alpine on 6379
+)
+
+// Readiness probes (httparena §3.3).
+const (
+	probeBaseline11 = "/baseline11?a=1&b=1"
+	probeBaseline2  = "/baseline2?a=1&b=1"
+	probeStatic     = "/static/reset.css"
+	probeGetSum     = "/benchmark.BenchmarkService/GetSum"
+)
+
+// Headers the static and compressed-json profiles send.
+const (
+	headerStaticAE = "Accept-Encoding: br;q=1, gzip;q=0.8"
+	headerJSONAE   = "Accept-Encoding: gzip, br"
+)
+
+// Reasons a profile cannot run yet. Each says what is missing.
+const (
+	needPostgres    = "not yet supported: needs a Postgres sidecar"
+	needCrud        = "not yet supported: needs Postgres and Redis sidecars"
+	needH1TLS       = "not yet supported: HTTP/1.1 over TLS on 8081 (wrk https target not wired)"
+	needH2TLS       = "not yet supported: h2 over TLS on 8443 (h2load adapter not wired)"
+	needH2C         = "not yet supported: h2c prior knowledge on 8082 (h2load adapter not wired)"
+	needH3          = "not yet supported: HTTP/3 load tool"
+	needCompose     = "not yet supported: docker compose stacks"
+	needGRPC        = "not yet supported: gRPC over h2 (h2load adapter and ghz readiness probe not wired)"
+	needGRPCStreams = "not yet supported: gRPC streaming load tool (ghz adapter not wired)"
+	needWebSocket   = "not yet supported: WebSocket load tool"
+)
+
+// Request files, in the arena data's requests/ directory (runner/arenadata).
+var (
+	baselineRequests = []string{"get.raw", "post_cl.raw", "post_chunked.raw"}
+	jsonRequests     = []string{"json-1.raw", "json-5.raw", "json-10.raw", "json-15.raw", "json-25.raw", "json-40.raw", "json-50.raw"}
+	jsonCompRequests = []string{"json-gzip-25.raw", "json-gzip-40.raw", "json-gzip-50.raw"}
+	uploadRequests   = []string{"upload-500k.raw", "upload-2m.raw", "upload-10m.raw", "upload-20m.raw"}
+	// staticFiles are the 20 files the static profiles request, under /static/.
+	staticFiles = []string{
+		"analytics.js", "app.js", "bold.woff2", "components.css", "footer.html",
+		"header.html", "helpers.js", "hero.webp", "icon-sprite.svg", "layout.css",
+		"logo.svg", "manifest.json", "regular.woff2", "reset.css", "router.js",
+		"theme.css", "thumb1.webp", "thumb2.webp", "utilities.css", "vendor.js",
+	}
+	staticRequests = func() []string {
+		var rs []string
+		for _, f := range staticFiles {
+			rs = append(rs, "static-"+f+".raw")
+		}
+		return rs
+	}()
+)
+
+const gib = 1 << 30
+
+// All is the arena's profile table, in the arena's PROFILE_ORDER: reports list rows in this
+// order, then by connection count. Numbers are the arena's (httparena §2, §3.3, §3.6, §6);
+// the load tools are this harness's: wrk for HTTP/1.1 where the arena used gcannon.
+var All = []Profile{
+	{
+		Name: "baseline", Endpoint: "", Tool: ToolWrk,
+		Conns: []int{512, 4096}, LiteConns: []int{512},
+		Pipeline: 1, RequestsPerConn: 0,
+		Scheme: "http", Port: PortH1, Probe: probeBaseline11,
+		Requests: baselineRequests,
+	},
+	{
+		Name: "pipelined", Endpoint: "pipeline", Tool: ToolWrk,
+		Conns: []int{512, 4096}, LiteConns: []int{512},
+		Pipeline: 16, RequestsPerConn: 0,
+		Scheme: "http", Port: PortH1, Probe: probeBaseline11,
+		Requests: []string{"pipeline.raw"},
+	},
+	{
+		Name: "limited-conn", Endpoint: "", Tool: ToolWrk,
+		Conns: []int{512, 4096}, LiteConns: []int{512},
+		Pipeline: 1, RequestsPerConn: 10,
+		Scheme: "http", Port: PortH1, Probe: probeBaseline11,
+		Requests: baselineRequests,
+	},
+	{
+		Name: "json", Endpoint: "json", Tool: ToolWrk,
+		Conns: []int{4096}, LiteConns: []int{512},
+		Pipeline: 1, RequestsPerConn: 25,
+		Scheme: "http", Port: PortH1, Probe: "/json/1",
+		Requests: jsonRequests,
+	},
+	{
+		Name: "json-comp", Endpoint: "json-compressed", Tool: ToolWrk,
+		Conns: []int{512, 4096, 16384}, LiteConns: []int{512},
+		Pipeline: 1, RequestsPerConn: 25,
+		Scheme: "http", Port: PortH1, Probe: probeBaseline11,
+		Requests: jsonCompRequests, Headers: []string{headerJSONAE},
+	},
+	{
+		Name: "json-tls", Endpoint: "json-tls", Tool: ToolWrk,
+		Conns:    []int{4096},
+		Pipeline: 1, RequestsPerConn: 0,
+		Scheme: "https", Port: PortH1TLS, Probe: "/json/1?m=1",
+		Requests:    jsonRequests,
+		Unsupported: needH1TLS,
+	},
+	{
+		Name: "upload", Endpoint: "upload", Tool: ToolWrk,
+		Conns: []int{32, 256}, LiteConns: []int{128},
+		Pipeline: 1, RequestsPerConn: 5,
+		Scheme: "http", Port: PortH1, Probe: probeBaseline11,
+		Requests: uploadRequests,
+	},
+	{
+		// 3 baseline, 3 /json/50?m=1 and 2 /async-db templates in the arena.
+		Name: "api-4", Endpoint: "api-4", Tool: ToolWrk,
+		Conns:    []int{256},
+		Pipeline: 1, RequestsPerConn: 5, Duration: 15 * time.Second, Threads: 64,
+		ServerCPUs: "0-3", Memory: 16 * gib,
+		Scheme: "http", Port: PortH1, Probe: probeBaseline11,
+		Sidecars:    []string{SidecarPostgres},
+		Unsupported: needPostgres,
+	},
+	{
+		Name: "api-16", Endpoint: "api-16", Tool: ToolWrk,
+		Conns:    []int{1024},
+		Pipeline: 1, RequestsPerConn: 5, Duration: 15 * time.Second, Threads: 64,
+		ServerCPUs: "0-7,64-71", Memory: 32 * gib,
+		Scheme: "http", Port: PortH1, Probe: probeBaseline11,
+		Sidecars:    []string{SidecarPostgres},
+		Unsupported: needPostgres,
+	},
+	{
+		// The arena sets -r 200 (lite 10), but wrk keeps connections alive whatever it is
+		// told, so 0 says what is measured.
+		Name: "static", Endpoint: "static", Tool: ToolWrk,
+		Conns: []int{1024, 4096, 6800}, LiteConns: []int{512},
+		Pipeline: 1, RequestsPerConn: 0,
+		Scheme: "http", Port: PortH1, Probe: probeStatic,
+		Requests: staticRequests, Headers: []string{headerStaticAE},
+	},
+	{
+		// GET /async-db?min=10&max=50&limit={5,10,20,35,50} in the arena.
+		Name: "async-db", Endpoint: "async-db", Tool: ToolWrk,
+		Conns: []int{1024}, LiteConns: []int{512},
+		Pipeline: 1, RequestsPerConn: 25, Duration: 10 * time.Second,
+		Scheme: "http", Port: PortH1, Probe: probeBaseline11,
+		Sidecars:    []string{SidecarPostgres},
+		Unsupported: needPostgres,
+	},
+	{
+		// 15 get, 3 update, 1 list, 1 create templates with per-request substitution in
+		// the arena; Redis pinned to CPUs 0,64.
+		Name: "crud", Endpoint: "crud", Tool: ToolWrk,
+		Conns:    []int{4096},
+		Pipeline: 1, RequestsPerConn: 200, Duration: 15 * time.Second,
+		ServerCPUs: "1-31,65-95",
+		Scheme:     "http", Port: PortH1, Probe: probeBaseline11,
+		Sidecars:    []string{SidecarPostgres, SidecarRedis},
+		Unsupported: needCrud,
+	},
+	{
+		Name: "baseline-h2", Endpoint: "h2", Tool: ToolH2load,
+		Conns: []int{256, 1024}, LiteConns: []int{512},
+		Pipeline: 1, Streams: 100,
+		Scheme: "https", Port: PortTLS, Probe: probeBaseline2,
+		Path:        probeBaseline2,
+		Unsupported: needH2TLS,
+	},
+	{
+		Name: "static-h2", Endpoint: "static-h2", Tool: ToolH2load,
+		Conns: []int{256, 1024}, LiteConns: []int{512},
+		Pipeline: 1, Streams: 32,
+		Scheme: "https", Port: PortTLS, Probe: probeStatic,
+		Headers:     []string{headerStaticAE},
+		Unsupported: needH2TLS,
+	},
+	{
+		Name: "baseline-h2c", Endpoint: "h2c", Tool: ToolH2load,
+		Conns:    []int{256, 1024, 4096},
+		Pipeline: 1, Streams: 100,
+		Scheme: "h2c", Port: PortH2C, Probe: probeBaseline2,
+		Path:        probeBaseline2,
+		Unsupported: needH2C,
+	},
+	{
+		Name: "json-h2c", Endpoint: "json-h2c", Tool: ToolH2load,
+		Conns:    []int{1024, 4096},
+		Pipeline: 1, Streams: 32,
+		Scheme: "h2c", Port: PortH2C, Probe: probeBaseline2,
+		Unsupported: needH2C,
+	},
+	{
+		Name: "baseline-h3", Endpoint: "h3", Tool: ToolH2loadH3,
+		Conns: []int{64}, LiteConns: []int{64},
+		Pipeline: 1, Streams: 64,
+		Scheme: "h3", Port: PortTLS, Probe: probeBaseline2, ProbeScheme: "https",
+		Path:        probeBaseline2,
+		Unsupported: needH3,
+	},
+	{
+		Name: "static-h3", Endpoint: "static-h3", Tool: ToolH2loadH3,
+		Conns: []int{64}, LiteConns: []int{64},
+		Pipeline: 1, Streams: 64,
+		Scheme: "h3", Port: PortTLS, Probe: probeBaseline2, ProbeScheme: "https",
+		Headers:     []string{headerStaticAE},
+		Unsupported: needH3,
+	},
+	{
+		Name: "gateway-64", Endpoint: "gateway-64", Tool: ToolH2load,
+		Conns:    []int{512, 1024},
+		Pipeline: 1, Streams: 32,
+		Scheme: "https", Port: PortTLS, Probe: probeBaseline11, ProbePort: PortH1, ProbeScheme: "http",
+		Headers:     []string{headerStaticAE},
+		Sidecars:    []string{SidecarPostgres},
+		Compose:     true,
+		Unsupported: needCompose,
+	},
+	{
+		Name: "gateway-h3", Endpoint: "gateway-h3", Tool: ToolH2loadH3,
+		Conns:    []int{64, 256},
+		Pipeline: 1, Streams: 32,
+		Scheme: "h3", Port: PortTLS, Probe: probeBaseline11, ProbePort: PortH1, ProbeScheme: "http",
+		Headers:     []string{headerStaticAE},
+		Sidecars:    []string{SidecarPostgres},
+		Compose:     true,
+		Unsupported: needCompose,
+	},
+	{
+		// Reads (-m 16) and writes (C/8 connections, -m 8) in two parallel h2load runs.
+		Name: "production-stack", Endpoint: "production-stack", Tool: ToolH2load,
+		Conns:    []int{256, 1024},
+		Pipeline: 1, Streams: 16,
+		Scheme: "https", Port: PortTLS, Probe: probeBaseline11, ProbePort: PortH1, ProbeScheme: "http",
+		Headers:     []string{headerStaticAE},
+		Sidecars:    []string{SidecarPostgres},
+		Compose:     true,
+		Unsupported: needCompose,
+	},
+	{
+		Name: "unary-grpc", Endpoint: "grpc", Tool: ToolH2load,
+		Conns: []int{256, 1024}, LiteConns: []int{512},
+		Pipeline: 1, Streams: 100,
+		Scheme: "grpc", Port: PortH1, Probe: probeGetSum,
+		Path:        "/benchmark.BenchmarkService/GetSum",
+		Headers:     []string{"content-type: application/grpc", "te: trailers"},
+		Unsupported: needGRPC,
+	},
+	{
+		Name: "unary-grpc-tls", Endpoint: "grpc-tls", Tool: ToolH2load,
+		Conns: []int{256, 1024}, LiteConns: []int{512},
+		Pipeline: 1, Streams: 100,
+		Scheme: "grpcs", Port: PortTLS, Probe: probeGetSum,
+		Path:        "/benchmark.BenchmarkService/GetSum",
+		Headers:     []string{"content-type: application/grpc", "te: trailers"},
+		Unsupported: needGRPC,
+	},
+	{
+		// ghz runs 4 concurrent calls per connection.
+		Name: "stream-grpc", Endpoint: "grpc-stream", Tool: ToolGhz,
+		Conns:    []int{64},
+		Pipeline: 1, Streams: 4,
+		Scheme: "grpc", Port: PortH1, Probe: probeGetSum,
+		Path:        "/benchmark.BenchmarkService/StreamSum",
+		Unsupported: needGRPCStreams,
+	},
+	{
+		Name: "stream-grpc-tls", Endpoint: "grpc-stream-tls", Tool: ToolGhz,
+		Conns:    []int{64},
+		Pipeline: 1, Streams: 4,
+		Scheme: "grpcs", Port: PortTLS, Probe: probeGetSum,
+		Path:        "/benchmark.BenchmarkService/StreamSum",
+		Unsupported: needGRPCStreams,
+	},
+	{
+		Name: "echo-ws", Endpoint: "ws-echo", Tool: "",
+		Conns: []int{512, 4096, 16384}, LiteConns: []int{512},
+		Pipeline: 1, RequestsPerConn: 0,
+		Scheme: "ws", Port: PortH1, Probe: "/ws", ProbeScheme: "http",
+		Path:        "/ws",
+		WebSocket:   true,
+		Unsupported: needWebSocket,
+	},
+}
+
+// Lookup returns the profile with the given name. The profile's slices are copies, so the
+// caller may change them.
+func Lookup(name string) (Profile, bool) {
+	i := Index(name)
+	if i < 0 {
+		return Profile{}, false
+	}
+	p := All[i]
+	p.Conns = slices.Clone(p.Conns)
+	p.LiteConns = slices.Clone(p.LiteConns)
+	p.Requests = slices.Clone(p.Requests)
+	p.Headers = slices.Clone(p.Headers)
+	p.Sidecars = slices.Clone(p.Sidecars)
+	return p, true
+}
+
+// Names returns the profile names in order.
+func Names() []string {
+	names := make([]string, len(All))
+	for i, p := range All {
+		names[i] = p.Name
+	}
+	return names
+}
+
+// Index returns the position of the named profile in the order, or -1 if there is none.
+func Index(name string) int {
+	return slices.IndexFunc(All, func(p Profile) bool { return p.Name == name })
+}
+
+// Closest returns up to n profile names nearest to name, for "did you mean" messages:
+// names within a small edit distance (ignoring case) or containing name, nearest first,
+// ties in profile order. It returns nothing for a name that resembles no profile.
+func Closest(name string, n int) []string {
+	if n <= 0 {
+		return nil
+	}
+	query := strings.ToLower(strings.TrimSpace(name))
+	if query == "" {
+		return nil
+	}
+	type cand struct {
+		name string
+		dist int
+		idx  int
+	}
+	limit := max(2, len([]rune(query))/3)
+	var cs []cand
+	for i, p := range All {
+		d := distance(query, p.Name)
+		if d <= limit || strings.Contains(p.Name, query) {
+			cs = append(cs, cand{p.Name, d, i})
+		}
+	}
+	slices.SortFunc(cs, func(a, b cand) int {
+		if a.dist != b.dist {
+			return a.dist - b.dist
+		}
+		return a.idx - b.idx
+	})
+	var out []string
+	for _, c := range cs[:min(n, len(cs))] {
+		out = append(out, c.name)
+	}
+	return out
+}
+
+// distance is the Levenshtein edit distance between a and b, in runes.
+func distance(a, b string) int {
+	ra, rb := []rune(a), []rune(b)
+	prev := make([]int, len(rb)+1)
+	cur := make([]int, len(rb)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(ra); i++ {
+		cur[0] = i
+		for j := 1; j <= len(rb); j++ {
+			cost := 1
+			if ra[i-1] == rb[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(rb)]
+}
