@@ -1,0 +1,202 @@
+// Package report renders benchmark results as the Markdown the bot posts and `arenabot bench`
+// prints: one table per framework, a row per profile and connection count.
+package report
+
+import (
+	"fmt"
+	"math"
+	"strings"
+
+	"github.com/arenabot/arenabot/runner/result"
+)
+
+// A Row is one profile × connection count of one framework.
+type Row struct {
+	Profile string
+	Conns   int
+	// Result is the measurement; nil when the row failed.
+	Result *result.Result
+	// Err says in one line why the row has no result.
+	Err string
+	// Baseline is what the deltas compare against; nil when there is none.
+	Baseline *result.Result
+	// NotApplicable marks a row whose compare target does not run this profile.
+	NotApplicable bool
+	// WebSocket rows drop the latency columns.
+	WebSocket bool
+}
+
+// A Table is one framework's rows, in profile order then connection count.
+type Table struct {
+	Entry   string // directory name
+	Display string // meta.json display_name
+	Rows    []Row
+}
+
+// Failed reports whether any row of the table failed.
+func (t Table) Failed() bool {
+	for _, r := range t.Rows {
+		if r.Result == nil {
+			return true
+		}
+	}
+	return false
+}
+
+// Columns of every table, in design.md's order.
+var Columns = []string{"Test", "Conn", "RPS", "Rate", "CPU/req", "p99", "p99.9", "CPU", "Mem", "Δ RPS", "Δ Mem"}
+
+// RenderTable renders one framework's table, headed by its name.
+func RenderTable(t Table) string {
+	var b strings.Builder
+	mark := "✅"
+	if t.Failed() {
+		mark = "❌"
+	}
+	name := "`" + escapeCode(t.Entry) + "`"
+	if t.Display != "" && t.Display != t.Entry {
+		name += " (" + escapeText(t.Display) + ")"
+	}
+	fmt.Fprintf(&b, "### %s %s\n\n", mark, name)
+	b.WriteString("| " + strings.Join(Columns, " | ") + " |\n")
+	b.WriteString("|" + strings.Repeat("---|", len(Columns)) + "\n")
+	for _, r := range t.Rows {
+		b.WriteString("| " + strings.Join(cells(r), " | ") + " |\n")
+	}
+	return b.String()
+}
+
+func cells(r Row) []string {
+	c := []string{escapeText(r.Profile), fmt.Sprint(r.Conns)}
+	if r.Result == nil {
+		msg := "❌ " + escapeText(oneLine(r.Err))
+		c = append(c, msg)
+		for len(c) < len(Columns) {
+			c = append(c, "—")
+		}
+		return c
+	}
+	res := r.Result
+	rate := "—"
+	if res.TargetRate > 0 {
+		rate = fmt.Sprintf("%s/%s", FormatCount(res.AchievedRate), FormatCount(float64(res.TargetRate)))
+	}
+	p99, p999 := FormatMicros(res.LatencyUS.P99), FormatMicros(res.LatencyUS.P999)
+	if r.WebSocket {
+		p99, p999 = "—", "—"
+	}
+	cpuReq := "—"
+	if res.CPUPerRequest > 0 {
+		cpuReq = FormatMicros(res.CPUPerRequest)
+	}
+	dRPS, dMem := "NEW", "NEW"
+	switch {
+	case r.NotApplicable:
+		dRPS, dMem = "n/a", "n/a"
+	case r.Baseline != nil:
+		dRPS = Delta(float64(res.RPS), float64(r.Baseline.RPS), max(res.Spread(), r.Baseline.Spread()))
+		dMem = Delta(float64(res.MemoryPeak), float64(r.Baseline.MemoryPeak), max(memSpread(res), memSpread(r.Baseline)))
+	}
+	return append(c,
+		FormatCount(float64(res.RPS)), rate, cpuReq, p99, p999,
+		fmt.Sprintf("%.0f%%", res.CPUCores*100), FormatBytes(res.MemoryPeak), dRPS, dMem)
+}
+
+// memSpread is the relative spread of peak memory over a result's runs.
+func memSpread(r *result.Result) float64 {
+	if len(r.Runs) < 2 {
+		return 0
+	}
+	lo, hi := math.Inf(1), 0.0
+	for _, run := range r.Runs {
+		v := float64(run.MemoryPeak)
+		lo, hi = min(lo, v), max(hi, v)
+	}
+	if hi <= 0 {
+		return 0
+	}
+	return (hi - lo) / hi
+}
+
+// MinBand is the smallest noise band: a change under 0.1% always reads as ~0%.
+const MinBand = 0.001
+
+// Delta renders the relative change from old to new: "+12.3%", "-4.0%", "~0%" when the change
+// is inside the noise band (a fraction, e.g. 0.03 for runs that spread by 3%), "NEW" when
+// there is no usable baseline.
+func Delta(newV, oldV, band float64) string {
+	if oldV <= 0 || newV < 0 || math.IsNaN(newV) || math.IsNaN(oldV) {
+		return "NEW"
+	}
+	rel := (newV - oldV) / oldV
+	if math.Abs(rel) <= max(band, MinBand) {
+		return "~0%"
+	}
+	return fmt.Sprintf("%+.1f%%", rel*100)
+}
+
+// FormatCount renders a count compactly: 987, 45.6K, 1.23M.
+func FormatCount(v float64) string {
+	switch {
+	case v >= 1e6:
+		return fmt.Sprintf("%.2fM", v/1e6)
+	case v >= 1e3:
+		return fmt.Sprintf("%.1fK", v/1e3)
+	default:
+		return fmt.Sprintf("%.0f", v)
+	}
+}
+
+// FormatMicros renders a duration given in microseconds: 850us, 1.25ms, 2.10s.
+func FormatMicros(us float64) string {
+	switch {
+	case us <= 0:
+		return "—"
+	case us < 10:
+		return fmt.Sprintf("%.2fus", us)
+	case us < 1000:
+		return fmt.Sprintf("%.0fus", us)
+	case us < 1e6:
+		return fmt.Sprintf("%.2fms", us/1e3)
+	default:
+		return fmt.Sprintf("%.2fs", us/1e6)
+	}
+}
+
+// FormatBytes renders a memory size: 512KiB, 76MiB, 2.4GiB.
+func FormatBytes(b int64) string {
+	switch {
+	case b <= 0:
+		return "—"
+	case b < 1<<20:
+		return fmt.Sprintf("%.0fKiB", float64(b)/(1<<10))
+	case b < 1<<30:
+		return fmt.Sprintf("%.0fMiB", float64(b)/(1<<20))
+	default:
+		return fmt.Sprintf("%.1fGiB", float64(b)/(1<<30))
+	}
+}
+
+// oneLine keeps the first line of s, trimmed and capped, for a table cell.
+func oneLine(s string) string {
+	s, _, _ = strings.Cut(strings.TrimSpace(s), "\n")
+	if len(s) > 200 {
+		s = s[:200] + "…"
+	}
+	return s
+}
+
+// escapeText makes untrusted text safe inside a table cell: no pipes, no HTML, no Markdown
+// emphasis or links, and no @-mentions.
+func escapeText(s string) string {
+	r := strings.NewReplacer(
+		"|", "\\|", "<", "&lt;", ">", "&gt;", "*", "\\*", "_", "\\_", "`", "\\`",
+		"[", "\\[", "]", "\\]", "@", "@\u200b", "\r", " ", "\n", " ",
+	)
+	return r.Replace(s)
+}
+
+// escapeCode makes text safe inside an inline code span.
+func escapeCode(s string) string {
+	return strings.NewReplacer("`", "'", "\n", " ", "|", "\\|").Replace(s)
+}

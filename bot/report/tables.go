@@ -1,0 +1,113 @@
+package report
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/arenabot/arenabot/runner/result"
+)
+
+// A Measured row is what a run produced for one entry × profile × connection count.
+type Measured struct {
+	Entry, Display string
+	Profile        string
+	Conns          int
+	Result         *result.Result // nil when the row failed
+	Err            string         // why it failed
+	WebSocket      bool
+}
+
+// A Baseline says what deltas compare against.
+type Baseline struct {
+	// Compare is the entry named by --compare; "" compares each entry with its own
+	// committed results.
+	Compare string
+	// Source names where committed results come from, for the reply ("main", "the working
+	// tree").
+	Source string
+	// Committed returns an entry's committed result for a profile and connection count (nil
+	// when there is none) and whether the entry runs that profile at all.
+	Committed func(entry, profile string, conns int) (*result.Result, bool)
+}
+
+// Note says in one line which baseline the deltas use.
+func (b Baseline) Note() string {
+	if b.Compare == "" {
+		return fmt.Sprintf("Δ against each framework's committed results on %s.", b.Source)
+	}
+	return fmt.Sprintf("Δ against `%s`: its rows from this run where it was run too, else its committed results on %s.", escapeCode(b.Compare), b.Source)
+}
+
+// Tables groups measured rows into one table per entry, in the order entries first appear,
+// and attaches each row's baseline.
+func Tables(rows []Measured, b Baseline) []Table {
+	var tables []Table
+	index := map[string]int{}
+	sameRun := map[string]*result.Result{}
+	for _, r := range rows {
+		if r.Result != nil {
+			sameRun[key(r.Entry, r.Profile, r.Conns)] = r.Result
+		}
+	}
+	for _, m := range rows {
+		i, ok := index[m.Entry]
+		if !ok {
+			i = len(tables)
+			index[m.Entry] = i
+			tables = append(tables, Table{Entry: m.Entry, Display: m.Display})
+		}
+		row := Row{Profile: m.Profile, Conns: m.Conns, Result: m.Result, Err: m.Err, WebSocket: m.WebSocket}
+		if m.Result != nil {
+			row.Baseline, row.NotApplicable = b.lookup(m, sameRun)
+		}
+		tables[i].Rows = append(tables[i].Rows, row)
+	}
+	return tables
+}
+
+func (b Baseline) lookup(m Measured, sameRun map[string]*result.Result) (*result.Result, bool) {
+	against := m.Entry
+	if b.Compare != "" {
+		against = b.Compare
+		if r, ok := sameRun[key(against, m.Profile, m.Conns)]; ok {
+			return r, false
+		}
+	}
+	if b.Committed == nil {
+		return nil, false
+	}
+	r, runs := b.Committed(against, m.Profile, m.Conns)
+	if !runs && b.Compare != "" {
+		return nil, true
+	}
+	return r, false
+}
+
+func key(entry, profile string, conns int) string {
+	return fmt.Sprintf("%s\x00%s\x00%d", entry, profile, conns)
+}
+
+// A Reply is a whole results message.
+type Reply struct {
+	Title    string   // "Benchmark Results"
+	Header   []string // lines under the title: what ran, the commit, the host
+	Tables   []Table
+	Baseline Baseline
+}
+
+// Render renders a reply as Markdown.
+func Render(r Reply) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "## %s\n\n", r.Title)
+	for _, h := range r.Header {
+		b.WriteString(h + "\n")
+	}
+	if len(r.Header) > 0 {
+		b.WriteString("\n")
+	}
+	b.WriteString(r.Baseline.Note() + "\n")
+	for _, t := range r.Tables {
+		b.WriteString("\n" + RenderTable(t))
+	}
+	return b.String()
+}

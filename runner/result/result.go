@@ -1,0 +1,308 @@
+// Package result is the result model and its file format: data only.
+//
+// One file per framework, profile and connection count lives inside the entry:
+// frameworks/<name>/results/<profile>-<conns>.json. It holds the arena's existing
+// leaderboard fields (so the aggregated leaderboard files keep their format) plus what this
+// harness adds: every run, latency percentiles in microseconds, CPU per request, achieved and
+// target rate, socket errors, the load tool and its version, the commit, the host and the time.
+package result
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Dir is the directory inside an entry that holds its result files.
+const Dir = "results"
+
+// FileName is the name of the result file for a profile and connection count.
+func FileName(profile string, conns int) string {
+	return fmt.Sprintf("%s-%d.json", profile, conns)
+}
+
+// Latency is a set of latency statistics in microseconds.
+type Latency struct {
+	Mean float64 `json:"mean"`
+	P50  float64 `json:"p50"`
+	P90  float64 `json:"p90"`
+	P99  float64 `json:"p99"`
+	P999 float64 `json:"p99_9"`
+	Max  float64 `json:"max"`
+}
+
+// SocketErrors counts connection-level failures.
+type SocketErrors struct {
+	Connect int64 `json:"connect"`
+	Read    int64 `json:"read"`
+	Write   int64 `json:"write"`
+	Timeout int64 `json:"timeout"`
+}
+
+// Total is the sum of all socket errors.
+func (s SocketErrors) Total() int64 { return s.Connect + s.Read + s.Write + s.Timeout }
+
+// A Run is one run of the load tool against one container.
+type Run struct {
+	RPS        float64      `json:"rps"`      // 2xx responses per second
+	Requests   int64        `json:"requests"` // responses, any status
+	Status2xx  int64        `json:"status_2xx"`
+	NonSuccess int64        `json:"non_2xx"` // responses that were not 2xx
+	DurationS  float64      `json:"duration_s"`
+	Bytes      int64        `json:"bytes"`
+	LatencyUS  Latency      `json:"latency_us"`
+	Errors     SocketErrors `json:"socket_errors"`
+	CPUCores   float64      `json:"cpu_cores"` // server CPU over the window; 1.0 = one CPU
+	MemoryPeak int64        `json:"memory_peak_bytes"`
+}
+
+// A Result is the content of one result file.
+type Result struct {
+	// The arena's leaderboard fields, unchanged in name and meaning.
+	Framework   string `json:"framework"` // meta.json display_name
+	Language    string `json:"language"`
+	RPS         int64  `json:"rps"`
+	AvgLatency  string `json:"avg_latency"` // "173us", "4.90ms"
+	P99Latency  string `json:"p99_latency"`
+	CPU         string `json:"cpu"`    // "123.4%" (100% = one CPU)
+	Memory      string `json:"memory"` // "76MiB", "2.4GiB"
+	Connections int    `json:"connections"`
+	Threads     int    `json:"threads"`
+	Duration    string `json:"duration"` // "5s"
+	Pipeline    int    `json:"pipeline"`
+	Bandwidth   string `json:"bandwidth"` // "12.34MB/s"
+	Reconnects  int64  `json:"reconnects"`
+	Status2xx   int64  `json:"status_2xx"`
+	Status3xx   int64  `json:"status_3xx"`
+	Status4xx   int64  `json:"status_4xx"`
+	Status5xx   int64  `json:"status_5xx"`
+
+	// What this harness adds.
+	Entry         string       `json:"entry"`   // directory name
+	Profile       string       `json:"profile"` // profile name
+	Lite          bool         `json:"lite,omitempty"`
+	Requests      int64        `json:"requests"` // responses of the best run, any status
+	NonSuccess    int64        `json:"non_2xx"`  // of the best run
+	LatencyUS     Latency      `json:"latency_us"`
+	CPUPerRequest float64      `json:"cpu_per_request_us"` // server CPU µs per 2xx response
+	CPUCores      float64      `json:"cpu_cores"`
+	MemoryPeak    int64        `json:"memory_peak_bytes"`
+	AchievedRate  float64      `json:"achieved_rps"`
+	TargetRate    int          `json:"target_rps,omitempty"`
+	SocketErrors  SocketErrors `json:"socket_errors"`
+	Runs          []Run        `json:"runs"`
+	BestRun       int          `json:"best_run"`   // index into Runs
+	SpreadPct     float64      `json:"spread_pct"` // (max-min)/best RPS of the runs, in percent
+	Tool          string       `json:"tool"`
+	ToolVersion   string       `json:"tool_version"`
+	Commit        string       `json:"commit,omitempty"`
+	Host          string       `json:"host,omitempty"`
+	Time          time.Time    `json:"time"`
+}
+
+// FromRuns fills the summary fields of r from its runs: the best run by RPS (the arena's
+// rule) is reported, with the runs' spread beside it. It leaves identity fields alone.
+func (r *Result) FromRuns(runs []Run) {
+	r.Runs = runs
+	if len(runs) == 0 {
+		return
+	}
+	best := 0
+	lo, hi := runs[0].RPS, runs[0].RPS
+	for i, run := range runs {
+		if run.RPS > runs[best].RPS {
+			best = i
+		}
+		lo, hi = min(lo, run.RPS), max(hi, run.RPS)
+	}
+	b := runs[best]
+	r.BestRun = best
+	if b.RPS > 0 {
+		r.SpreadPct = round((hi-lo)/b.RPS*100, 2)
+	}
+	r.RPS = int64(b.RPS)
+	r.AchievedRate = round(b.RPS, 1)
+	r.Requests = b.Requests
+	r.NonSuccess = b.NonSuccess
+	r.Status2xx = b.Status2xx
+	r.LatencyUS = b.LatencyUS
+	r.AvgLatency = FormatLatency(b.LatencyUS.Mean)
+	r.P99Latency = FormatLatency(b.LatencyUS.P99)
+	r.CPUCores = round(b.CPUCores, 3)
+	r.CPU = fmt.Sprintf("%.1f%%", b.CPUCores*100)
+	r.MemoryPeak = b.MemoryPeak
+	r.Memory = FormatMemory(b.MemoryPeak)
+	r.SocketErrors = b.Errors
+	if b.DurationS > 0 {
+		r.Bandwidth = FormatBandwidth(float64(b.Bytes) / b.DurationS)
+	}
+	if b.Status2xx > 0 && b.DurationS > 0 {
+		r.CPUPerRequest = round(b.CPUCores*b.DurationS*1e6/float64(b.Status2xx), 3)
+	}
+}
+
+// Spread returns the noise band of the result's runs as a fraction of the best RPS.
+func (r Result) Spread() float64 { return r.SpreadPct / 100 }
+
+// FormatLatency renders microseconds the way the arena's tools print latency.
+func FormatLatency(us float64) string {
+	switch {
+	case us <= 0:
+		return "0us"
+	case us < 1000:
+		return fmt.Sprintf("%.0fus", us)
+	case us < 1e6:
+		return fmt.Sprintf("%.2fms", us/1000)
+	default:
+		return fmt.Sprintf("%.2fs", us/1e6)
+	}
+}
+
+// FormatMemory renders bytes as the arena does: "76MiB", or "2.4GiB" from 1 GiB up.
+func FormatMemory(b int64) string {
+	mib := float64(b) / (1 << 20)
+	if mib >= 1024 {
+		return fmt.Sprintf("%.1fGiB", mib/1024)
+	}
+	return fmt.Sprintf("%.0fMiB", mib)
+}
+
+// FormatBandwidth renders bytes per second with 1024-based units.
+func FormatBandwidth(bps float64) string {
+	switch {
+	case bps >= 1<<30:
+		return fmt.Sprintf("%.2fGB/s", bps/(1<<30))
+	case bps >= 1<<20:
+		return fmt.Sprintf("%.2fMB/s", bps/(1<<20))
+	case bps >= 1<<10:
+		return fmt.Sprintf("%.2fKB/s", bps/(1<<10))
+	default:
+		return fmt.Sprintf("%.0fB/s", bps)
+	}
+}
+
+// ParseMemory reads an arena memory string ("76MiB", "2.4GiB", "512KiB") into bytes.
+func ParseMemory(s string) (int64, error) {
+	units := []struct {
+		suffix string
+		mul    float64
+	}{{"GiB", 1 << 30}, {"MiB", 1 << 20}, {"KiB", 1 << 10}, {"GB", 1e9}, {"MB", 1e6}, {"KB", 1e3}, {"B", 1}}
+	for _, u := range units {
+		if num, ok := strings.CutSuffix(strings.TrimSpace(s), u.suffix); ok {
+			v, err := strconv.ParseFloat(num, 64)
+			if err != nil || v < 0 || math.IsInf(v, 0) {
+				return 0, fmt.Errorf("memory %q: not a size", s)
+			}
+			return int64(v * u.mul), nil
+		}
+	}
+	return 0, fmt.Errorf("memory %q: no unit", s)
+}
+
+func round(v float64, places int) float64 {
+	p := math.Pow(10, float64(places))
+	return math.Round(v*p) / p
+}
+
+// Marshal encodes a result file: indented, with a trailing newline, fields in a fixed order.
+func Marshal(r Result) ([]byte, error) {
+	b, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return nil, err
+	}
+	return append(b, '\n'), nil
+}
+
+// Unmarshal decodes a result file. It accepts the arena's older files, which hold only the
+// leaderboard fields.
+func Unmarshal(b []byte) (Result, error) {
+	var r Result
+	if err := json.Unmarshal(b, &r); err != nil {
+		return Result{}, err
+	}
+	if r.MemoryPeak == 0 && r.Memory != "" {
+		r.MemoryPeak, _ = ParseMemory(r.Memory)
+	}
+	if r.AchievedRate == 0 {
+		r.AchievedRate = float64(r.RPS)
+	}
+	return r, nil
+}
+
+// Write writes r into entryDir/results/<profile>-<conns>.json atomically and returns the path.
+func Write(entryDir string, r Result) (string, error) {
+	b, err := Marshal(r)
+	if err != nil {
+		return "", err
+	}
+	dir := filepath.Join(entryDir, Dir)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", err
+	}
+	path := filepath.Join(dir, FileName(r.Profile, r.Connections))
+	tmp, err := os.CreateTemp(dir, ".result-*")
+	if err != nil {
+		return "", err
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.Write(b); err != nil {
+		tmp.Close()
+		return "", err
+	}
+	if err := tmp.Close(); err != nil {
+		return "", err
+	}
+	if err := os.Chmod(tmp.Name(), 0o644); err != nil {
+		return "", err
+	}
+	return path, os.Rename(tmp.Name(), path)
+}
+
+// Read reads one result file of an entry. A missing file wraps fs.ErrNotExist.
+func Read(entryDir, profile string, conns int) (Result, error) {
+	path := filepath.Join(entryDir, Dir, FileName(profile, conns))
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return Result{}, err
+	}
+	r, err := Unmarshal(b)
+	if err != nil {
+		return Result{}, fmt.Errorf("%s: %w", path, err)
+	}
+	return r, nil
+}
+
+// ReadAll reads every result file of an entry, sorted by file name. An entry without a
+// results directory has none.
+func ReadAll(entryDir string) ([]Result, error) {
+	dir := filepath.Join(entryDir, Dir)
+	names, err := filepath.Glob(filepath.Join(dir, "*.json"))
+	if err != nil {
+		return nil, err
+	}
+	slices.Sort(names)
+	var out []Result
+	for _, name := range names {
+		b, err := os.ReadFile(name)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		r, err := Unmarshal(b)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", name, err)
+		}
+		out = append(out, r)
+	}
+	return out, nil
+}
