@@ -1,0 +1,97 @@
+// Package loadgen holds the load-tool adapters: for each tool, the command line for a
+// profile and a parser that turns the tool's output into one Measurement.
+//
+// Adapters are pure: they neither start processes nor containers. The runner runs the
+// command natively (pinned with taskset) or in the pinned load-generator image.
+package loadgen
+
+import (
+	"errors"
+	"time"
+
+	"github.com/arenabot/arenabot/runner/profile"
+)
+
+// ErrNoResult is wrapped by parse errors when the output holds no summary at all (the tool
+// crashed, was killed, or is not the tool we think).
+var ErrNoResult = errors.New("no result in load tool output")
+
+// A Spec is one run of a load tool against a server.
+type Spec struct {
+	Profile  profile.Profile
+	Host     string // "127.0.0.1"
+	Conns    int
+	Threads  int
+	Duration time.Duration
+	// DataDir is the arena data directory (it holds requests/ and static/) as the tool sees
+	// it: the same absolute path natively and inside the load-generator container.
+	DataDir string
+	// ScriptDir is a directory the adapter may write helper files into (Lua scripts) with
+	// WriteFiles; the same absolute path natively and in the container.
+	ScriptDir string
+	// Timeout is how long the tool waits for a response before it counts a timeout; 0 means
+	// DefaultTimeout. Only wrk takes one (h2load has no per-request timeout).
+	Timeout time.Duration
+}
+
+// DefaultTimeout is wrk's own default timeout, which the old arena ran with.
+const DefaultTimeout = 2 * time.Second
+
+// Latency holds latency statistics of one run.
+type Latency struct {
+	Mean, P50, P90, P99, P999, Max time.Duration
+}
+
+// SocketErrors counts connection-level failures of one run.
+type SocketErrors struct {
+	Connect, Read, Write, Timeout int64
+}
+
+// Total is the sum of all socket errors.
+func (s SocketErrors) Total() int64 { return s.Connect + s.Read + s.Write + s.Timeout }
+
+// A Measurement is what one run of a load tool reports.
+type Measurement struct {
+	Requests int64         // responses received, whatever their status
+	Duration time.Duration // the tool's measured duration
+	Bytes    int64         // response bytes read
+
+	// Status counts responses by class. Tools that cannot tell some classes apart leave
+	// them in NonSuccess instead (wrk cannot split 3xx, 4xx and 5xx without a per-response
+	// Lua callback, which would slow it down).
+	Status2xx, Status3xx, Status4xx, Status5xx int64
+	// NonSuccess counts responses known not to be 2xx whose class the tool did not report.
+	NonSuccess int64
+
+	Latency Latency
+	Errors  SocketErrors
+}
+
+// RPS is successful (2xx) responses per second, the arena's figure of merit.
+func (m Measurement) RPS() float64 {
+	if m.Duration <= 0 {
+		return 0
+	}
+	return float64(m.Status2xx) / m.Duration.Seconds()
+}
+
+// A Tool is one load-tool adapter.
+type Tool interface {
+	// Name is the tool's name, one of the profile.Tool* constants.
+	Name() string
+	// Binary is the executable to run ("wrk").
+	Binary() string
+	// PinnedVersion is the exact upstream version the harness is pinned to ("4.1.0").
+	PinnedVersion() string
+	// VersionArgs are the arguments that make the tool print its version.
+	VersionArgs() []string
+	// ParseVersion extracts the version from the output of VersionArgs; the full string is
+	// recorded in results, the upstream part is compared with PinnedVersion.
+	ParseVersion(out string) (full, upstream string, err error)
+	// WriteFiles writes the helper files Args refers to (Lua scripts) into spec.ScriptDir.
+	WriteFiles(spec Spec) error
+	// Args is the argument list (without the binary) for one run.
+	Args(spec Spec) ([]string, error)
+	// Parse turns the tool's combined output into a Measurement.
+	Parse(out []byte) (Measurement, error)
+}

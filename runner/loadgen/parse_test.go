@@ -1,0 +1,266 @@
+package loadgen
+
+import (
+	"errors"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// The expectations are the numbers printed in each captured file (testdata/, written by
+// TestRecord), copied by hand: the ARENA block where the file has one, else wrk's or
+// h2load's own text. Rounded text figures are converted with their unit written out
+// ("5.11MB" is 5.11 × 2^20 bytes).
+
+const (
+	us = time.Microsecond
+	ms = time.Millisecond
+)
+
+// mb and kb convert a byte figure wrk printed with two decimals.
+func mb(v float64) int64 { return int64(math.Round(v * (1 << 20))) }
+func kb(v float64) int64 { return int64(math.Round(v * (1 << 10))) }
+
+var parseTests = []struct {
+	file    string
+	tool    Tool
+	want    Measurement
+	wantErr error // errors.Is target; nil for success
+}{
+	// wrk with arena.lua: the ARENA block.
+	{file: "wrk-baseline.txt", tool: Wrk{}, want: Measurement{
+		Requests: 41797, Duration: 1035814 * us, Bytes: 4305091, Status2xx: 41797,
+		Latency: Latency{Mean: 2455753 * time.Nanosecond, P50: 67 * us, P90: 2987 * us, P99: 59764 * us, P999: 82559 * us, Max: 88202 * us},
+	}},
+	{file: "wrk-non2xx.txt", tool: Wrk{}, want: Measurement{
+		Requests: 46395, Duration: 1099857 * us, Bytes: 6726404, Status2xx: 46395 - 23198, NonSuccess: 23198,
+		Latency: Latency{Mean: 221898 * time.Nanosecond, P50: 78 * us, P90: 477 * us, P99: 3108 * us, P999: 6822 * us, Max: 12274 * us},
+	}},
+	{file: "wrk-timeout.txt", tool: Wrk{}, want: Measurement{
+		Requests: 8, Duration: 3048539 * us, Bytes: 960, Status2xx: 8,
+		Errors: SocketErrors{Timeout: 8},
+	}},
+	{file: "wrk-closed-port.txt", tool: Wrk{}, wantErr: ErrNoResult},
+	{file: "wrk-server-gone.txt", tool: Wrk{}, want: Measurement{
+		Requests: 23107, Duration: 1109710 * us, Bytes: 2380021, Status2xx: 23107,
+		Latency: Latency{Mean: 406414 * time.Nanosecond, P50: 52 * us, P90: 396 * us, P99: 9428 * us, P999: 18023 * us, Max: 19198 * us},
+		Errors:  SocketErrors{Read: 4, Write: 27233},
+	}},
+	{file: "wrk-reset.txt", tool: Wrk{}, want: Measurement{
+		Duration: 1099770 * us,
+		Errors:   SocketErrors{Read: 17734},
+	}},
+	{file: "wrk-pipelined.txt", tool: Wrk{}, want: Measurement{
+		Requests: 77206, Duration: 1099767 * us, Bytes: 7952218, Status2xx: 77206,
+		Latency: Latency{Mean: 1621269 * time.Nanosecond, P50: 657 * us, P90: 2613 * us, P99: 23333 * us, P999: 41205 * us, Max: 45760 * us},
+	}},
+	{file: "wrk-limited-conn.txt", tool: Wrk{}, want: Measurement{
+		Requests: 36463, Duration: 1099989 * us, Bytes: 3824963, Status2xx: 36463,
+		Latency: Latency{Mean: 194459 * time.Nanosecond, P50: 83 * us, P90: 433 * us, P99: 2037 * us, P999: 5126 * us, Max: 8036 * us},
+	}},
+
+	// plain wrk: its own rounded text; percentiles only with --latency, never p99.9.
+	{file: "wrk-plain-baseline.txt", tool: Wrk{}, want: Measurement{
+		Requests: 51982, Duration: 1100 * ms, Bytes: mb(5.11), Status2xx: 51982,
+		Latency: Latency{Mean: 249630 * time.Nanosecond, P50: 66 * us, P90: 608 * us, P99: 3230 * us, Max: 6850 * us},
+	}},
+	{file: "wrk-plain-non2xx.txt", tool: Wrk{}, want: Measurement{
+		Requests: 49164, Duration: 1100 * ms, Bytes: mb(7.30), Status2xx: 49164 - 24582, NonSuccess: 24582,
+		Latency: Latency{Mean: 161480 * time.Nanosecond, Max: 5820 * us},
+	}},
+	{file: "wrk-plain-timeout.txt", tool: Wrk{}, want: Measurement{
+		Requests: 8, Duration: 3000 * ms, Bytes: kb(0.94), Status2xx: 8,
+		Errors: SocketErrors{Timeout: 8},
+	}},
+	{file: "wrk-plain-closed-port.txt", tool: Wrk{}, wantErr: ErrNoResult},
+	{file: "wrk-plain-server-gone.txt", tool: Wrk{}, want: Measurement{
+		Requests: 28002, Duration: 1070 * ms, Bytes: mb(2.75), Status2xx: 28002,
+		Latency: Latency{Mean: 251750 * time.Nanosecond, Max: 14860 * us},
+		Errors:  SocketErrors{Read: 4, Write: 19201},
+	}},
+	{file: "wrk-plain-reset.txt", tool: Wrk{}, want: Measurement{
+		Duration: 1120 * ms,
+		Errors:   SocketErrors{Read: 17788},
+	}},
+
+	// h2load: no percentiles; Mean and Max from "time for request".
+	{file: "h2load-h2c.txt", tool: H2load{}, want: Measurement{
+		Requests: 29249, Duration: time.Second, Bytes: 702191, Status2xx: 29249,
+		Latency: Latency{Mean: 1360 * us, Max: 25010 * us},
+	}},
+	{file: "h2load-h1.txt", tool: H2load{}, want: Measurement{
+		Requests: 40723, Duration: time.Second, Bytes: 4194469, Status2xx: 40723,
+		Latency: Latency{Mean: 98 * us, Max: 45940 * us},
+	}},
+	{file: "h2load-non2xx.txt", tool: H2load{}, want: Measurement{
+		Requests: 7957 + 7957 + 7957 + 7956, Duration: time.Second, Bytes: 1122641,
+		Status2xx: 7957, Status3xx: 7957, Status4xx: 7957, Status5xx: 7956,
+		Latency: Latency{Mean: 1250 * us, Max: 13600 * us},
+	}},
+	{file: "h2load-closed-port.txt", tool: H2load{}, want: Measurement{
+		Duration: time.Second,
+		Errors:   SocketErrors{Connect: 2 + 2}, // "spawning thread #N: 2 total client(s)", twice
+	}},
+	{file: "h2load-h1-reset.txt", tool: H2load{}, want: Measurement{
+		// h2load counts nothing for connections the server resets: 4 started, 0 done.
+		Duration: time.Second,
+	}},
+}
+
+func readTestdata(t testing.TB, name string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("testdata", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func TestParseCaptured(t *testing.T) {
+	for _, tt := range parseTests {
+		t.Run(tt.file, func(t *testing.T) {
+			got, err := tt.tool.Parse(readTestdata(t, tt.file))
+			if tt.wantErr != nil {
+				if !errors.Is(err, tt.wantErr) {
+					t.Fatalf("%s Parse(%s) error = %v, want %v", tt.tool.Name(), tt.file, err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("%s Parse(%s): %v", tt.tool.Name(), tt.file, err)
+			}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("%s Parse(%s) mismatch (-want +got):\n%s", tt.tool.Name(), tt.file, diff)
+			}
+			checkMeasurement(t, got)
+		})
+	}
+}
+
+// TestCapturedFilesHaveCases keeps every captured file under test.
+func TestCapturedFilesHaveCases(t *testing.T) {
+	files, err := filepath.Glob(filepath.Join("testdata", "*-*.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	have := map[string]bool{}
+	for _, tt := range parseTests {
+		have[tt.file] = true
+	}
+	for _, f := range files {
+		if !have[filepath.Base(f)] {
+			t.Errorf("%s has no case in parseTests", f)
+		}
+	}
+}
+
+// TestWrkArenaMatchesText checks that the ARENA block and wrk's own text of the same run
+// agree, so plain wrk runs compare with arena.lua runs.
+func TestWrkArenaMatchesText(t *testing.T) {
+	for _, tt := range parseTests {
+		out := readTestdata(t, tt.file)
+		if tt.tool.Name() != "wrk" || tt.wantErr != nil || !strings.Contains(string(out), "\nARENA ") {
+			continue
+		}
+		t.Run(tt.file, func(t *testing.T) {
+			arena, err := Wrk{}.Parse(out)
+			if err != nil {
+				t.Fatal(err)
+			}
+			text, err := parseWrkText(out)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if arena.Requests != text.Requests || arena.NonSuccess != text.NonSuccess || arena.Errors != text.Errors {
+				t.Errorf("ARENA block %d requests, %d non-success, %+v; text %d, %d, %+v",
+					arena.Requests, arena.NonSuccess, arena.Errors, text.Requests, text.NonSuccess, text.Errors)
+			}
+			if d := arena.Duration - text.Duration; d < -5*ms || d > 5*ms {
+				t.Errorf("ARENA duration %v, text %v: more than the text's rounding apart", arena.Duration, text.Duration)
+			}
+			if d := math.Abs(float64(arena.Bytes - text.Bytes)); d > 0.005*float64(arena.Bytes)+6 {
+				t.Errorf("ARENA bytes %d, text %d: more than the text's rounding apart", arena.Bytes, text.Bytes)
+			}
+		})
+	}
+}
+
+// Synthetic outputs: what a crash, a cut-off run or another tool leave behind.
+func TestParseBroken(t *testing.T) {
+	wrkHead := "Running 1s test @ http://127.0.0.1:8080\n  2 threads and 4 connections\n"
+	arena := "ARENA summary requests=10 duration_us=1000000 bytes=100\n" +
+		"ARENA errors connect=0 read=0 write=0 timeout=0 status=20\n" +
+		"ARENA latency_us mean=1.5 p50=1 p90=2 p99=3 p99.9=4 max=5 source=wrk\n"
+	tests := []struct {
+		name      string
+		tool      Tool
+		out       string
+		noResult  bool // the error wraps ErrNoResult
+		wantErr   bool
+		wantCheck func(Measurement) bool
+	}{
+		{name: "wrk empty", tool: Wrk{}, out: "", noResult: true, wantErr: true},
+		{name: "wrk killed before summary", tool: Wrk{}, out: wrkHead, noResult: true, wantErr: true},
+		{name: "wrk lua error", tool: Wrk{}, out: "/tmp/arena.lua: arena.lua: no request files\n", noResult: true, wantErr: true},
+		{name: "wrk ARENA cut short", tool: Wrk{}, out: wrkHead + "ARENA summary requests=10 duration_us=1000000 bytes=100\n", wantErr: true},
+		{name: "wrk ARENA negative", tool: Wrk{}, out: strings.Replace(arena, "bytes=100", "bytes=-1", 1), wantErr: true},
+		{name: "wrk ARENA NaN", tool: Wrk{}, out: strings.Replace(arena, "mean=1.5", "mean=nan", 1), wantErr: true},
+		{name: "wrk ARENA not key=value", tool: Wrk{}, out: strings.Replace(arena, "bytes=100", "bytes", 1), wantErr: true},
+		{name: "wrk more non-2xx than responses", tool: Wrk{}, out: arena, wantCheck: func(m Measurement) bool {
+			return m.Requests == 10 && m.NonSuccess == 10 && m.Status2xx == 0 && m.Latency.Mean == 1500*time.Nanosecond
+		}},
+		{name: "h2load empty", tool: H2load{}, out: "", noResult: true, wantErr: true},
+		{name: "h2load usage error", tool: H2load{}, out: "-c, -t: the number of clients must be greater than or equal to the number of threads.\n", noResult: true, wantErr: true},
+		{name: "h2load no status line", tool: H2load{}, out: "finished in 1.00s, 10.00 req/s, 1B/s\nrequests: 10 total, 10 started, 10 done, 10 succeeded, 0 failed, 0 errored, 0 timeout\n", wantErr: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := tt.tool.Parse([]byte(tt.out))
+			if (err != nil) != tt.wantErr || errors.Is(err, ErrNoResult) != tt.noResult {
+				t.Fatalf("Parse(%q) = %+v, %v; want error %v, ErrNoResult %v", tt.out, got, err, tt.wantErr, tt.noResult)
+			}
+			if tt.wantCheck != nil && !tt.wantCheck(got) {
+				t.Errorf("Parse(%q) = %+v", tt.out, got)
+			}
+		})
+	}
+}
+
+// checkMeasurement checks what holds for every Measurement a parser returns.
+func checkMeasurement(t testing.TB, m Measurement) {
+	t.Helper()
+	for name, v := range map[string]int64{
+		"Requests": m.Requests, "Bytes": m.Bytes, "Status2xx": m.Status2xx, "Status3xx": m.Status3xx,
+		"Status4xx": m.Status4xx, "Status5xx": m.Status5xx, "NonSuccess": m.NonSuccess,
+		"Connect": m.Errors.Connect, "Read": m.Errors.Read, "Write": m.Errors.Write, "Timeout": m.Errors.Timeout,
+	} {
+		if v < 0 {
+			t.Errorf("%s = %d < 0 in %+v", name, v, m)
+		}
+	}
+	for name, d := range map[string]time.Duration{
+		"Duration": m.Duration, "Mean": m.Latency.Mean, "P50": m.Latency.P50, "P90": m.Latency.P90,
+		"P99": m.Latency.P99, "P999": m.Latency.P999, "Max": m.Latency.Max,
+	} {
+		if d < 0 {
+			t.Errorf("%s = %v < 0 in %+v", name, d, m)
+		}
+	}
+	if rps := m.RPS(); math.IsNaN(rps) || math.IsInf(rps, 0) || rps < 0 {
+		t.Errorf("RPS() = %v for %+v", rps, m)
+	}
+	if m.Status2xx > m.Requests {
+		t.Errorf("Status2xx %d > Requests %d", m.Status2xx, m.Requests)
+	}
+	if sum := m.Status2xx + m.Status3xx + m.Status4xx + m.Status5xx + m.NonSuccess; sum != m.Requests {
+		t.Errorf("status classes add up to %d, Requests is %d: %+v", sum, m.Requests, m)
+	}
+	if m.Errors.Total() < 0 {
+		t.Errorf("Errors.Total() = %d", m.Errors.Total())
+	}
+}
