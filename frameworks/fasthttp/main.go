@@ -1,0 +1,256 @@
+// Command server is the arena's fasthttp entry: valyala/fasthttp with its
+// own compression handler and file server.
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"log"
+	"mime"
+	"os"
+	"os/signal"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/valyala/fasthttp"
+)
+
+const (
+	addr           = "0.0.0.0:8080"
+	maxUploadBytes = 25 << 20 // the upload profile sends up to 20 MB
+	maxNumberBytes = 1 << 10  // a baseline body is one integer
+)
+
+type Rating struct {
+	Score int `json:"score"`
+	Count int `json:"count"`
+}
+
+// Item is one element of the dataset.
+type Item struct {
+	ID       int      `json:"id"`
+	Name     string   `json:"name"`
+	Category string   `json:"category"`
+	Price    int      `json:"price"`
+	Quantity int      `json:"quantity"`
+	Active   bool     `json:"active"`
+	Tags     []string `json:"tags"`
+	Rating   Rating   `json:"rating"`
+}
+
+// PricedItem is an Item with its total for one request.
+type PricedItem struct {
+	Item
+	Total int `json:"total"`
+}
+
+type itemsResponse struct {
+	Items []PricedItem `json:"items"`
+	Count int          `json:"count"`
+}
+
+type server struct {
+	dataset []Item // nil when the dataset could not be loaded
+	static  fasthttp.RequestHandler
+	items   fasthttp.RequestHandler
+}
+
+func main() {
+	// Go's built-in table lacks web fonts; a scratch image has no /etc/mime.types.
+	mime.AddExtensionType(".woff2", "font/woff2")
+	mime.AddExtensionType(".woff", "font/woff")
+
+	s := &server{}
+	if items, err := loadDataset(envOr("DATASET_PATH", "/data/dataset.json")); err != nil {
+		log.Printf("dataset not loaded, /json answers 503: %v", err)
+	} else {
+		s.dataset = items
+	}
+	static := &fasthttp.FS{
+		Root:        envOr("STATIC_DIR", "/data/static"),
+		PathRewrite: fasthttp.NewPathSlashesStripper(1), // /static/x -> /x
+		SkipCache:   true,                               // read from disk on every request
+	}
+	s.static = static.NewRequestHandler()
+	s.items = fasthttp.CompressHandlerBrotliLevel(s.listItems,
+		fasthttp.CompressBrotliDefaultCompression, fasthttp.CompressDefaultCompression)
+
+	srv := &fasthttp.Server{
+		Handler: s.handle,
+		Name:    "fasthttp",
+		// Bodies above MaxRequestBodySize are streamed to the handler
+		// instead of being buffered; /upload reads them as a stream.
+		StreamRequestBody:  true,
+		MaxRequestBodySize: 4 << 20,
+		ReadTimeout:        60 * time.Second,
+		IdleTimeout:        120 * time.Second,
+	}
+
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	errc := make(chan error, 1)
+	go func() { errc <- srv.ListenAndServe(addr) }()
+	log.Printf("listening on %s", addr)
+	select {
+	case err := <-errc:
+		log.Fatal(err)
+	case <-ctx.Done():
+	}
+	// Finish the requests in flight, but not for longer than a stop allows.
+	shutdownCtx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+	defer cancel()
+	if err := srv.ShutdownWithContext(shutdownCtx); err != nil {
+		log.Printf("shutdown: %v", err)
+	}
+}
+
+func (s *server) handle(ctx *fasthttp.RequestCtx) {
+	path := ctx.Path()
+	switch {
+	case bytes.HasPrefix(path, []byte("/baseline")):
+		if allow(ctx, fasthttp.MethodGet, fasthttp.MethodHead, fasthttp.MethodPost) {
+			baseline(ctx)
+		}
+	case string(path) == "/pipeline":
+		if allow(ctx, fasthttp.MethodGet, fasthttp.MethodHead) {
+			ctx.SetContentType("text/plain")
+			ctx.SetBodyString("ok")
+		}
+	case bytes.HasPrefix(path, []byte("/json/")):
+		if allow(ctx, fasthttp.MethodGet, fasthttp.MethodHead) {
+			s.items(ctx)
+		}
+	case string(path) == "/upload":
+		if allow(ctx, fasthttp.MethodPost) {
+			upload(ctx)
+		}
+	case bytes.HasPrefix(path, []byte("/static/")):
+		if allow(ctx, fasthttp.MethodGet, fasthttp.MethodHead) {
+			s.static(ctx)
+		}
+	default:
+		ctx.Error("not found", fasthttp.StatusNotFound)
+	}
+}
+
+// allow answers 405 unless the request method is one of methods.
+func allow(ctx *fasthttp.RequestCtx, methods ...string) bool {
+	for _, m := range methods {
+		if string(ctx.Method()) == m {
+			return true
+		}
+	}
+	ctx.Response.Header.Set("Allow", strings.Join(methods, ", "))
+	ctx.Error("method not allowed", fasthttp.StatusMethodNotAllowed)
+	return false
+}
+
+// baseline answers the sum of the integer query values and, for a POST, the
+// integer body.
+func baseline(ctx *fasthttp.RequestCtx) {
+	var sum int64
+	for _, v := range ctx.QueryArgs().All() {
+		if n, err := strconv.ParseInt(string(v), 10, 64); err == nil {
+			sum += n
+		}
+	}
+	if ctx.IsPost() {
+		body, err := io.ReadAll(io.LimitReader(ctx.RequestBodyStream(), maxNumberBytes+1))
+		switch {
+		case err != nil:
+			ctx.Error("cannot read request body", fasthttp.StatusBadRequest)
+			return
+		case len(body) > maxNumberBytes:
+			tooLarge(ctx)
+			return
+		}
+		if b := string(bytes.TrimSpace(body)); b != "" {
+			n, err := strconv.ParseInt(b, 10, 64)
+			if err != nil {
+				ctx.Error("body is not an integer", fasthttp.StatusBadRequest)
+				return
+			}
+			sum += n
+		}
+	}
+	ctx.SetContentType("text/plain")
+	ctx.SetBody(strconv.AppendInt(nil, sum, 10))
+}
+
+// listItems answers the first count dataset items, each with total = price *
+// quantity * m. It runs inside the compression handler.
+func (s *server) listItems(ctx *fasthttp.RequestCtx) {
+	ctx.Response.Header.Set("Vary", "Accept-Encoding")
+	if s.dataset == nil {
+		ctx.Error("dataset not loaded", fasthttp.StatusServiceUnavailable)
+		return
+	}
+	count, err := strconv.Atoi(string(ctx.Path()[len("/json/"):]))
+	if err != nil || count < 0 {
+		ctx.Error("count must be a non-negative integer", fasthttp.StatusBadRequest)
+		return
+	}
+	m := 1
+	if v := ctx.QueryArgs().Peek("m"); len(v) > 0 {
+		if m, err = strconv.Atoi(string(v)); err != nil {
+			ctx.Error("m must be an integer", fasthttp.StatusBadRequest)
+			return
+		}
+	}
+	count = min(count, len(s.dataset))
+	resp := itemsResponse{Items: make([]PricedItem, count), Count: count}
+	for i, it := range s.dataset[:count] {
+		resp.Items[i] = PricedItem{Item: it, Total: it.Price * it.Quantity * m}
+	}
+	body, err := json.Marshal(resp)
+	if err != nil {
+		ctx.Error(err.Error(), fasthttp.StatusInternalServerError)
+		return
+	}
+	ctx.SetContentType("application/json")
+	ctx.SetBody(body)
+}
+
+// upload answers the number of body bytes read from the request stream.
+func upload(ctx *fasthttp.RequestCtx) {
+	n, err := io.Copy(io.Discard, io.LimitReader(ctx.RequestBodyStream(), maxUploadBytes+1))
+	switch {
+	case err != nil:
+		ctx.Error("cannot read request body", fasthttp.StatusBadRequest)
+		return
+	case n > maxUploadBytes:
+		tooLarge(ctx)
+		return
+	}
+	ctx.SetContentType("text/plain")
+	ctx.SetBody(strconv.AppendInt(nil, n, 10))
+}
+
+// tooLarge answers 413 and closes the connection rather than read the rest.
+func tooLarge(ctx *fasthttp.RequestCtx) {
+	ctx.Error("request body too large", fasthttp.StatusRequestEntityTooLarge)
+	ctx.SetConnectionClose()
+}
+
+func loadDataset(path string) ([]Item, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	items := []Item{}
+	if err := json.Unmarshal(data, &items); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+func envOr(key, def string) string {
+	if v := os.Getenv(key); v != "" {
+		return v
+	}
+	return def
+}
