@@ -1,0 +1,57 @@
+// Command arenabot benchmarks HTTP framework entries: locally (bench, validate), as a GitHub
+// webhook service (serve) and as the runner on the benchmark host (work).
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, os.Args[1:], os.Getenv, os.Stdout, os.Stderr); err != nil {
+		if !errors.Is(err, errReported) {
+			fmt.Fprintln(os.Stderr, "arenabot:", err)
+		}
+		os.Exit(1)
+	}
+}
+
+// errReported is returned by a subcommand that has already told the user what went wrong.
+var errReported = errors.New("reported")
+
+const usage = `usage: arenabot <command> [flags]
+
+commands:
+  bench <framework>... [-t test,...] [--lite] [--runs N] [--duration D] [--save] [--compare X]
+        build, measure and print the results tables
+
+run 'arenabot <command> --help' for a command's flags.
+`
+
+func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return fmt.Errorf("no command given; see the usage above")
+	}
+	switch args[0] {
+	case "bench":
+		cfg, err := parseBench(args[1:], getenv, stderr)
+		if err != nil {
+			return err
+		}
+		return bench(ctx, cfg, stdout, stderr)
+	case "help", "-h", "--help":
+		fmt.Fprint(stdout, usage)
+		return nil
+	default:
+		fmt.Fprint(stderr, usage)
+		return fmt.Errorf("unknown command %q; see the usage above", args[0])
+	}
+}

@@ -1,0 +1,623 @@
+// Package runner measures framework entries: it builds their images through the Docker
+// Engine, starts each server on its CPU set, waits for it, drives the pinned load tool over
+// it for runs × duration while reading the container's cgroup, and turns the runs into
+// result files. The queue worker that runs approved jobs on the benchmark host lives here too.
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"maps"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/arenabot/arenabot/frameworks"
+	"github.com/arenabot/arenabot/runner/arenadata"
+	"github.com/arenabot/arenabot/runner/cgroup"
+	"github.com/arenabot/arenabot/runner/docker"
+	"github.com/arenabot/arenabot/runner/loadgen"
+	"github.com/arenabot/arenabot/runner/profile"
+	"github.com/arenabot/arenabot/runner/result"
+)
+
+// Engine is the part of the Docker Engine API the runner uses; *docker.Engine implements it.
+type Engine interface {
+	Build(ctx context.Context, o docker.BuildOptions) (string, error)
+	ImageExists(ctx context.Context, ref string) (bool, error)
+	Start(ctx context.Context, o docker.RunOptions) (docker.Container, error)
+	State(ctx context.Context, id string) (running bool, exitCode int, err error)
+	Run(ctx context.Context, o docker.RunOptions, out io.Writer) (int, error)
+	Logs(ctx context.Context, id string, tail int) (string, error)
+	Remove(ctx context.Context, id string) error
+	RemoveLabeled(ctx context.Context, key, value string) (int, error)
+}
+
+// Labels put on everything the runner creates, so leftovers can be found and removed.
+const (
+	LabelManaged = "arenabot.managed"
+	LabelEntry   = "arenabot.entry"
+	LabelProfile = "arenabot.profile"
+)
+
+// Config says how to measure. The zero value of each optional field is documented.
+type Config struct {
+	Root    string // the repository root; entries are under Root/frameworks
+	DataDir string // the arena data (arenadata.Ensure); mounted read-only into every server
+
+	Lite     bool          // no pinning, LiteConns, load tools in the load-generator image
+	Runs     int           // runs per measurement; 0 means 3
+	Duration time.Duration // one run; 0 means the profile's own duration, else DefaultDuration
+
+	ServerCPUs  string // cpuset of the servers; "" means the lower half of the host's CPUs
+	LoadgenCPUs string // cpuset of the load tools; "" means the upper half
+	Threads     int    // load-tool threads; 0 means one per load-generator CPU
+
+	// BuildArgs are passed to every entry build (GO_IMAGE=...). Base images that come from a
+	// build argument and are missing on the host are substituted by arenabot/<name>:local
+	// when that exists (deploy/base-images.sh makes them).
+	BuildArgs map[string]string
+	// BuildNetwork is the network of RUN steps; "" means "host".
+	BuildNetwork string
+
+	ReadyTimeout time.Duration // how long a server may take to answer its probe; 0 means 30s
+	Nofile       int64         // nofile limit of servers and tool containers; 0 means this process's hard limit
+	CgroupRoot   string        // "" means /sys/fs/cgroup
+	ScratchDir   string        // scripts and build logs; "" means a temporary directory
+
+	Commit, Host string // recorded in every result
+
+	Log      *slog.Logger // nil means discard
+	Progress Progress     // nil means none
+}
+
+// Progress receives the runner's progress; every method is called from one goroutine.
+type Progress interface {
+	// Step is called when a measurement starts: done of total runs are finished.
+	Step(desc string, done, total int)
+	// Note is an informational line (a skipped profile, a build starting).
+	Note(line string)
+}
+
+// A Row is the outcome of one measurement: a result, or why there is none.
+type Row struct {
+	Entry   frameworks.Entry
+	Profile profile.Profile
+	Conns   int
+	Result  *result.Result
+	Err     error
+}
+
+// Bencher runs plans. It is not safe for concurrent use: one bench at a time owns the host's
+// ports and CPUs.
+type Bencher struct {
+	eng   Engine
+	cfg   Config
+	tools map[string]toolCheck
+}
+
+type toolCheck struct {
+	tool    loadgen.Tool
+	version string // the full version string recorded in results
+}
+
+// New returns a Bencher over an engine.
+func New(eng Engine, cfg Config) *Bencher {
+	if cfg.Runs <= 0 {
+		cfg.Runs = 3
+	}
+	if cfg.ReadyTimeout <= 0 {
+		cfg.ReadyTimeout = 30 * time.Second
+	}
+	if cfg.Nofile <= 0 {
+		cfg.Nofile = hardNofile()
+	}
+	if cfg.CgroupRoot == "" {
+		cfg.CgroupRoot = "/sys/fs/cgroup"
+	}
+	if cfg.BuildNetwork == "" {
+		cfg.BuildNetwork = "host"
+	}
+	if cfg.Log == nil {
+		cfg.Log = slog.New(slog.DiscardHandler)
+	}
+	if cfg.ServerCPUs == "" && cfg.LoadgenCPUs == "" && !cfg.Lite {
+		cfg.ServerCPUs, cfg.LoadgenCPUs = SplitCPUs(numCPU())
+	}
+	return &Bencher{eng: eng, cfg: cfg, tools: map[string]toolCheck{}}
+}
+
+// Config returns the effective configuration.
+func (b *Bencher) Config() Config { return b.cfg }
+
+// Prepare checks everything a plan needs before anything is measured: the load tools and
+// their pinned versions, and the load-generator image in --lite mode. It also removes
+// containers left over by an earlier run.
+func (b *Bencher) Prepare(ctx context.Context, plan Plan) error {
+	if n, err := b.eng.RemoveLabeled(ctx, LabelManaged, "true"); err != nil {
+		return fmt.Errorf("remove leftover containers: %w", err)
+	} else if n > 0 {
+		b.note(fmt.Sprintf("removed %d leftover container(s) of an earlier run", n))
+	}
+	if b.cfg.ScratchDir == "" {
+		dir, err := os.MkdirTemp("", "arenabot-bench-")
+		if err != nil {
+			return err
+		}
+		b.cfg.ScratchDir = dir
+	}
+	for _, t := range plan.Targets {
+		for _, p := range t.Profiles {
+			if _, ok := b.tools[p.Tool]; ok {
+				continue
+			}
+			tool, err := loadgen.ForProfile(p)
+			if err != nil {
+				return err
+			}
+			full, err := b.checkTool(ctx, tool)
+			if err != nil {
+				return err
+			}
+			b.tools[p.Tool] = toolCheck{tool: tool, version: full}
+		}
+	}
+	return nil
+}
+
+// checkTool finds the tool, natively or in the load-generator image, and checks its version.
+func (b *Bencher) checkTool(ctx context.Context, tool loadgen.Tool) (string, error) {
+	var out strings.Builder
+	if b.cfg.Lite {
+		if err := b.ensureLoadgenImage(ctx); err != nil {
+			return "", err
+		}
+		code, err := b.eng.Run(ctx, b.toolContainer(append([]string{tool.Binary()}, tool.VersionArgs()...)), &out)
+		if err != nil {
+			return "", fmt.Errorf("%s in %s: %w", tool.Name(), loadgen.Image, err)
+		}
+		_ = code // wrk -v exits 1; the output decides
+	} else {
+		path, err := exec.LookPath(tool.Binary())
+		if err != nil {
+			return "", fmt.Errorf("load tool %s is not installed (not on PATH); install version %s (Debian: apt-get install %s) or use --lite to run it in the pinned load-generator image", tool.Binary(), tool.PinnedVersion(), debianPackage(tool.Binary()))
+		}
+		cmd := exec.CommandContext(ctx, path, tool.VersionArgs()...)
+		cmd.Stdout, cmd.Stderr = &out, &out
+		_ = cmd.Run() // wrk -v exits 1; the output decides
+	}
+	full, upstream, err := tool.ParseVersion(out.String())
+	if err != nil {
+		return "", fmt.Errorf("load tool %s: cannot read its version (%v); install version %s", tool.Binary(), err, tool.PinnedVersion())
+	}
+	if upstream != tool.PinnedVersion() {
+		return "", fmt.Errorf("load tool %s is version %s but the harness is pinned to %s; install %s %s (Debian: apt-get install %s) or use --lite", tool.Binary(), full, tool.PinnedVersion(), tool.Binary(), tool.PinnedVersion(), debianPackage(tool.Binary()))
+	}
+	return full, nil
+}
+
+func debianPackage(bin string) string {
+	if bin == "h2load" {
+		return "nghttp2-client"
+	}
+	return bin
+}
+
+// ensureLoadgenImage builds the pinned load-generator image on first use.
+func (b *Bencher) ensureLoadgenImage(ctx context.Context) error {
+	ok, err := b.eng.ImageExists(ctx, loadgen.Image)
+	if err != nil || ok {
+		return err
+	}
+	dir := filepath.Join(b.cfg.ScratchDir, "loadgen-image")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	df, err := loadgen.ImageContext.ReadFile("image/Dockerfile")
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(dir, "Dockerfile"), df, 0o644); err != nil {
+		return err
+	}
+	b.note("building the load-generator image " + loadgen.Image + " (first use)")
+	args, err := b.buildArgs(ctx, filepath.Join(dir, "Dockerfile"))
+	if err != nil {
+		return fmt.Errorf("load-generator image: %w", err)
+	}
+	maps.Copy(args, loadgen.ImageBuildArgs())
+	return b.build(ctx, dir, loadgen.Image, "loadgen", args)
+}
+
+// Measure runs a plan and returns one row per entry × profile × connection count, in plan
+// order. A failure of a build, a readiness probe or a load tool fails that entry's or that
+// row's measurement and the run goes on; only a cancelled ctx stops it early.
+func (b *Bencher) Measure(ctx context.Context, plan Plan) ([]Row, error) {
+	total := plan.Rows() * b.cfg.Runs
+	var rows []Row
+	for _, t := range plan.Targets {
+		for _, s := range t.Skipped {
+			b.note(fmt.Sprintf("%s: skipping %s", t.Entry.Name, s))
+		}
+		image, buildErr := b.buildEntry(ctx, t.Entry)
+		for _, p := range t.Profiles {
+			for _, conns := range p.ConnCounts(plan.Lite) {
+				row := Row{Entry: t.Entry, Profile: p, Conns: conns}
+				done := len(rows) * b.cfg.Runs
+				desc := fmt.Sprintf("%s %s %dc", t.Entry.Name, p.Name, conns)
+				if buildErr != nil {
+					row.Err = buildErr
+				} else if err := ctx.Err(); err != nil {
+					row.Err = err
+				} else {
+					b.step(desc, done, total)
+					row.Result, row.Err = b.measureOne(ctx, image, t.Entry, p, conns, func() {
+						done++
+						b.step(desc, done, total)
+					})
+				}
+				if row.Err != nil {
+					b.cfg.Log.Error("measurement failed", "framework", t.Entry.Name, "test", p.Name, "conns", conns, "err", row.Err)
+				}
+				rows = append(rows, row)
+			}
+		}
+	}
+	return rows, ctx.Err()
+}
+
+// ImageTag is the tag of an entry's image.
+func ImageTag(entry string) string { return "arenabot-" + entry + ":local" }
+
+// buildEntry builds an entry's image from its own directory and Dockerfile.
+func (b *Bencher) buildEntry(ctx context.Context, e frameworks.Entry) (string, error) {
+	tag := ImageTag(e.Name)
+	b.note(fmt.Sprintf("%s: building %s", e.Name, tag))
+	args, err := b.buildArgs(ctx, filepath.Join(e.Dir, "Dockerfile"))
+	if err != nil {
+		return "", fmt.Errorf("build %s: %w", e.Name, err)
+	}
+	if err := b.build(ctx, e.Dir, tag, e.Name, args); err != nil {
+		return "", err
+	}
+	return tag, nil
+}
+
+func (b *Bencher) build(ctx context.Context, dir, tag, name string, args map[string]string) error {
+	logPath := filepath.Join(b.cfg.ScratchDir, "build-"+name+".log")
+	f, err := os.Create(logPath)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	start := time.Now()
+	_, err = b.eng.Build(ctx, docker.BuildOptions{
+		ContextDir:  dir,
+		Tag:         tag,
+		BuildArgs:   args,
+		Labels:      map[string]string{LabelManaged: "true", LabelEntry: name},
+		NetworkMode: b.cfg.BuildNetwork,
+		Log:         f,
+	})
+	if be, ok := errors.AsType[*docker.BuildError](err); ok {
+		return &BuildFailure{Entry: name, Err: be, LogPath: logPath}
+	}
+	if err != nil {
+		return fmt.Errorf("build %s: %w", name, err)
+	}
+	b.cfg.Log.Info("image built", "framework", name, "image", tag, "duration", time.Since(start).Round(time.Millisecond))
+	return nil
+}
+
+// A BuildFailure is a Dockerfile that did not build; it carries the log's tail.
+type BuildFailure struct {
+	Entry   string
+	Err     *docker.BuildError
+	LogPath string
+}
+
+func (f *BuildFailure) Error() string {
+	return fmt.Sprintf("build of %s failed: %s; fix its Dockerfile or source and run again (full log: %s)", f.Entry, f.Err.Msg, f.LogPath)
+}
+
+func (f *BuildFailure) Unwrap() error { return f.Err }
+
+// Tail is the end of the build log.
+func (f *BuildFailure) Tail() []string { return f.Err.Tail }
+
+// measureOne starts a fresh container for one profile and connection count, waits until
+// it answers, runs the load tool Runs times, and removes the container.
+func (b *Bencher) measureOne(ctx context.Context, image string, e frameworks.Entry, p profile.Profile, conns int, ranOne func()) (*result.Result, error) {
+	c, err := b.eng.Start(ctx, b.serverContainer(image, e, p))
+	if err != nil {
+		return nil, fmt.Errorf("start %s: %w", e.Name, err)
+	}
+	defer func() {
+		// Remove even when ctx has ended: a leaked container skews the next measurement.
+		rmCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+		defer cancel()
+		if err := b.eng.Remove(rmCtx, c.ID); err != nil {
+			b.cfg.Log.Error("remove container", "container", c.ID, "err", err)
+		}
+	}()
+	if err := b.waitReady(ctx, c, e, p); err != nil {
+		return nil, err
+	}
+	group, err := cgroup.ForContainer(b.cfg.CgroupRoot, c.Pid, c.ID)
+	if err != nil {
+		return nil, fmt.Errorf("cgroup of %s: %w", e.Name, err)
+	}
+	tc := b.tools[p.Tool]
+	spec := loadgen.Spec{
+		Profile:   p,
+		Host:      "127.0.0.1",
+		Conns:     conns,
+		Threads:   min(b.threads(), conns),
+		Duration:  b.duration(p),
+		DataDir:   b.cfg.DataDir,
+		ScriptDir: filepath.Join(b.cfg.ScratchDir, "scripts"),
+	}
+	if err := os.MkdirAll(spec.ScriptDir, 0o755); err != nil {
+		return nil, err
+	}
+	if err := tc.tool.WriteFiles(spec); err != nil {
+		return nil, err
+	}
+	args, err := tc.tool.Args(spec)
+	if err != nil {
+		return nil, err
+	}
+	var runs []result.Run
+	for i := 0; i < b.cfg.Runs; i++ {
+		run, err := b.runOnce(ctx, tc.tool, args, spec, group)
+		if err != nil {
+			return nil, fmt.Errorf("%s %s %dc run %d: %w", e.Name, p.Name, conns, i+1, err)
+		}
+		runs = append(runs, run)
+		ranOne()
+	}
+	r := &result.Result{
+		Framework:   e.Meta.DisplayName,
+		Language:    e.Meta.Language,
+		Connections: conns,
+		Threads:     spec.Threads,
+		Duration:    spec.Duration.String(),
+		Pipeline:    max(p.Pipeline, 1),
+		Entry:       e.Name,
+		Profile:     p.Name,
+		Lite:        b.cfg.Lite,
+		TargetRate:  p.TargetRate,
+		Tool:        tc.tool.Name(),
+		ToolVersion: tc.version,
+		Commit:      b.cfg.Commit,
+		Host:        b.cfg.Host,
+		Time:        time.Now().UTC().Truncate(time.Second),
+	}
+	r.FromRuns(runs)
+	return r, nil
+}
+
+// runOnce runs the load tool once inside a cgroup window.
+func (b *Bencher) runOnce(ctx context.Context, tool loadgen.Tool, args []string, spec loadgen.Spec, group *cgroup.Group) (result.Run, error) {
+	win, err := group.Begin()
+	if err != nil {
+		return result.Run{}, fmt.Errorf("cgroup: %w", err)
+	}
+	out, runErr := b.execTool(ctx, tool, args, spec.Duration)
+	usage, err := win.End()
+	if runErr != nil {
+		return result.Run{}, runErr
+	}
+	if err != nil {
+		return result.Run{}, fmt.Errorf("cgroup: %w", err)
+	}
+	m, err := tool.Parse(out)
+	if err != nil {
+		return result.Run{}, fmt.Errorf("%s output: %w (last output: %s)", tool.Name(), err, lastLine(out))
+	}
+	return toRun(m, usage), nil
+}
+
+// execTool runs the load tool natively (pinned with taskset) or in the load-generator image.
+func (b *Bencher) execTool(ctx context.Context, tool loadgen.Tool, args []string, d time.Duration) ([]byte, error) {
+	ctx, cancel := context.WithTimeout(ctx, d+30*time.Second)
+	defer cancel()
+	argv := append([]string{tool.Binary()}, args...)
+	var out strings.Builder
+	if b.cfg.Lite {
+		code, err := b.eng.Run(ctx, b.toolContainer(argv), &out)
+		if err != nil {
+			return nil, fmt.Errorf("%s in Docker: %w", tool.Name(), err)
+		}
+		if code != 0 {
+			return nil, fmt.Errorf("%s exited with status %d: %s", tool.Name(), code, lastLine([]byte(out.String())))
+		}
+		return []byte(out.String()), nil
+	}
+	if b.cfg.LoadgenCPUs != "" {
+		argv = append([]string{"taskset", "-c", b.cfg.LoadgenCPUs}, argv...)
+	}
+	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
+	cmd.Stdout, cmd.Stderr = &out, &out
+	cmd.WaitDelay = 5 * time.Second
+	if err := cmd.Run(); err != nil {
+		if ctx.Err() != nil && errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			return nil, fmt.Errorf("%s did not finish within %s", tool.Name(), d+30*time.Second)
+		}
+		return nil, fmt.Errorf("%s: %w: %s", tool.Name(), err, lastLine([]byte(out.String())))
+	}
+	return []byte(out.String()), nil
+}
+
+func toRun(m loadgen.Measurement, u cgroup.Usage) result.Run {
+	return result.Run{
+		RPS:        m.RPS(),
+		Requests:   m.Requests,
+		Status2xx:  m.Status2xx,
+		NonSuccess: m.Requests - m.Status2xx,
+		DurationS:  m.Duration.Seconds(),
+		Bytes:      m.Bytes,
+		LatencyUS: result.Latency{
+			Mean: us(m.Latency.Mean), P50: us(m.Latency.P50), P90: us(m.Latency.P90),
+			P99: us(m.Latency.P99), P999: us(m.Latency.P999), Max: us(m.Latency.Max),
+		},
+		Errors: result.SocketErrors{
+			Connect: m.Errors.Connect, Read: m.Errors.Read, Write: m.Errors.Write, Timeout: m.Errors.Timeout,
+		},
+		CPUCores:   u.Cores(),
+		MemoryPeak: u.MemoryPeak,
+	}
+}
+
+func us(d time.Duration) float64 { return float64(d) / float64(time.Microsecond) }
+
+// serverContainer is how every server runs: host network, the server CPU set, a raised
+// nofile limit, the arena data mounted read-only, labels for cleanup.
+func (b *Bencher) serverContainer(image string, e frameworks.Entry, p profile.Profile) docker.RunOptions {
+	cpus := b.cfg.ServerCPUs
+	if p.ServerCPUs != profile.ServerCPUsStd && !b.cfg.Lite && cpusetFits(p.ServerCPUs, numCPU()) {
+		cpus = p.ServerCPUs
+	}
+	if b.cfg.Lite {
+		cpus = ""
+	}
+	return docker.RunOptions{
+		Name:        "arenabot-bench-" + e.Name,
+		Image:       image,
+		HostNetwork: true,
+		CPUSet:      cpus,
+		Memory:      p.Memory,
+		Nofile:      b.cfg.Nofile,
+		Mounts: []docker.Mount{
+			{Source: filepath.Join(b.cfg.DataDir, arenadata.DatasetFile), Target: "/data/dataset.json", ReadOnly: true},
+			{Source: filepath.Join(b.cfg.DataDir, arenadata.StaticDir), Target: "/data/static", ReadOnly: true},
+			{Source: filepath.Join(b.cfg.DataDir, arenadata.CertsDir), Target: "/certs", ReadOnly: true},
+		},
+		Labels: map[string]string{LabelManaged: "true", LabelEntry: e.Name, LabelProfile: p.Name},
+	}
+}
+
+// toolContainer runs a load tool in the pinned image: host network, the load-generator CPU
+// set, data and scripts mounted at the same paths as on the host.
+func (b *Bencher) toolContainer(argv []string) docker.RunOptions {
+	mounts := []docker.Mount{{Source: b.cfg.DataDir, Target: b.cfg.DataDir, ReadOnly: true}}
+	if b.cfg.ScratchDir != "" {
+		mounts = append(mounts, docker.Mount{Source: b.cfg.ScratchDir, Target: b.cfg.ScratchDir, ReadOnly: true})
+	}
+	return docker.RunOptions{
+		Image:       loadgen.Image,
+		Cmd:         argv,
+		HostNetwork: true,
+		CPUSet:      b.cfg.LoadgenCPUs,
+		Nofile:      b.cfg.Nofile,
+		Mounts:      mounts,
+		Labels:      map[string]string{LabelManaged: "true", LabelEntry: "loadgen"},
+	}
+}
+
+// waitReady polls the profile's probe with a short backoff until any HTTP answer comes, the
+// container exits, or ReadyTimeout passes.
+func (b *Bencher) waitReady(ctx context.Context, c docker.Container, e frameworks.Entry, p profile.Profile) error {
+	port := p.Port
+	if p.ProbePort != 0 {
+		port = p.ProbePort
+	}
+	url := "http://" + net.JoinHostPort("127.0.0.1", strconv.Itoa(port)) + p.Probe
+	client := &http.Client{Timeout: 2 * time.Second}
+	deadline := time.Now().Add(b.cfg.ReadyTimeout)
+	wait := 5 * time.Millisecond
+	start := time.Now()
+	for {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+		if err != nil {
+			return err
+		}
+		resp, err := client.Do(req)
+		if err == nil {
+			io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			b.cfg.Log.Debug("server ready", "framework", e.Name, "test", p.Name, "duration", time.Since(start))
+			return nil
+		}
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		if running, code, serr := b.eng.State(ctx, c.ID); serr == nil && !running {
+			return fmt.Errorf("%s exited with status %d before answering %s; container log: %s", e.Name, code, url, b.logTail(ctx, c.ID))
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("%s did not answer GET %s within %s (last error: %v); make the server listen on 0.0.0.0:%d; container log: %s", e.Name, url, b.cfg.ReadyTimeout, err, port, b.logTail(ctx, c.ID))
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(wait):
+		}
+		wait = min(wait*2, 200*time.Millisecond)
+	}
+}
+
+func (b *Bencher) logTail(ctx context.Context, id string) string {
+	logs, err := b.eng.Logs(ctx, id, 5)
+	if err != nil || strings.TrimSpace(logs) == "" {
+		return "(empty)"
+	}
+	return strings.Join(strings.Fields(strings.ReplaceAll(logs, "\n", " ⏎ ")), " ")
+}
+
+// DefaultDuration is the length of one run unless the profile or the configuration says
+// otherwise.
+const DefaultDuration = 5 * time.Second
+
+func (b *Bencher) duration(p profile.Profile) time.Duration {
+	switch {
+	case b.cfg.Duration > 0:
+		return b.cfg.Duration
+	case p.Duration > 0:
+		return p.Duration
+	default:
+		return DefaultDuration
+	}
+}
+
+func (b *Bencher) threads() int {
+	if b.cfg.Threads > 0 {
+		return b.cfg.Threads
+	}
+	if b.cfg.Lite || b.cfg.LoadgenCPUs == "" {
+		return max(numCPU()/2, 1)
+	}
+	return max(cpusetSize(b.cfg.LoadgenCPUs), 1)
+}
+
+func (b *Bencher) step(desc string, done, total int) {
+	if b.cfg.Progress != nil {
+		b.cfg.Progress.Step(desc, done, total)
+	}
+}
+
+func (b *Bencher) note(line string) {
+	b.cfg.Log.Info(line)
+	if b.cfg.Progress != nil {
+		b.cfg.Progress.Note(line)
+	}
+}
+
+func lastLine(out []byte) string {
+	s := strings.TrimSpace(string(out))
+	if i := strings.LastIndexByte(s, '\n'); i >= 0 {
+		s = s[i+1:]
+	}
+	if s == "" {
+		return "(no output)"
+	}
+	return s
+}

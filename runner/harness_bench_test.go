@@ -1,0 +1,216 @@
+package runner
+
+// Benchmarks of the harness itself, against the real engine, the real wrk and a real entry:
+//
+//	go test -run '^$' -bench . -benchtime 1x ./runner
+//
+// Each reports ratios measured side by side in one run, never absolute times.
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/arenabot/arenabot/frameworks"
+	"github.com/arenabot/arenabot/runner/arenadata"
+	"github.com/arenabot/arenabot/runner/cgroup"
+	"github.com/arenabot/arenabot/runner/docker"
+	"github.com/arenabot/arenabot/runner/loadgen"
+	"github.com/arenabot/arenabot/runner/profile"
+)
+
+// benchEntry is the entry the harness benchmarks measure (env ARENA_BENCH_ENTRY).
+func benchEntry() string {
+	if e := os.Getenv("ARENA_BENCH_ENTRY"); e != "" {
+		return e
+	}
+	return "nethttp"
+}
+
+// setup builds the entry, starts it for profile p and returns what a run needs.
+func setup(b *testing.B, p profile.Profile, conns int) (*Bencher, loadgen.Tool, []string, loadgen.Spec, *cgroup.Group) {
+	b.Helper()
+	ctx := context.Background()
+	eng, err := docker.New(ctx)
+	if err != nil {
+		b.Skip(err)
+	}
+	b.Cleanup(func() { eng.Close() })
+	data, err := arenadata.Ensure(filepath.Join(os.TempDir(), "arenabot-test-cache"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	root, _ := filepath.Abs("../frameworks")
+	e, err := frameworks.Load(root, benchEntry(), profile.Names())
+	if err != nil {
+		b.Fatal(err)
+	}
+	bn := New(eng, Config{DataDir: data, ScratchDir: b.TempDir(), Runs: 1, Duration: 3 * time.Second})
+	if err := bn.Prepare(ctx, Plan{Targets: []Target{{Entry: e, Profiles: []profile.Profile{p}}}}); err != nil {
+		b.Fatal(err)
+	}
+	image, err := bn.buildEntry(ctx, e)
+	if err != nil {
+		b.Fatal(err)
+	}
+	c, err := eng.Start(ctx, bn.serverContainer(image, e, p))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { eng.Remove(context.Background(), c.ID) })
+	if err := bn.waitReady(ctx, c, e, p); err != nil {
+		b.Fatal(err)
+	}
+	group, err := cgroup.ForContainer(bn.cfg.CgroupRoot, c.Pid, c.ID)
+	if err != nil {
+		b.Fatal(err)
+	}
+	tool := bn.tools[p.Tool].tool
+	spec := loadgen.Spec{Profile: p, Host: "127.0.0.1", Conns: conns, Threads: min(bn.threads(), conns),
+		Duration: bn.duration(p), DataDir: data, ScriptDir: filepath.Join(bn.cfg.ScratchDir, "scripts")}
+	os.MkdirAll(spec.ScriptDir, 0o755)
+	if err := tool.WriteFiles(spec); err != nil {
+		b.Fatal(err)
+	}
+	args, err := tool.Args(spec)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return bn, tool, args, spec, group
+}
+
+// BenchmarkFidelity compares the harness's RPS with plain wrk run by hand with the same flags
+// on the same container, interleaved pair by pair; the ratio should be ≥ 0.97.
+func BenchmarkFidelity(b *testing.B) {
+	p, _ := profile.Lookup("baseline")
+	bn, tool, args, spec, group := setup(b, p, 512)
+	const pairs = 4
+	var harness, plain float64
+	for range b.N {
+		for i := range pairs {
+			// Alternate which goes first, so drift in the machine's load cancels out.
+			runHarness := func() {
+				run, err := bn.runOnce(context.Background(), tool, args, spec, group)
+				if err != nil {
+					b.Fatal(err)
+				}
+				harness += run.RPS
+			}
+			runPlain := func() {
+				argv := append([]string{"taskset", "-c", bn.cfg.LoadgenCPUs, "wrk"}, args...)
+				out, err := exec.Command(argv[0], argv[1:]...).CombinedOutput()
+				if err != nil {
+					b.Fatalf("plain wrk: %v\n%s", err, out)
+				}
+				m, err := tool.Parse(out)
+				if err != nil {
+					b.Fatal(err)
+				}
+				plain += m.RPS()
+			}
+			if i%2 == 0 {
+				runHarness()
+				runPlain()
+			} else {
+				runPlain()
+				runHarness()
+			}
+		}
+	}
+	b.ReportMetric(harness/plain, "harness/plain-rps")
+	b.ReportMetric(harness/float64(pairs*b.N), "harness-rps")
+	b.ReportMetric(plain/float64(pairs*b.N), "plain-rps")
+}
+
+// BenchmarkHarnessCPU compares the CPU the harness process itself uses during a measured run
+// (its own user+system time, not the load tool's) with the server's; it should be ≤ 1%.
+func BenchmarkHarnessCPU(b *testing.B) {
+	p, _ := profile.Lookup("baseline")
+	bn, tool, args, spec, group := setup(b, p, 512)
+	var self, server time.Duration
+	for range b.N {
+		before := selfCPU()
+		win, err := group.Begin()
+		if err != nil {
+			b.Fatal(err)
+		}
+		out, err := bn.execTool(context.Background(), tool, args, spec.Duration)
+		if err != nil {
+			b.Fatal(err)
+		}
+		usage, err := win.End()
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := tool.Parse(out); err != nil {
+			b.Fatal(err)
+		}
+		self += selfCPU() - before
+		server += usage.CPU
+	}
+	b.ReportMetric(100*float64(self)/float64(server), "harness-cpu-%-of-server")
+	b.ReportMetric(self.Seconds()*1000/float64(b.N), "harness-cpu-ms/run")
+}
+
+func selfCPU() time.Duration {
+	var ru syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// BenchmarkOverhead runs a whole bench of one entry over all its profiles with its image
+// cached and reports the share of wall time spent outside the measured windows (container
+// start, readiness, teardown, tool start); it should be ≤ 10%.
+func BenchmarkOverhead(b *testing.B) {
+	ctx := context.Background()
+	eng, err := docker.New(ctx)
+	if err != nil {
+		b.Skip(err)
+	}
+	defer eng.Close()
+	data, err := arenadata.Ensure(filepath.Join(os.TempDir(), "arenabot-test-cache"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	root, _ := filepath.Abs("../frameworks")
+	lite := os.Getenv("ARENA_BENCH_FULL") == ""
+	plan, err := NewPlan(root, []string{benchEntry()}, nil, lite)
+	if err != nil {
+		b.Fatal(err)
+	}
+	// Lite connection counts, but native pinned tools: the benchmark host's loop on fewer rows.
+	bn := New(eng, Config{DataDir: data, ScratchDir: b.TempDir()})
+	if err := bn.Prepare(ctx, plan); err != nil {
+		b.Fatal(err)
+	}
+	if _, err := bn.buildEntry(ctx, plan.Targets[0].Entry); err != nil { // warm the image cache
+		b.Fatal(err)
+	}
+	var wall, measured time.Duration
+	var names []string
+	for range b.N {
+		start := time.Now()
+		rows, err := bn.Measure(ctx, plan)
+		if err != nil {
+			b.Fatal(err)
+		}
+		wall += time.Since(start)
+		for _, r := range rows {
+			if r.Err != nil {
+				b.Fatalf("%s %dc: %v", r.Profile.Name, r.Conns, r.Err)
+			}
+			for _, run := range r.Result.Runs {
+				measured += time.Duration(run.DurationS * float64(time.Second))
+			}
+			names = append(names, r.Profile.Name)
+		}
+	}
+	b.Logf("profiles: %s", strings.Join(names, ", "))
+	b.ReportMetric(100*(1-float64(measured)/float64(wall)), "overhead-%")
+	b.ReportMetric(wall.Seconds()/float64(b.N), "wall-s")
+}
