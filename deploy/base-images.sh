@@ -57,6 +57,13 @@ base="$work/bookworm"
 ensure_base() { # the shared minbase rootfs with ca-certificates, made once
 	[ -f "$base/.arenabot-base" ] && return
 	rootfs "$base" ca-certificates
+	# Trust what the host trusts beyond Debian's bundle (a site's egress proxy or mirror CA),
+	# so RUN steps reach the module proxy and the Debian mirror exactly as the host does.
+	if compgen -G "/usr/local/share/ca-certificates/*.crt" >/dev/null; then
+		log "adding the host's local CA certificates"
+		cp /usr/local/share/ca-certificates/*.crt "$base/usr/local/share/ca-certificates/"
+		chroot "$base" update-ca-certificates >/dev/null
+	fi
 	touch "$base/.arenabot-base"
 }
 if ! have arenabot/debian:local; then
