@@ -1,5 +1,6 @@
 // Command server is the arena's fasthttp entry: valyala/fasthttp with its
-// own compression handler and file server.
+// own compression handler and file server, which sends precompressed static
+// files.
 package main
 
 import (
@@ -20,7 +21,6 @@ import (
 )
 
 const (
-	addr           = "0.0.0.0:8080"
 	maxUploadBytes = 25 << 20 // the upload profile sends up to 20 MB
 	maxNumberBytes = 1 << 10  // a baseline body is one integer
 )
@@ -71,9 +71,18 @@ func main() {
 		s.dataset = items
 	}
 	static := &fasthttp.FS{
-		Root:        envOr("STATIC_DIR", "/data/static"),
+		// Files are opened through an fs.FS rather than Root: FS then never
+		// writes compressed copies next to the files (the mount is
+		// read-only), and compresses a file that has no twin in memory.
+		FS:          os.DirFS(envOr("STATIC_DIR", "/data/static")),
 		PathRewrite: fasthttp.NewPathSlashesStripper(1), // /static/x -> /x
 		SkipCache:   true,                               // read from disk on every request
+		// When the client accepts br or gzip (q > 0), send the precompressed
+		// twin x.br or x.gz, with the Content-Type of x. FS takes the map only
+		// when it names all three codings.
+		Compress:               true,
+		CompressBrotli:         true,
+		CompressedFileSuffixes: map[string]string{"br": ".br", "gzip": ".gz", "zstd": ".zst"},
 	}
 	s.static = static.NewRequestHandler()
 	s.items = fasthttp.CompressHandlerBrotliLevel(s.listItems,
@@ -93,6 +102,7 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
 	errc := make(chan error, 1)
+	addr := "0.0.0.0:" + envOr("PORT", "8080")
 	go func() { errc <- srv.ListenAndServe(addr) }()
 	log.Printf("listening on %s", addr)
 	select {
@@ -130,6 +140,8 @@ func (s *server) handle(ctx *fasthttp.RequestCtx) {
 		}
 	case bytes.HasPrefix(path, []byte("/static/")):
 		if allow(ctx, fasthttp.MethodGet, fasthttp.MethodHead) {
+			// FS adds Vary only to compressed answers; the plain ones vary too.
+			ctx.Response.Header.Set("Vary", "Accept-Encoding")
 			s.static(ctx)
 		}
 	default:

@@ -1,5 +1,5 @@
 // Command server is the arena's Fiber entry: gofiber/fiber v2 with its
-// compress and filesystem middleware.
+// compress and filesystem middleware, and precompressed static files.
 package main
 
 import (
@@ -22,7 +22,6 @@ import (
 )
 
 const (
-	addr           = "0.0.0.0:8080"
 	maxUploadBytes = 25 << 20 // the upload profile sends up to 20 MB
 	maxNumberBytes = 1 << 10  // a baseline body is one integer
 )
@@ -90,11 +89,16 @@ func main() {
 	app.Get("/json/:count", compress.New(), s.listItems)
 	app.Post("/upload", upload)
 	// Files are opened on every request; directories are not listed (403).
-	app.Use("/static", filesystem.New(filesystem.Config{Root: http.Dir(envOr("STATIC_DIR", "/data/static"))}))
+	// A precompressed twin is sent when the client accepts its coding.
+	staticDir := envOr("STATIC_DIR", "/data/static")
+	app.Use("/static",
+		precompressed("/static", os.DirFS(staticDir)),
+		filesystem.New(filesystem.Config{Root: http.Dir(staticDir)}))
 
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
 	errc := make(chan error, 1)
+	addr := "0.0.0.0:" + envOr("PORT", "8080")
 	go func() { errc <- app.Listen(addr) }()
 	log.Printf("listening on %s", addr)
 	select {

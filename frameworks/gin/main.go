@@ -1,5 +1,5 @@
 // Command server is the arena's Gin entry: gin-gonic/gin on net/http with
-// gin-contrib/gzip.
+// gin-contrib/gzip and precompressed static files.
 package main
 
 import (
@@ -22,7 +22,6 @@ import (
 )
 
 const (
-	addr           = "0.0.0.0:8080"
 	maxUploadBytes = 25 << 20 // the upload profile sends up to 20 MB
 	maxNumberBytes = 1 << 10  // a baseline body is one integer
 )
@@ -71,6 +70,7 @@ func main() {
 		s.dataset = items
 	}
 
+	addr := "0.0.0.0:" + envOr("PORT", "8080")
 	srv := &http.Server{
 		Addr:              addr,
 		Handler:           s.router(envOr("STATIC_DIR", "/data/static")),
@@ -111,7 +111,9 @@ func (s *server) router(staticDir string) *gin.Engine {
 	}
 	r.GET("/json/:count", gzip.Gzip(gzip.DefaultCompression), s.listItems)
 	r.POST("/upload", upload)
-	r.Static("/static", staticDir) // files read on every request, no listing
+	// Files are read on every request and directories are not listed; a
+	// precompressed twin is sent when the client accepts its coding.
+	r.Group("/static", precompressed(os.DirFS(staticDir))).Static("", staticDir)
 
 	// The router matches whole segments; any other path that starts with
 	// /baseline sums too.

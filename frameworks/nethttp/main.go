@@ -1,5 +1,6 @@
 // Command server is the arena's Go net/http entry: the standard library's
-// HTTP/1.1 server with gzip from klauspost/compress/gzhttp.
+// HTTP/1.1 server with gzip from klauspost/compress/gzhttp and precompressed
+// static files.
 package main
 
 import (
@@ -22,7 +23,6 @@ import (
 )
 
 const (
-	addr           = "0.0.0.0:8080"
 	maxUploadBytes = 25 << 20 // the upload profile sends up to 20 MB
 	maxNumberBytes = 1 << 10  // a baseline body is one integer
 )
@@ -72,6 +72,7 @@ func main() {
 		s.dataset = items
 	}
 
+	addr := "0.0.0.0:" + envOr("PORT", "8080")
 	srv := &http.Server{
 		Addr:              addr,
 		Handler:           s.routes(envOr("STATIC_DIR", "/data/static")),
@@ -102,7 +103,11 @@ func (s *server) routes(staticDir string) http.Handler {
 	mux.HandleFunc("GET /pipeline", pipeline)
 	mux.Handle("GET /json/{count}", gzhttp.GzipHandler(http.HandlerFunc(s.items)))
 	mux.HandleFunc("POST /upload", upload)
-	mux.Handle("GET /static/", http.StripPrefix("/static", http.FileServerFS(filesOnly{os.DirFS(staticDir)})))
+	staticFS := os.DirFS(staticDir)
+	mux.Handle("GET /static/", http.StripPrefix("/static", staticFiles{
+		fsys: staticFS,
+		next: http.FileServerFS(filesOnly{staticFS}),
+	}))
 
 	// Every path that starts with /baseline (/baseline11, /baseline2) sums;
 	// ServeMux patterns match whole segments, so the prefix is routed here.
