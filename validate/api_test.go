@@ -1,0 +1,315 @@
+package validate_test
+
+import (
+	"context"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os/exec"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/arenabot/arenabot/runner/profile"
+	"github.com/arenabot/arenabot/validate"
+	"github.com/arenabot/arenabot/validate/validatetest"
+)
+
+func TestStatusString(t *testing.T) {
+	for s, want := range map[validate.Status]string{validate.Pass: "PASS", validate.Fail: "FAIL", validate.Skip: "SKIP", 7: "Status(7)"} {
+		if got := s.String(); got != want {
+			t.Errorf("Status(%d).String() = %q, want %q", int(s), got, want)
+		}
+	}
+}
+
+func TestOutcomeString(t *testing.T) {
+	for _, tt := range []struct {
+		o    validate.Outcome
+		want string
+	}{
+		{validate.Outcome{Profile: "baseline", Check: "GET sum 13+42", Status: validate.Pass, Request: "GET …", Got: "55"}, "PASS baseline: GET sum 13+42"},
+		{validate.Outcome{Profile: "baseline", Check: "POST chunked body", Status: validate.Fail, Request: "POST …", Expected: `200 with body "75"`, Got: `200 "55"`, Contract: "baseline — …"},
+			`FAIL baseline: POST chunked body: sent POST …; expected 200 with body "75"; got 200 "55"; contract: baseline — …`},
+		{validate.Outcome{Profile: "json-tls", Status: validate.Skip, Reason: "not yet supported"}, "SKIP json-tls: not yet supported"},
+		{validate.Outcome{Profile: "static", Check: "404 for a missing file", Status: validate.Skip, Reason: "cancelled"}, "SKIP static: 404 for a missing file: cancelled"},
+	} {
+		if got := tt.o.String(); got != tt.want {
+			t.Errorf("String() = %q, want %q", got, tt.want)
+		}
+	}
+}
+
+func TestSummaryAndFirstFailure(t *testing.T) {
+	out := []validate.Outcome{
+		{Profile: "baseline", Check: "a", Status: validate.Pass},
+		{Profile: "baseline", Check: "b", Status: validate.Fail},
+		{Profile: "baseline", Check: "c", Status: validate.Fail},
+		{Profile: "json", Check: "d", Status: validate.Pass},
+		{Profile: "json-tls", Status: validate.Skip},
+	}
+	p, f, s, line := validate.Summary(out)
+	if p != 2 || f != 2 || s != 1 || line != "2 passed, 2 failed, 1 skipped" {
+		t.Errorf("Summary = %d, %d, %d, %q; want 2, 2, 1, \"2 passed, 2 failed, 1 skipped\"", p, f, s, line)
+	}
+	if o, ok := validate.FirstFailure(out, "baseline"); !ok || o.Check != "b" {
+		t.Errorf("FirstFailure(baseline) = %q, %v; want b", o.Check, ok)
+	}
+	if o, ok := validate.FirstFailure(out, "json"); ok {
+		t.Errorf("FirstFailure(json) = %v, want none", o)
+	}
+	if _, _, _, line := validate.Summary(nil); line != "0 passed, 0 failed, 0 skipped" {
+		t.Errorf("Summary(nil) line = %q", line)
+	}
+}
+
+func TestChecks(t *testing.T) {
+	for _, p := range runnable {
+		names := validate.Checks(p)
+		if len(names) < 4 {
+			t.Errorf("Checks(%s) = %q, want the profile's checks", p, names)
+		}
+		if !strings.HasPrefix(names[0], "probe GET ") {
+			t.Errorf("Checks(%s) starts with %q, want the readiness probe", p, names[0])
+		}
+		seen := map[string]bool{}
+		for _, n := range names {
+			if seen[n] {
+				t.Errorf("Checks(%s) lists %q twice", p, n)
+			}
+			seen[n] = true
+		}
+		t.Logf("%s (%d): %s", p, len(names), strings.Join(names, " | "))
+	}
+	for _, p := range profile.All {
+		if has := validate.Checks(p.Name) != nil; has != p.Runnable() {
+			t.Errorf("Checks(%s) != nil is %v, but Runnable() is %v: every profile the runner can run needs checks", p.Name, has, p.Runnable())
+		}
+	}
+	if got := validate.Checks("nope"); got != nil {
+		t.Errorf("Checks(nope) = %q, want nil", got)
+	}
+}
+
+// TestRunOrderAndSkips gives profiles out of order, twice, with unsupported and unknown
+// names: outcomes come in profile order, once each.
+func TestRunOrderAndSkips(t *testing.T) {
+	s := validatetest.Start(t, data(t), "")
+	out := validate.Run(t.Context(), target(t, s), []string{"bogus", "json-tls", "pipelined", "json-tls", "baseline"})
+	var got []string
+	for _, o := range out {
+		got = append(got, o.Profile+"/"+o.Status.String())
+	}
+	var want []string
+	for range validate.Checks("baseline") {
+		want = append(want, "baseline/PASS")
+	}
+	for range validate.Checks("pipelined") {
+		want = append(want, "pipelined/PASS")
+	}
+	want = append(want, "json-tls/SKIP", "bogus/FAIL")
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("outcomes (-want +got):\n%s", diff)
+	}
+	skip := out[len(out)-2]
+	if p, _ := profile.Lookup("json-tls"); skip.Reason != p.Unsupported || skip.Check != "" {
+		t.Errorf("json-tls outcome = %+v, want one SKIP with the profile's reason", skip)
+	}
+	if bogus := out[len(out)-1]; !strings.Contains(bogus.Got, "unknown profile") {
+		t.Errorf("bogus outcome = %v, want an unknown-profile FAIL", bogus)
+	}
+	// Checks come in Checks order.
+	var names []string
+	for _, o := range out {
+		if o.Profile == "baseline" {
+			names = append(names, o.Check)
+		}
+	}
+	if !slices.Equal(names, validate.Checks("baseline")) {
+		t.Errorf("baseline outcomes in order %q, want %q", names, validate.Checks("baseline"))
+	}
+}
+
+func TestRunCancelled(t *testing.T) {
+	s := validatetest.Start(t, data(t), "")
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	out := validate.Run(ctx, target(t, s), []string{"baseline"})
+	for _, o := range out {
+		if o.Status != validate.Skip || !strings.Contains(o.Reason, "cancel") {
+			t.Errorf("after cancellation: %v, want SKIP (cancelled)", o)
+		}
+	}
+}
+
+// TestRunCancelledMidway cancels while the checks wait on a server that never answers:
+// Run returns promptly, with the unfinished checks skipped.
+func TestRunCancelledMidway(t *testing.T) {
+	addr := silentServer(t)
+	ctx, cancel := context.WithTimeout(t.Context(), 300*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	tg := validate.Target{Host: "127.0.0.1", Port: addr.Port, DataDir: data(t), Timeout: time.Minute}
+	out := validate.Run(ctx, tg, []string{"baseline", "upload"})
+	if d := time.Since(start); d > 5*time.Second {
+		t.Errorf("Run took %v after cancellation at 300ms", d)
+	}
+	for _, o := range out {
+		if o.Status != validate.Skip {
+			t.Errorf("%v, want SKIP (cancelled)", o)
+		}
+	}
+}
+
+// silentServer accepts connections, reads them and never answers.
+func silentServer(t *testing.T) *net.TCPAddr {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	t.Cleanup(func() { ln.Close(); <-done })
+	go func() {
+		defer close(done)
+		var conns []net.Conn
+		defer func() {
+			for _, c := range conns {
+				c.Close()
+			}
+		}()
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			conns = append(conns, c)
+			go func() {
+				buf := make([]byte, 64<<10)
+				for {
+					if _, err := c.Read(buf); err != nil {
+						return
+					}
+				}
+			}()
+		}
+	}()
+	return ln.Addr().(*net.TCPAddr)
+}
+
+// TestNeverHangs points every profile at a server that reads and never answers: each
+// check fails after the timeout instead of waiting forever.
+func TestNeverHangs(t *testing.T) {
+	addr := silentServer(t)
+	start := time.Now()
+	tg := validate.Target{Host: "127.0.0.1", Port: addr.Port, DataDir: data(t), Timeout: 100 * time.Millisecond}
+	out := validate.Run(t.Context(), tg, runnable)
+	for _, o := range out {
+		if o.Status != validate.Fail {
+			t.Errorf("against a silent server: %v, want FAIL", o)
+		}
+	}
+	if d := time.Since(start); d > 20*time.Second {
+		t.Errorf("Run against a silent server took %v", d)
+	}
+	t.Logf("%d checks failed against a silent server in %v; e.g.\n%s\n%s", len(out), time.Since(start).Round(time.Millisecond), out[1], out[len(out)-3])
+}
+
+// TestNothingListening: a refused connection is a failure, at once.
+func TestNothingListening(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := ln.Addr().(*net.TCPAddr).Port
+	ln.Close()
+	out := validate.Run(t.Context(), validate.Target{Port: port, DataDir: data(t), Timeout: time.Second}, []string{"baseline", "static"})
+	for _, o := range out {
+		if o.Status != validate.Fail || !strings.Contains(o.Got, "connect") {
+			t.Errorf("with nothing listening: %v, want a connect FAIL", o)
+		}
+	}
+}
+
+// TestMissingDataDir: without the data the json and static checks cannot judge, and say so.
+func TestMissingDataDir(t *testing.T) {
+	s := validatetest.Start(t, data(t), "")
+	tg := target(t, s)
+	tg.DataDir = t.TempDir()
+	out := validate.Run(t.Context(), tg, []string{"json", "static"})
+	for _, o := range out {
+		if strings.HasPrefix(o.Check, "probe") || strings.Contains(o.Check, "Content-Type") || strings.Contains(o.Check, "404") {
+			continue
+		}
+		if o.Status != validate.Fail || !strings.Contains(o.Got, "cannot check") {
+			t.Errorf("without data: %v, want FAIL (cannot check)", o)
+		}
+	}
+}
+
+// TestDeps keeps validate's imports to what the layout allows: runner/profile from this
+// module, brotli, the standard library; no test code.
+func TestDeps(t *testing.T) {
+	out, err := exec.Command("go", "list", "-deps", ".").Output()
+	if err != nil {
+		t.Skipf("go list: %v", err)
+	}
+	const module = "github.com/arenabot/arenabot"
+	allowed := map[string]bool{module + "/validate": true, module + "/runner/profile": true}
+	for dep := range strings.Lines(string(out)) {
+		dep = strings.TrimSpace(dep)
+		switch {
+		case strings.HasPrefix(dep, module) && !allowed[dep]:
+			t.Errorf("validate depends on %s; it may import only runner/profile from the module (and reads the arena data from disk)", dep)
+		case dep == "testing":
+			t.Errorf("validate depends on testing in its production build")
+		case strings.Contains(strings.Split(dep, "/")[0], ".") && !strings.HasPrefix(dep, module) && !strings.HasPrefix(dep, "github.com/andybalholm/brotli"):
+			t.Errorf("validate depends on %s; it may use only the standard library and brotli", dep)
+		}
+	}
+}
+
+// TestWrongServers runs every profile against servers that ignore the contracts: every
+// check fails, except the few a server that answers everything the same way cannot help
+// passing.
+func TestWrongServers(t *testing.T) {
+	for _, tt := range []struct {
+		name    string
+		handler http.HandlerFunc
+		passing []string // profile/check
+	}{
+		{"404 for everything", func(w http.ResponseWriter, r *http.Request) { http.NotFound(w, r) },
+			[]string{"static/404 for a missing file"}},
+		{`200 "ok" for everything`, func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "text/plain")
+			io.WriteString(w, "ok")
+		}, []string{
+			"baseline/probe GET /baseline11?a=1&b=1", "limited-conn/probe GET /baseline11?a=1&b=1",
+			"pipelined/probe GET /baseline11?a=1&b=1", "json/probe GET /json/1", "json-comp/probe GET /baseline11?a=1&b=1",
+			"upload/probe GET /baseline11?a=1&b=1", "static/probe GET /static/reset.css",
+			"pipelined/GET /pipeline", "pipelined/GET /pipeline Content-Type", "pipelined/16 pipelined GET /pipeline",
+			"baseline/GET Content-Type", "baseline/POST Content-Type", "limited-conn/GET Content-Type",
+			"limited-conn/POST Content-Type", "upload/Content-Type",
+		}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			srv := httptest.NewServer(tt.handler)
+			defer srv.Close()
+			port := srv.Listener.Addr().(*net.TCPAddr).Port
+			out := validate.Run(t.Context(), validate.Target{Port: port, DataDir: data(t), Timeout: testTimeout}, runnable)
+			for _, o := range out {
+				want := validate.Fail
+				if slices.Contains(tt.passing, o.Profile+"/"+o.Check) {
+					want = validate.Pass
+				}
+				if o.Status != want {
+					t.Errorf("%v, want %v", o, want)
+				}
+			}
+		})
+	}
+}

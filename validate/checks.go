@@ -1,0 +1,135 @@
+package validate
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// Where the contracts are written down.
+const (
+	refProfiles = "design.md Profiles; httparena.md §2"
+	refValidate = "httparena.md §2, §5"
+)
+
+// contract renders a pointer to a profile's contract: "baseline — GET … → 200 … (where)".
+func contract(profileName, text, ref string) string {
+	return profileName + " — " + text + " (" + ref + ")"
+}
+
+// suites are the checks of every profile validate knows, by profile name.
+var suites = map[string][]check{
+	"baseline":     baselineChecks("baseline"),
+	"limited-conn": baselineChecks("limited-conn"),
+	"pipelined":    pipelinedChecks(),
+	"json":         jsonChecks(),
+	"json-comp":    jsonCompChecks(),
+	"upload":       uploadChecks(),
+	"static":       staticChecks(),
+}
+
+// probeCheck is the readiness probe of the profile (runner/profile's Probe path): the
+// runner waits for it before measuring, so it must answer 200, not just anything (the
+// arena accepted any status).
+func probeCheck(profileName, path string) check {
+	return check{
+		name:     "probe GET " + path,
+		contract: contract(profileName, "the readiness probe GET "+path+" → 200", "runner/profile Probe; httparena.md §3.3"),
+		run: func(ctx context.Context, e *env) result {
+			raw := request("GET", path, nil, nil)
+			r, err := exchange(ctx, e, "GET", raw)
+			if err != nil {
+				return failed(show(raw), "200", err.Error())
+			}
+			if r.Status != 200 {
+				return failed(show(raw), "200", describe(r))
+			}
+			return passed(show(raw), "200", describe(r))
+		},
+	}
+}
+
+// expectText sends raw on a fresh connection and wants 200 with exactly the body want.
+func expectText(ctx context.Context, e *env, method string, raw []byte, want string) result {
+	exp := fmt.Sprintf("200 with body %q", want)
+	r, err := exchange(ctx, e, method, raw)
+	if err != nil {
+		return failed(show(raw), exp, err.Error())
+	}
+	if r.Status != 200 || string(r.Body) != want {
+		return failed(show(raw), exp, describe(r))
+	}
+	return passed(show(raw), exp, describe(r))
+}
+
+// expectType sends raw on a fresh connection and wants 200 with the media type want.
+func expectType(ctx context.Context, e *env, method string, raw []byte, want string) result {
+	exp := "200 with Content-Type " + want
+	r, err := exchange(ctx, e, method, raw)
+	if err != nil {
+		return failed(show(raw), exp, err.Error())
+	}
+	if r.Status != 200 || !typeMatches(r.get("Content-Type"), want) {
+		return failed(show(raw), exp, describe(r))
+	}
+	return passed(show(raw), exp, describe(r))
+}
+
+// A session sends requests one after another on a kept-alive connection, as the load
+// tools do, dialling again only when the server closed the connection (saying so, or
+// before answering a request on a reused connection).
+type session struct {
+	e *env
+	c *conn
+}
+
+func (s *session) do(ctx context.Context, method string, raw []byte) (*response, error) {
+	for attempt := 0; ; attempt++ {
+		reused := s.c != nil
+		if s.c == nil {
+			c, err := dial(ctx, s.e.addr, s.e.timeout)
+			if err != nil {
+				return nil, err
+			}
+			s.c = c
+		}
+		r, err := s.try(method, raw)
+		if err == nil {
+			if r.closes() {
+				s.close()
+			}
+			return r, nil
+		}
+		s.close()
+		if !reused || attempt > 0 || !errors.Is(err, errNoResponse) {
+			return nil, err
+		}
+	}
+}
+
+func (s *session) try(method string, raw []byte) (*response, error) {
+	if err := s.c.write(raw); err != nil {
+		return nil, err
+	}
+	return s.c.response(method)
+}
+
+func (s *session) close() {
+	if s.c != nil {
+		s.c.close()
+		s.c = nil
+	}
+}
+
+// joinFailures renders the first failure in full and names the rest.
+func joinFailures(fails []string, names []string) string {
+	if len(fails) == 0 {
+		return ""
+	}
+	s := fails[0]
+	if len(names) > 1 {
+		s += fmt.Sprintf(" (and %d more: %s)", len(names)-1, strings.Join(names[1:], ", "))
+	}
+	return s
+}

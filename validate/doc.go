@@ -1,0 +1,22 @@
+// Package validate checks that a running entry does the work each test profile asks for,
+// before its numbers are worth measuring.
+//
+// Every profile the runner can run has a list of checks ([Checks]), each a named
+// requirement of the profile's contract (design.md Profiles; httparena.md §2 and §5): status
+// codes, Content-Type, framing (a Content-Length that matches the body, or a valid chunked
+// encoding), exact bodies and JSON values for fixed and random inputs, compression when
+// asked for and only then, pipelined responses in order, uploads of several sizes, static
+// files byte for byte, requests that arrive in fragments, and malformed requests, after
+// which the server must still answer. [Run] sends them to a server and returns one
+// [Outcome] per check: PASS, FAIL with the request sent, what was expected, what came back
+// and the contract, or SKIP with the reason.
+//
+// The checks speak HTTP/1.1 through a small client of their own rather than net/http, which
+// would hide what is checked (pipelining, fragments, malformed requests, exact framing).
+// Every read and write has a deadline, and the response parser is strict and bounded.
+//
+// Imports: the standard library, brotli, and runner/profile from this module; the dataset
+// and the static files are read from the data directory at run time. The package
+// validatetest holds a server that fulfils every contract and can be told to break any one
+// check, for tests.
+package validate

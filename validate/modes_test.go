@@ -1,0 +1,200 @@
+package validate_test
+
+import (
+	"maps"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/arenabot/arenabot/validate"
+	"github.com/arenabot/arenabot/validate/validatetest"
+)
+
+// breaks names, for every check of every profile, the fixture mode under which exactly
+// that check fails.
+var breaks = map[string]map[string]string{
+	"baseline":     baselineModes("baseline"),
+	"limited-conn": baselineModes("limited-conn"),
+	"pipelined": {
+		"probe GET /baseline11?a=1&b=1": "pipelined.probe-status",
+		"GET /pipeline":                 "pipelined.pipeline-wrong-body",
+		"GET /pipeline Content-Type":    "pipelined.pipeline-content-type",
+		"16 pipelined GET /pipeline":    "pipelined.pipeline-burst",
+		"16 pipelined mixed, in order":  "pipelined.pipeline-reorder",
+	},
+	"json": {
+		"probe GET /json/1":                 "json.probe-status",
+		"GET /json load pairs":              "json.json-pairs-wrong-total",
+		"GET /json random count and m":      "json.json-random-wrong",
+		"GET /json Content-Type":            "json.json-content-type",
+		"GET /json without Accept-Encoding": "json.json-compress-unasked",
+	},
+	"json-comp": {
+		"probe GET /baseline11?a=1&b=1": "json-comp.probe-status",
+		"gzip, br: load pairs":          "json-comp.comp-pairs-uncompressed",
+		"gzip, br: random count and m":  "json-comp.comp-random-wrong",
+		"gzip only":                     "json-comp.comp-gzip-only-br",
+		"without Accept-Encoding":       "json-comp.json-compress-unasked",
+		"compressed Content-Type":       "json-comp.comp-content-type",
+		"Vary: Accept-Encoding":         "json-comp.comp-no-vary",
+	},
+	"upload": {
+		"probe GET /baseline11?a=1&b=1": "upload.probe-status",
+		"POST 17-byte text":             "upload.upload-17",
+		"POST 48 random bytes":          "upload.upload-48",
+		"POST 500 KB":                   "upload.upload-500k",
+		"POST 2 MB":                     "upload.upload-2m",
+		"POST 10 MB":                    "upload.upload-10m",
+		"POST 20 MB":                    "upload.upload-20m",
+		"POST chunked":                  "upload.upload-chunked",
+		"Content-Type":                  "upload.upload-content-type",
+	},
+	"static": {
+		"probe GET /static/reset.css":      "static.probe-status",
+		"20 files without Accept-Encoding": "static.static-identity",
+		"20 files Content-Type":            "static.static-content-type",
+		"20 files with Accept-Encoding":    "static.static-uncompressed",
+		"404 for a missing file":           "static.static-404",
+	},
+}
+
+func baselineModes(p string) map[string]string {
+	m := map[string]string{
+		"probe GET /baseline11?a=1&b=1": "probe-status",
+		"GET sum 13+42":                 "get-wrong-sum",
+		"GET Content-Type":              "get-content-type",
+		"POST Content-Length body":      "post-cl-wrong-sum",
+		"POST Content-Type":             "post-content-type",
+		"POST chunked body":             "post-chunked-wrong-sum",
+		"GET random sum":                "get-random-wrong-sum",
+		"POST random bodies":            "post-random-wrong-sum",
+		"GET framing":                   "framing",
+		"fragmented request line":       "frag-line",
+		"fragmented headers":            "frag-headers",
+		"fragmented body after headers": "frag-body",
+		"fragmented body split":         "frag-body-split",
+	}
+	if p == "baseline" {
+		maps.Copy(m, map[string]string{
+			"keep-alive":                   "keepalive-close",
+			"malformed bad Content-Length": "malformed-bad-cl",
+			"malformed bad header":         "malformed-bad-header",
+			"malformed bare CR":            "malformed-bare-cr",
+			"malformed NUL byte":           "malformed-nul",
+			"malformed obs-fold":           "malformed-fold",
+			"malformed 80 KB header":       "malformed-huge",
+			"malformed binary junk":        "malformed-junk",
+		})
+	} else {
+		m["10 requests per connection"] = "reconnect"
+	}
+	for k, v := range m {
+		m[k] = p + "." + v
+	}
+	return m
+}
+
+// failing returns the names of the failing checks, and reports any outcome of the profile
+// that is neither PASS nor the expected FAIL.
+func failing(t *testing.T, out []validate.Outcome) []string {
+	t.Helper()
+	var names []string
+	for _, o := range out {
+		switch o.Status {
+		case validate.Fail:
+			names = append(names, o.Check)
+		case validate.Skip:
+			t.Errorf("unexpected %s", o)
+		}
+	}
+	return names
+}
+
+// TestEachCheckCatchesItsMode starts the fixture once per check with the mode that breaks
+// that check, and wants exactly that check to fail while the profile's others pass.
+func TestEachCheckCatchesItsMode(t *testing.T) {
+	dir := data(t)
+	used := map[string]bool{}
+	for _, p := range runnable {
+		for _, name := range validate.Checks(p) {
+			mode, ok := breaks[p][name]
+			if !ok {
+				t.Errorf("check %s: %q has no mode that breaks it", p, name)
+				continue
+			}
+			used[mode] = true
+			t.Run(p+"/"+name, func(t *testing.T) {
+				t.Parallel()
+				s := validatetest.Start(t, dir, mode)
+				out := validate.Run(t.Context(), target(t, s), []string{p})
+				got := failing(t, out)
+				if !slices.Equal(got, []string{name}) {
+					t.Errorf("mode %s (%s): failing checks %q, want exactly [%q]", mode, validatetest.Describe(mode), got, name)
+					for _, o := range out {
+						if o.Status != validate.Pass {
+							t.Log(o)
+						}
+					}
+					return
+				}
+				for _, o := range out {
+					if o.Status != validate.Fail {
+						continue
+					}
+					if o.Request == "" || o.Expected == "" || o.Got == "" || o.Contract == "" {
+						t.Errorf("failing outcome lacks a part: %#v", o)
+					}
+					if line := o.String(); !strings.HasPrefix(line, "FAIL "+p+": "+name+": sent ") || !strings.Contains(line, "; contract: ") || strings.Contains(line, "\n") {
+						t.Errorf("String() = %q, want one line: FAIL %s: %s: sent …; expected …; got …; contract: …", line, p, name)
+					}
+					t.Log(o)
+				}
+			})
+		}
+	}
+	// Every check has its own mode.
+	seen := map[string]string{}
+	for p, m := range breaks {
+		for name, mode := range m {
+			if prev, dup := seen[mode]; dup {
+				t.Errorf("mode %s breaks both %s and %s/%s", mode, prev, p, name)
+			}
+			seen[mode] = p + "/" + name
+			if !slices.Contains(validate.Checks(p), name) {
+				t.Errorf("breaks lists %s/%q, which is not a check", p, name)
+			}
+		}
+	}
+}
+
+// TestMoreWaysToBreak runs modes outside the one-per-check table: each must make at
+// least the listed checks fail.
+func TestMoreWaysToBreak(t *testing.T) {
+	dir := data(t)
+	for _, tt := range []struct {
+		mode    string
+		profile string
+		want    []string
+	}{
+		{"baseline.no-length", "baseline", []string{"GET framing", "keep-alive"}},
+		{"static.static-no-vary", "static", []string{"20 files with Accept-Encoding"}},
+		{"static.static-mislabel", "static", []string{"20 files with Accept-Encoding"}},
+	} {
+		t.Run(tt.mode, func(t *testing.T) {
+			t.Parallel()
+			s := validatetest.Start(t, dir, tt.mode)
+			out := validate.Run(t.Context(), target(t, s), []string{tt.profile})
+			got := failing(t, out)
+			for _, w := range tt.want {
+				if !slices.Contains(got, w) {
+					t.Errorf("mode %s: failing checks %q, want them to include %q", tt.mode, got, w)
+				}
+			}
+			for _, o := range out {
+				if o.Status == validate.Fail {
+					t.Log(o)
+				}
+			}
+		})
+	}
+}

@@ -1,0 +1,223 @@
+package validate
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/arenabot/arenabot/runner/profile"
+)
+
+// staticDir is the static files' directory inside the data directory.
+const staticDir = "static"
+
+// staticFiles returns the names of the files the static profile requests, from its request
+// files in the profile table ("static-<name>.raw"), sorted.
+func staticFiles() []string {
+	p, _ := profile.Lookup("static")
+	var names []string
+	for _, r := range p.Requests {
+		name, ok := strings.CutPrefix(r, "static-")
+		if name, ok2 := strings.CutSuffix(name, ".raw"); ok && ok2 {
+			names = append(names, name)
+		}
+	}
+	slices.Sort(names)
+	return names
+}
+
+// staticAcceptEncoding is the Accept-Encoding the static profile's requests carry.
+func staticAcceptEncoding() string {
+	p, _ := profile.Lookup("static")
+	for _, h := range p.Headers {
+		if v, ok := strings.CutPrefix(h, "Accept-Encoding: "); ok {
+			return v
+		}
+	}
+	return "br;q=1, gzip;q=0.8"
+}
+
+func staticChecks() []check {
+	const p = "static"
+	names := staticFiles()
+	ae := staticAcceptEncoding()
+	ref := func(text string) string { return contract(p, text, refProfiles) }
+	const types = ".css text/css, .js text/javascript (or application/javascript), .json application/json, .html text/html, .svg image/svg+xml, .woff2 font/woff2, .webp image/webp"
+	n := len(names)
+	return []check{
+		probeCheck(p, "/static/reset.css"),
+		{
+			name:     fmt.Sprintf("%d files without Accept-Encoding", n),
+			contract: ref("GET /static/<file> without Accept-Encoding → 200, no Content-Encoding, the file's exact bytes"),
+			run: func(ctx context.Context, e *env) result {
+				return eachFile(ctx, e, names, "", "200 with the file's exact bytes and no Content-Encoding", func(name string, file []byte, r *response) string {
+					switch {
+					case r.Status != 200:
+						return describe(r)
+					case !encodingNone.allows(r.get("Content-Encoding")):
+						return describe(r) + ": Content-Encoding on a request that did not accept one"
+					case !bytes.Equal(r.Body, file):
+						return describe(r) + ": " + diffBytes(r.Body, file)
+					}
+					return ""
+				})
+			},
+		},
+		{
+			name:     fmt.Sprintf("%d files Content-Type", n),
+			contract: ref("GET /static/<file> → the Content-Type of its extension (parameters such as charset ignored): " + types),
+			run: func(ctx context.Context, e *env) result {
+				return eachFile(ctx, e, names, "", "200 with the Content-Type of the file's extension", func(name string, file []byte, r *response) string {
+					want := staticType(name)
+					switch {
+					case r.Status != 200:
+						return describe(r)
+					case want != "" && !typeMatches(r.get("Content-Type"), want):
+						return fmt.Sprintf("%s (expected Content-Type %s)", describe(r), want)
+					}
+					return ""
+				})
+			},
+		},
+		{
+			name:     fmt.Sprintf("%d files with Accept-Encoding", n),
+			contract: ref("GET /static/<file> with Accept-Encoding: " + ae + " → 200 with the file's Content-Type; compressed (Content-Encoding br or gzip, Vary: Accept-Encoding, decoding to the file's exact bytes) wherever the data directory has a precompressed twin <file>.br or <file>.gz at least 10% smaller than the file, which entries are expected to serve; otherwise compressed the same way or the exact bytes"),
+			run: func(ctx context.Context, e *env) result {
+				exp := "200, Content-Encoding br or gzip with Vary: Accept-Encoding, decoding to the file's exact bytes (required where a .br or .gz twin at least 10% smaller exists)"
+				return eachFile(ctx, e, names, ae, exp, func(name string, file []byte, r *response) string {
+					return judgeCompressed(e, name, file, r)
+				})
+			},
+		},
+		{
+			name:     "404 for a missing file",
+			contract: ref("GET /static/<a file that does not exist> → 404"),
+			run: func(ctx context.Context, e *env) result {
+				raw := request("GET", "/static/nonexistent.txt", nil, nil)
+				r, err := exchange(ctx, e, "GET", raw)
+				if err != nil {
+					return failed(show(raw), "404", err.Error())
+				}
+				if r.Status != 404 {
+					return failed(show(raw), "404", describe(r))
+				}
+				return passed(show(raw), "404", describe(r))
+			},
+		},
+	}
+}
+
+func judgeCompressed(e *env, name string, file []byte, r *response) string {
+	if r.Status != 200 {
+		return describe(r)
+	}
+	if want := staticType(name); want != "" && !typeMatches(r.get("Content-Type"), want) {
+		return fmt.Sprintf("%s (expected Content-Type %s)", describe(r), want)
+	}
+	ce := r.get("Content-Encoding")
+	if encodingNone.allows(ce) {
+		if twin := twinOf(e, name); twin != "" {
+			return fmt.Sprintf("%s: not compressed, though the data directory has %s for the server to send", describe(r), twin)
+		}
+		if !bytes.Equal(r.Body, file) {
+			return describe(r) + ": " + diffBytes(r.Body, file)
+		}
+		return ""
+	}
+	if !encodingGzipOrBr.allows(ce) {
+		return describe(r) + ": Content-Encoding must be br or gzip"
+	}
+	if !varies(r) {
+		return describe(r) + ": a compressed response without Vary: Accept-Encoding"
+	}
+	body, err := decodeBody(r.Body, ce)
+	if err != nil {
+		return fmt.Sprintf("%s: the body does not decode: %v", describe(r), err)
+	}
+	if !bytes.Equal(body, file) {
+		return fmt.Sprintf("%s: decoded, %s", describe(r), diffBytes(body, file))
+	}
+	return ""
+}
+
+// twinOf returns the name of a precompressed twin of the static file that is worth
+// serving, or "". A twin counts when it saves at least a tenth of the file's size: the
+// twins of already-compressed formats (woff2, webp) are as large as the files, and servers
+// rightly send those as they are.
+func twinOf(e *env, name string) string {
+	orig, err := os.Stat(filepath.Join(e.data.dir, staticDir, name))
+	if err != nil {
+		return ""
+	}
+	for _, ext := range []string{".br", ".gz"} {
+		fi, err := os.Stat(filepath.Join(e.data.dir, staticDir, name+ext))
+		if err == nil && fi.Mode().IsRegular() && fi.Size()*10 <= orig.Size()*9 {
+			return staticDir + "/" + name + ext
+		}
+	}
+	return ""
+}
+
+// eachFile requests every static file on a kept-alive connection and judges each response
+// with judge, which returns "" or what is wrong.
+func eachFile(ctx context.Context, e *env, names []string, acceptEncoding, exp string, judge func(name string, file []byte, r *response) string) result {
+	var headers []string
+	if acceptEncoding != "" {
+		headers = []string{"Accept-Encoding: " + acceptEncoding}
+	}
+	req := fmt.Sprintf("GET /static/<each of %d files>", len(names))
+	if acceptEncoding != "" {
+		req += " with Accept-Encoding: " + acceptEncoding
+	} else {
+		req += " without Accept-Encoding"
+	}
+	s := &session{e: e}
+	defer s.close()
+	var fails, failed1 []string
+	firstReq := ""
+	for _, name := range names {
+		file, err := os.ReadFile(filepath.Join(e.data.dir, staticDir, name))
+		if err != nil {
+			return failed(req, exp, "cannot check: read the static file: "+err.Error())
+		}
+		raw := request("GET", "/static/"+name, headers, nil)
+		var problem string
+		r, err := s.do(ctx, "GET", raw)
+		if err != nil {
+			problem = err.Error()
+		} else {
+			problem = judge(name, file, r)
+		}
+		if problem != "" {
+			if firstReq == "" {
+				firstReq = show(raw)
+			}
+			fails = append(fails, name+": "+problem)
+			failed1 = append(failed1, name)
+		}
+		if err != nil || ctx.Err() != nil {
+			break // the connection failed: the other files would only wait for it again
+		}
+	}
+	if len(fails) > 0 {
+		return failed(firstReq, exp, joinFailures(fails, failed1))
+	}
+	return passed(req, exp, fmt.Sprintf("all %d files", len(names)))
+}
+
+// diffBytes says how got differs from the file want.
+func diffBytes(got, want []byte) string {
+	n := min(len(got), len(want))
+	i := 0
+	for i < n && got[i] == want[i] {
+		i++
+	}
+	if i == n && len(got) != len(want) {
+		return fmt.Sprintf("%d bytes, the file has %d (the first %d agree)", len(got), len(want), n)
+	}
+	return fmt.Sprintf("%d bytes, the file has %d; they differ from byte %d on", len(got), len(want), i)
+}

@@ -1,0 +1,303 @@
+package validate
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"net"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/arenabot/arenabot/runner/profile"
+)
+
+// A Status is the verdict of one check.
+type Status int
+
+const (
+	Pass Status = iota // the server did what the contract asks
+	Fail               // it did not; the outcome says what was sent, expected and got
+	Skip               // the check was not run; the outcome says why
+)
+
+// String returns "PASS", "FAIL" or "SKIP".
+func (s Status) String() string {
+	switch s {
+	case Pass:
+		return "PASS"
+	case Fail:
+		return "FAIL"
+	case Skip:
+		return "SKIP"
+	}
+	return "Status(" + strconv.Itoa(int(s)) + ")"
+}
+
+// An Outcome is the result of one check against one server.
+type Outcome struct {
+	Profile  string // "baseline"
+	Check    string // "GET sum 13+42"; empty for an outcome about the whole profile
+	Status   Status
+	Request  string        // what was sent, printable and cut to about 300 bytes
+	Expected string        // what the contract asks for
+	Got      string        // what came back, printable and cut short
+	Contract string        // the contract the check enforces, and where it is written down
+	Reason   string        // why the check was skipped
+	Elapsed  time.Duration // how long the check took
+}
+
+// String renders the outcome on one line: "PASS baseline: GET sum 13+42", "FAIL baseline:
+// POST chunked body: sent …; expected …; got …; contract: …" or "SKIP json-tls: reason".
+func (o Outcome) String() string {
+	name := o.Profile
+	if o.Check != "" {
+		name += ": " + o.Check
+	}
+	switch o.Status {
+	case Pass:
+		return "PASS " + name
+	case Skip:
+		return "SKIP " + name + ": " + o.Reason
+	}
+	var parts []string
+	if o.Request != "" {
+		parts = append(parts, "sent "+o.Request)
+	}
+	if o.Expected != "" {
+		parts = append(parts, "expected "+o.Expected)
+	}
+	if o.Got != "" {
+		parts = append(parts, "got "+o.Got)
+	}
+	if o.Contract != "" {
+		parts = append(parts, "contract: "+o.Contract)
+	}
+	return o.Status.String() + " " + name + ": " + strings.Join(parts, "; ")
+}
+
+// A Target is a running server to check.
+type Target struct {
+	Host    string        // "127.0.0.1"; empty means 127.0.0.1
+	Port    int           // 0: the profile's port (runner/profile); tests point it elsewhere
+	DataDir string        // the arena data directory the server was started with (dataset.json, static/)
+	Timeout time.Duration // per read and per write; 0 means 5s
+}
+
+// defaultTimeout is Target.Timeout's zero value.
+const defaultTimeout = 5 * time.Second
+
+// parallelChecks bounds how many checks run at once.
+const parallelChecks = 8
+
+// Checks lists the names of the checks of a profile, in the order Run reports them. It
+// returns nil for a profile without checks (unknown, or one this harness cannot run yet).
+func Checks(profileName string) []string {
+	var names []string
+	for _, c := range suites[profileName] {
+		names = append(names, c.name)
+	}
+	return names
+}
+
+// Run runs the checks of the given profiles against a server and returns one outcome per
+// check, in profile order (runner/profile) and then check order (Checks), whatever the
+// order of profiles. A profile the harness cannot run yet yields one SKIP with the reason;
+// an unknown name yields one FAIL. Checks run concurrently, at most 8 at a time, except the
+// malformed-request checks, which run one after another once the others are done, each
+// followed by a fresh request that shows whether the server still answers. When ctx ends,
+// checks not yet finished are reported as skipped. Run returns when every check it started
+// has returned.
+func Run(ctx context.Context, t Target, profiles []string) []Outcome {
+	if t.Host == "" {
+		t.Host = "127.0.0.1"
+	}
+	if t.Timeout <= 0 {
+		t.Timeout = defaultTimeout
+	}
+	data := newData(t.DataDir)
+	var out []Outcome
+	type job struct {
+		slot int
+		c    check
+		e    *env
+	}
+	var parallel, serial []job
+	for _, name := range orderProfiles(profiles) {
+		p, ok := profile.Lookup(name)
+		if !ok {
+			exp := "one of " + strings.Join(profile.Names(), ", ")
+			if near := profile.Closest(name, 3); len(near) > 0 {
+				exp = "a profile name such as " + strings.Join(near, ", ")
+			}
+			out = append(out, Outcome{Profile: name, Status: Fail, Expected: exp, Got: "unknown profile " + strconv.Quote(name), Contract: "the profile table (runner/profile; design.md Profiles)"})
+			continue
+		}
+		if !p.Runnable() {
+			out = append(out, Outcome{Profile: name, Status: Skip, Reason: p.Unsupported})
+			continue
+		}
+		checks := suites[name]
+		if len(checks) == 0 {
+			out = append(out, Outcome{Profile: name, Status: Skip, Reason: "validate has no checks for this profile yet"})
+			continue
+		}
+		port := t.Port
+		if port == 0 {
+			port = p.Port
+		}
+		e := &env{
+			profile: p,
+			addr:    net.JoinHostPort(t.Host, strconv.Itoa(port)),
+			timeout: t.Timeout,
+			data:    data,
+		}
+		for _, c := range checks {
+			j := job{len(out), c, e}
+			out = append(out, Outcome{Profile: name, Check: c.name, Contract: c.contract})
+			if c.serial {
+				serial = append(serial, j)
+			} else {
+				parallel = append(parallel, j)
+			}
+		}
+	}
+	runJob := func(j job) {
+		out[j.slot] = runCheck(ctx, j.e, j.c, out[j.slot])
+	}
+	jobs := make(chan job)
+	var wg sync.WaitGroup
+	for range min(parallelChecks, len(parallel)) {
+		wg.Go(func() {
+			for j := range jobs {
+				runJob(j)
+			}
+		})
+	}
+	for _, j := range parallel {
+		jobs <- j
+	}
+	close(jobs)
+	wg.Wait()
+	for _, j := range serial {
+		runJob(j)
+	}
+	return out
+}
+
+// orderProfiles returns the names once each, known ones in profile order, unknown ones
+// after them in the order given.
+func orderProfiles(names []string) []string {
+	var known, unknown []string
+	for _, n := range names {
+		if slices.Contains(known, n) || slices.Contains(unknown, n) {
+			continue
+		}
+		if profile.Index(n) >= 0 {
+			known = append(known, n)
+		} else {
+			unknown = append(unknown, n)
+		}
+	}
+	slices.SortFunc(known, func(a, b string) int { return profile.Index(a) - profile.Index(b) })
+	return append(known, unknown...)
+}
+
+// checkBudget bounds one check in units of the per-operation timeout: the largest upload
+// needs many reads and writes, none of which may stall for a whole timeout.
+const checkBudget = 20
+
+// runCheck runs one check under its own deadline and fills in o.
+func runCheck(ctx context.Context, e *env, c check, o Outcome) Outcome {
+	if err := ctx.Err(); err != nil {
+		o.Status, o.Reason = Skip, "cancelled: "+err.Error()
+		return o
+	}
+	start := time.Now()
+	cctx, cancel := context.WithTimeout(ctx, checkBudget*e.timeout)
+	defer cancel()
+	r := c.run(cctx, e)
+	o.Elapsed = time.Since(start)
+	o.Request, o.Expected, o.Got = clip(r.request, 400), clip(r.expected, 400), clip(r.got, 700)
+	o.Status, o.Reason = r.status, r.reason
+	switch {
+	case ctx.Err() != nil && r.status != Pass:
+		o.Status, o.Reason = Skip, "cancelled: "+ctx.Err().Error()
+	case errors.Is(cctx.Err(), context.DeadlineExceeded) && r.status == Fail:
+		o.Got += fmt.Sprintf(" (the check ran out of its %v budget)", checkBudget*e.timeout)
+	}
+	return o
+}
+
+// Summary counts the outcomes and renders the final line, "N passed, N failed, N skipped".
+func Summary(o []Outcome) (pass, fail, skip int, line string) {
+	for _, x := range o {
+		switch x.Status {
+		case Pass:
+			pass++
+		case Fail:
+			fail++
+		default:
+			skip++
+		}
+	}
+	return pass, fail, skip, fmt.Sprintf("%d passed, %d failed, %d skipped", pass, fail, skip)
+}
+
+// FirstFailure returns the first failing outcome of the named profile, if there is one.
+func FirstFailure(o []Outcome, profileName string) (Outcome, bool) {
+	for _, x := range o {
+		if x.Profile == profileName && x.Status == Fail {
+			return x, true
+		}
+	}
+	return Outcome{}, false
+}
+
+// An env is what the checks of one profile share: where the server is and the data it
+// serves.
+type env struct {
+	profile profile.Profile
+	addr    string // "127.0.0.1:8080"
+	timeout time.Duration
+	data    *data
+}
+
+// rand returns a new random source for one check (checks run concurrently).
+func (e *env) rand() *rand.Rand { return rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64())) }
+
+// A check is one named requirement of a profile's contract.
+type check struct {
+	name     string
+	contract string
+	serial   bool // run alone, after the others (malformed requests)
+	run      func(ctx context.Context, e *env) result
+}
+
+// A result is what a check found.
+type result struct {
+	status                 Status
+	request, expected, got string
+	reason                 string
+}
+
+func passed(request, expected, got string) result {
+	return result{status: Pass, request: request, expected: expected, got: got}
+}
+
+func failed(request, expected, got string) result {
+	return result{status: Fail, request: request, expected: expected, got: got}
+}
+
+// data is the arena data directory, read once per Run and shared by its checks.
+type data struct {
+	dir     string
+	dataset func() (dataset, error)
+}
+
+func newData(dir string) *data {
+	return &data{dir: dir, dataset: sync.OnceValues(func() (dataset, error) { return loadDataset(dir) })}
+}
