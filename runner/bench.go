@@ -69,9 +69,12 @@ type Config struct {
 	BuildNetwork string
 
 	ReadyTimeout time.Duration // how long a server may take to answer its probe; 0 means 30s
-	Nofile       int64         // nofile limit of servers and tool containers; 0 means this process's hard limit
-	CgroupRoot   string        // "" means /sys/fs/cgroup
-	ScratchDir   string        // scripts and build logs; "" means a temporary directory
+
+	// SkipValidation measures without validating the profiles first (harness benchmarks).
+	SkipValidation bool
+	Nofile         int64  // nofile limit of servers and tool containers; 0 means this process's hard limit
+	CgroupRoot     string // "" means /sys/fs/cgroup
+	ScratchDir     string // scripts and build logs; "" means a temporary directory
 
 	Commit, Host string // recorded in every result
 
@@ -147,12 +150,8 @@ func (b *Bencher) Prepare(ctx context.Context, plan Plan) error {
 	} else if n > 0 {
 		b.note(fmt.Sprintf("removed %d leftover container(s) of an earlier run", n))
 	}
-	if b.cfg.ScratchDir == "" {
-		dir, err := os.MkdirTemp("", "arenabot-bench-")
-		if err != nil {
-			return err
-		}
-		b.cfg.ScratchDir = dir
+	if _, err := b.scratch(); err != nil {
+		return err
 	}
 	for _, t := range plan.Targets {
 		for _, p := range t.Profiles {
@@ -238,8 +237,10 @@ func (b *Bencher) ensureLoadgenImage(ctx context.Context) error {
 }
 
 // Measure runs a plan and returns one row per entry × profile × connection count, in plan
-// order. A failure of a build, a readiness probe or a load tool fails that entry's or that
-// row's measurement and the run goes on; only a cancelled ctx stops it early.
+// order. Each entry's selected profiles are validated first; a profile that fails is not
+// measured and its rows carry a *ValidationFailure. A failure of a build, a readiness probe
+// or a load tool fails that entry's or that row's measurement and the run goes on; only a
+// cancelled ctx stops it early.
 func (b *Bencher) Measure(ctx context.Context, plan Plan) ([]Row, error) {
 	total := plan.Rows() * b.cfg.Runs
 	var rows []Row
@@ -247,14 +248,20 @@ func (b *Bencher) Measure(ctx context.Context, plan Plan) ([]Row, error) {
 		for _, s := range t.Skipped {
 			b.note(fmt.Sprintf("%s: skipping %s", t.Entry.Name, s))
 		}
-		image, buildErr := b.buildEntry(ctx, t.Entry)
+		image, entryErr := b.buildEntry(ctx, t.Entry)
+		var invalid map[string]error
+		if entryErr == nil && !b.cfg.SkipValidation {
+			invalid, entryErr = b.gate(ctx, image, t)
+		}
 		for _, p := range t.Profiles {
 			for _, conns := range p.ConnCounts(plan.Lite) {
 				row := Row{Entry: t.Entry, Profile: p, Conns: conns}
 				done := len(rows) * b.cfg.Runs
 				desc := fmt.Sprintf("%s %s %dc", t.Entry.Name, p.Name, conns)
-				if buildErr != nil {
-					row.Err = buildErr
+				if entryErr != nil {
+					row.Err = entryErr
+				} else if invalid[p.Name] != nil {
+					row.Err = invalid[p.Name]
 				} else if err := ctx.Err(); err != nil {
 					row.Err = err
 				} else {
@@ -292,7 +299,11 @@ func (b *Bencher) buildEntry(ctx context.Context, e frameworks.Entry) (string, e
 }
 
 func (b *Bencher) build(ctx context.Context, dir, tag, name string, args map[string]string) error {
-	logPath := filepath.Join(b.cfg.ScratchDir, "build-"+name+".log")
+	scratch, err := b.scratch()
+	if err != nil {
+		return err
+	}
+	logPath := filepath.Join(scratch, "build-"+name+".log")
 	f, err := os.Create(logPath)
 	if err != nil {
 		return err
@@ -596,6 +607,19 @@ func (b *Bencher) threads() int {
 		return max(numCPU()/2, 1)
 	}
 	return max(cpusetSize(b.cfg.LoadgenCPUs), 1)
+}
+
+// scratch returns the directory for scripts and build logs, making a temporary one on first
+// use when the configuration names none.
+func (b *Bencher) scratch() (string, error) {
+	if b.cfg.ScratchDir == "" {
+		dir, err := os.MkdirTemp("", "arenabot-bench-")
+		if err != nil {
+			return "", err
+		}
+		b.cfg.ScratchDir = dir
+	}
+	return b.cfg.ScratchDir, nil
 }
 
 func (b *Bencher) step(desc string, done, total int) {

@@ -121,3 +121,36 @@ func didYouMean(c []string) string {
 	}
 	return " (did you mean " + strings.Join(c, " or ") + "?)"
 }
+
+// ValidationTests resolves what `arenabot validate` checks for one entry: the named tests
+// (each must be known and subscribed), or every test the entry subscribes to. Unlike
+// NewPlan it keeps tests the harness cannot run yet, which validate reports as skipped.
+func ValidationTests(root, name string, tests []string) (frameworks.Entry, []string, error) {
+	e, err := frameworks.Load(root, name, profile.Names())
+	if err != nil {
+		return e, nil, fmt.Errorf("%w: %w", ErrInput, err)
+	}
+	if len(tests) == 0 {
+		var out []string
+		for _, p := range profile.All {
+			if e.Subscribes(p.Name) {
+				out = append(out, p.Name)
+			}
+		}
+		return e, out, nil
+	}
+	var out []string
+	for _, t := range tests {
+		if _, ok := profile.Lookup(t); !ok {
+			return e, nil, fmt.Errorf("%w: unknown test %q%s; the tests are: %s", ErrInput, t, didYouMean(profile.Closest(t, 3)), strings.Join(profile.Names(), ", "))
+		}
+		if !e.Subscribes(t) {
+			return e, nil, fmt.Errorf("%w: %s does not subscribe to %q (its meta.json tests are %s); add it to the tests of %s/%s/meta.json or pick one of those", ErrInput, name, t, strings.Join(e.Meta.Tests, ", "), root, name)
+		}
+		if !slices.Contains(out, t) {
+			out = append(out, t)
+		}
+	}
+	slices.SortFunc(out, func(a, b string) int { return profile.Index(a) - profile.Index(b) })
+	return e, out, nil
+}

@@ -7,8 +7,6 @@ import (
 	"io"
 	"io/fs"
 	"log/slog"
-	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -17,28 +15,21 @@ import (
 	"github.com/arenabot/arenabot/bot/report"
 	"github.com/arenabot/arenabot/frameworks"
 	"github.com/arenabot/arenabot/runner"
-	"github.com/arenabot/arenabot/runner/arenadata"
-	"github.com/arenabot/arenabot/runner/docker"
 	"github.com/arenabot/arenabot/runner/profile"
 	"github.com/arenabot/arenabot/runner/result"
 )
 
 type benchConfig struct {
-	Frameworks   []string
-	Tests        []string
-	Lite         bool
-	Runs         int
-	Duration     time.Duration
-	Save         bool
-	Compare      string
-	Root         string
-	CacheDir     string
-	ServerCPUs   string
-	LoadgenCPUs  string
-	Threads      int
-	BuildArgs    map[string]string
-	ReadyTimeout time.Duration
-	Verbose      bool
+	hostConfig
+	Frameworks  []string
+	Tests       []string
+	Lite        bool
+	Runs        int
+	Duration    time.Duration
+	Save        bool
+	Compare     string
+	LoadgenCPUs string
+	Threads     int
 }
 
 func parseBench(args []string, getenv func(string) string, stderr io.Writer) (benchConfig, error) {
@@ -49,21 +40,15 @@ func parseBench(args []string, getenv func(string) string, stderr io.Writer) (be
 		fs.PrintDefaults()
 	}
 	var c benchConfig
-	var buildArgs []string
 	fs.StringSliceVarP(&c.Tests, "test", "t", nil, "tests to run, comma separated (default: every test the entry subscribes to)")
 	fs.BoolVar(&c.Lite, "lite", false, "contributors' mode: no CPU pinning, one connection count per test, load tools in Docker")
 	fs.IntVar(&c.Runs, "runs", 3, "runs per measurement; the best is reported")
 	fs.DurationVar(&c.Duration, "duration", 0, "length of one run (default: the test's own, else 5s)")
 	fs.BoolVar(&c.Save, "save", false, "write frameworks/<name>/results/<test>-<conns>.json")
 	fs.StringVar(&c.Compare, "compare", "", "show deltas against this entry instead of each entry's committed results")
-	fs.StringVar(&c.Root, "root", envOr(getenv, "ARENA_REPO_DIR", "."), "the arena repository (env ARENA_REPO_DIR)")
-	fs.StringVar(&c.CacheDir, "cache-dir", defaultCacheDir(getenv), "where the generated arena data is kept (env ARENA_CACHE_DIR)")
-	fs.StringVar(&c.ServerCPUs, "server-cpus", getenv("ARENA_SERVER_CPUS"), "cpuset of the servers (env ARENA_SERVER_CPUS; default: lower half of the CPUs)")
 	fs.StringVar(&c.LoadgenCPUs, "loadgen-cpus", getenv("ARENA_LOADGEN_CPUS"), "cpuset of the load tools (env ARENA_LOADGEN_CPUS; default: upper half)")
 	fs.IntVar(&c.Threads, "threads", 0, "load-tool threads (default: one per load-generator CPU)")
-	fs.StringArrayVar(&buildArgs, "build-arg", splitList(getenv("ARENA_BUILD_ARGS")), "KEY=VALUE passed to every entry build (env ARENA_BUILD_ARGS, comma separated)")
-	fs.DurationVar(&c.ReadyTimeout, "ready-timeout", 30*time.Second, "how long a server may take to answer its readiness probe")
-	fs.BoolVarP(&c.Verbose, "verbose", "v", false, "log every step")
+	c.hostConfig.flags(fs, getenv)
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, pflag.ErrHelp) {
 			return c, errReported
@@ -80,25 +65,11 @@ func parseBench(args []string, getenv func(string) string, stderr io.Writer) (be
 	if c.Duration < 0 || (c.Duration > 0 && c.Duration < time.Second) {
 		return c, fmt.Errorf("bench: --duration %s: give at least 1s (wrk measures in whole seconds)", c.Duration)
 	}
-	c.BuildArgs = map[string]string{}
-	for _, kv := range buildArgs {
-		k, v, ok := strings.Cut(kv, "=")
-		if !ok || k == "" {
-			return c, fmt.Errorf("bench: --build-arg %q: want KEY=VALUE", kv)
-		}
-		c.BuildArgs[k] = v
-	}
-	return c, nil
+	return c, c.hostConfig.finish("bench")
 }
 
 func bench(ctx context.Context, c benchConfig, stdout, stderr io.Writer) error {
-	level := slog.LevelWarn
-	if c.Verbose {
-		level = slog.LevelInfo
-	}
-	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
-	root := filepath.Join(c.Root, "frameworks")
-
+	root := c.frameworksDir()
 	plan, err := runner.NewPlan(root, c.Frameworks, c.Tests, c.Lite)
 	if err != nil {
 		return err
@@ -108,33 +79,17 @@ func bench(ctx context.Context, c benchConfig, stdout, stderr io.Writer) error {
 			return fmt.Errorf("--compare: %w", err)
 		}
 	}
-	eng, err := docker.New(ctx)
+	eng, dataDir, err := c.connect(ctx)
 	if err != nil {
 		return err
 	}
 	defer eng.Close()
-	dataDir, err := arenadata.Ensure(c.CacheDir)
-	if err != nil {
-		return fmt.Errorf("arena data: %w", err)
-	}
-	host, _ := os.Hostname()
 	bar := newProgress(stderr)
-	b := runner.New(eng, runner.Config{
-		Root:         c.Root,
-		DataDir:      dataDir,
-		Lite:         c.Lite,
-		Runs:         c.Runs,
-		Duration:     c.Duration,
-		ServerCPUs:   c.ServerCPUs,
-		LoadgenCPUs:  c.LoadgenCPUs,
-		Threads:      c.Threads,
-		BuildArgs:    c.BuildArgs,
-		ReadyTimeout: c.ReadyTimeout,
-		Commit:       runner.GitCommit(ctx, c.Root),
-		Host:         host,
-		Log:          log,
-		Progress:     bar,
-	})
+	cfg := c.runnerConfig(ctx, dataDir)
+	cfg.Lite, cfg.Runs, cfg.Duration = c.Lite, c.Runs, c.Duration
+	cfg.LoadgenCPUs, cfg.Threads = c.LoadgenCPUs, c.Threads
+	cfg.Log, cfg.Progress = c.logger(stderr), bar
+	b := runner.New(eng, cfg)
 	if err := b.Prepare(ctx, plan); err != nil {
 		return err
 	}
@@ -250,31 +205,4 @@ func orNone(s string) string {
 		return "—"
 	}
 	return s
-}
-
-func envOr(getenv func(string) string, key, def string) string {
-	if v := getenv(key); v != "" {
-		return v
-	}
-	return def
-}
-
-func splitList(s string) []string {
-	var out []string
-	for f := range strings.SplitSeq(s, ",") {
-		if f = strings.TrimSpace(f); f != "" {
-			out = append(out, f)
-		}
-	}
-	return out
-}
-
-func defaultCacheDir(getenv func(string) string) string {
-	if v := getenv("ARENA_CACHE_DIR"); v != "" {
-		return v
-	}
-	if d, err := os.UserCacheDir(); err == nil {
-		return filepath.Join(d, "arenabot")
-	}
-	return filepath.Join(os.TempDir(), "arenabot-cache")
 }

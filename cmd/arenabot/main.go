@@ -31,6 +31,8 @@ const usage = `usage: arenabot <command> [flags]
 commands:
   bench <framework>... [-t test,...] [--lite] [--runs N] [--duration D] [--save] [--compare X]
         build, measure and print the results tables
+  validate <framework> [-t test,...]
+        build and start the entry, check every contract it subscribes to
 
 run 'arenabot <command> --help' for a command's flags.
 `
@@ -47,6 +49,12 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 			return err
 		}
 		return bench(ctx, cfg, stdout, stderr)
+	case "validate":
+		cfg, err := parseValidate(args[1:], getenv, stderr)
+		if err != nil {
+			return err
+		}
+		return validateEntry(ctx, cfg, stdout, stderr)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return nil

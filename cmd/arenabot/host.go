@@ -1,0 +1,115 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"github.com/arenabot/arenabot/runner"
+	"github.com/arenabot/arenabot/runner/arenadata"
+	"github.com/arenabot/arenabot/runner/docker"
+)
+
+// hostConfig is what every subcommand that builds and starts entries on this host needs.
+type hostConfig struct {
+	Root         string
+	CacheDir     string
+	ServerCPUs   string
+	BuildArgs    map[string]string
+	ReadyTimeout time.Duration
+	Verbose      bool
+
+	buildArgs []string
+}
+
+func (h *hostConfig) flags(fs *pflag.FlagSet, getenv func(string) string) {
+	fs.StringVar(&h.Root, "root", envOr(getenv, "ARENA_REPO_DIR", "."), "the arena repository (env ARENA_REPO_DIR)")
+	fs.StringVar(&h.CacheDir, "cache-dir", defaultCacheDir(getenv), "where the generated arena data is kept (env ARENA_CACHE_DIR)")
+	fs.StringVar(&h.ServerCPUs, "server-cpus", getenv("ARENA_SERVER_CPUS"), "cpuset of the servers (env ARENA_SERVER_CPUS; default: lower half of the CPUs)")
+	fs.StringArrayVar(&h.buildArgs, "build-arg", splitList(getenv("ARENA_BUILD_ARGS")), "KEY=VALUE passed to every entry build (env ARENA_BUILD_ARGS, comma separated)")
+	fs.DurationVar(&h.ReadyTimeout, "ready-timeout", 30*time.Second, "how long a server may take to answer its readiness probe")
+	fs.BoolVarP(&h.Verbose, "verbose", "v", false, "log every step")
+}
+
+func (h *hostConfig) finish(cmd string) error {
+	h.BuildArgs = map[string]string{}
+	for _, kv := range h.buildArgs {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok || k == "" {
+			return fmt.Errorf("%s: --build-arg %q: want KEY=VALUE", cmd, kv)
+		}
+		h.BuildArgs[k] = v
+	}
+	return nil
+}
+
+func (h *hostConfig) logger(stderr interface{ Write([]byte) (int, error) }) *slog.Logger {
+	level := slog.LevelWarn
+	if h.Verbose {
+		level = slog.LevelInfo
+	}
+	return slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
+}
+
+// connect reaches the Docker Engine and materialises the arena data.
+func (h *hostConfig) connect(ctx context.Context) (*docker.Engine, string, error) {
+	eng, err := docker.New(ctx)
+	if err != nil {
+		return nil, "", err
+	}
+	dataDir, err := arenadata.Ensure(h.CacheDir)
+	if err != nil {
+		eng.Close()
+		return nil, "", fmt.Errorf("arena data: %w", err)
+	}
+	return eng, dataDir, nil
+}
+
+// runnerConfig is the part of runner.Config this host's flags decide.
+func (h *hostConfig) runnerConfig(ctx context.Context, dataDir string) runner.Config {
+	host, _ := os.Hostname()
+	return runner.Config{
+		Root:         h.Root,
+		DataDir:      dataDir,
+		ServerCPUs:   h.ServerCPUs,
+		BuildArgs:    h.BuildArgs,
+		ReadyTimeout: h.ReadyTimeout,
+		Commit:       runner.GitCommit(ctx, h.Root),
+		Host:         host,
+	}
+}
+
+func (h *hostConfig) frameworksDir() string { return filepath.Join(h.Root, "frameworks") }
+
+func envOr(getenv func(string) string, key, def string) string {
+	if v := getenv(key); v != "" {
+		return v
+	}
+	return def
+}
+
+func splitList(s string) []string {
+	var out []string
+	for f := range strings.SplitSeq(s, ",") {
+		if f = strings.TrimSpace(f); f != "" {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+func defaultCacheDir(getenv func(string) string) string {
+	if v := getenv("ARENA_CACHE_DIR"); v != "" {
+		return v
+	}
+	if d, err := os.UserCacheDir(); err == nil {
+		return filepath.Join(d, "arenabot")
+	}
+	return filepath.Join(os.TempDir(), "arenabot-cache")
+}

@@ -1,0 +1,82 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/spf13/pflag"
+
+	"github.com/arenabot/arenabot/runner"
+	"github.com/arenabot/arenabot/validate"
+)
+
+type validateConfig struct {
+	hostConfig
+	Framework string
+	Tests     []string
+}
+
+func parseValidate(args []string, getenv func(string) string, stderr io.Writer) (validateConfig, error) {
+	fs := pflag.NewFlagSet("validate", pflag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "usage: arenabot validate <framework> [-t test,...] [flags]\n\nBuilds and starts the entry as the runner does and checks that it implements the\ncontract of every test it subscribes to (or the ones named).\n\nflags:")
+		fs.PrintDefaults()
+	}
+	var c validateConfig
+	fs.StringSliceVarP(&c.Tests, "test", "t", nil, "tests to check, comma separated (default: every test the entry subscribes to)")
+	c.hostConfig.flags(fs, getenv)
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, pflag.ErrHelp) {
+			return c, errReported
+		}
+		return c, fmt.Errorf("validate: %w; run 'arenabot validate --help' for the flags", err)
+	}
+	switch fs.NArg() {
+	case 1:
+		c.Framework = fs.Arg(0)
+	case 0:
+		return c, fmt.Errorf("validate: no framework given; name one entry of frameworks/ (for example: arenabot validate nethttp)")
+	default:
+		return c, fmt.Errorf("validate: one framework at a time, got %d (%v); run it once per entry", fs.NArg(), fs.Args())
+	}
+	return c, c.hostConfig.finish("validate")
+}
+
+// validateEntry prints one line per check and the summary line; any failure is an error.
+func validateEntry(ctx context.Context, c validateConfig, stdout, stderr io.Writer) error {
+	entry, tests, err := runner.ValidationTests(c.frameworksDir(), c.Framework, c.Tests)
+	if err != nil {
+		return err
+	}
+	eng, dataDir, err := c.connect(ctx)
+	if err != nil {
+		return err
+	}
+	defer eng.Close()
+	cfg := c.runnerConfig(ctx, dataDir)
+	cfg.Log = c.logger(stderr)
+	cfg.Progress = newProgress(stderr)
+	b := runner.New(eng, cfg)
+	outcomes, err := b.Validate(ctx, entry, tests)
+	if err != nil {
+		if bf, ok := errors.AsType[*runner.BuildFailure](err); ok {
+			fmt.Fprintln(stderr, "build log tail:")
+			for _, l := range bf.Tail() {
+				fmt.Fprintln(stderr, "  "+l)
+			}
+		}
+		return err
+	}
+	for _, o := range outcomes {
+		fmt.Fprintln(stdout, o.String())
+	}
+	_, failed, _, line := validate.Summary(outcomes)
+	fmt.Fprintln(stdout, line)
+	if failed > 0 {
+		return fmt.Errorf("%s fails %d check(s); %w", c.Framework, failed, errReported)
+	}
+	return nil
+}

@@ -1,0 +1,125 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/arenabot/arenabot/runner/result"
+)
+
+func runCmd(t *testing.T, args ...string) (stdout, stderr string, err error) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	err = run(t.Context(), append(args[:1:1], append([]string{"--cache-dir", cacheDir}, args[1:]...)...), func(string) string { return "" }, &out, &errb)
+	t.Logf("arenabot %s\nstdout:\n%s\nstderr:\n%s", strings.Join(args, " "), out.String(), errb.String())
+	return out.String(), errb.String(), err
+}
+
+// TestValidateRealEntries runs the whole suite against the real containers of the four
+// entries this repository ships: every check of every profile they subscribe to passes.
+func TestValidateRealEntries(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds images")
+	}
+	needDocker(t)
+	for _, e := range []string{"nethttp", "fasthttp", "fiber", "gin"} {
+		t.Run(e, func(t *testing.T) {
+			stdout, _, err := runCmd(t, "validate", e, "--root", repoRoot(t))
+			if err != nil {
+				t.Fatalf("validate %s: %v", e, err)
+			}
+			lines := strings.Split(strings.TrimSpace(stdout), "\n")
+			last := lines[len(lines)-1]
+			m := regexp.MustCompile(`^(\d+) passed, 0 failed, 0 skipped$`).FindStringSubmatch(last)
+			if m == nil {
+				t.Fatalf("summary line %q, want N passed, 0 failed, 0 skipped", last)
+			}
+			if m[1] != itoa(len(lines)-1) {
+				t.Errorf("summary counts %s passes but %d check lines were printed", m[1], len(lines)-1)
+			}
+			for _, p := range []string{"baseline", "pipelined", "limited-conn", "json", "json-comp", "upload", "static"} {
+				if !strings.Contains(stdout, "PASS "+p+": ") {
+					t.Errorf("no passing check of %s", p)
+				}
+			}
+		})
+	}
+}
+
+// brokenServer answers /pipeline and GET /baseline11 correctly but ignores POST bodies.
+const brokenServer = `package main
+
+import (
+	"net/http"
+	"strconv"
+)
+
+func main() {
+	http.HandleFunc("/pipeline", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/plain")
+		w.Write([]byte("ok"))
+	})
+	http.HandleFunc("/baseline11", func(w http.ResponseWriter, r *http.Request) {
+		sum := 0
+		for _, vs := range r.URL.Query() {
+			for _, v := range vs {
+				n, _ := strconv.Atoi(v)
+				sum += n
+			}
+		}
+		w.Header().Set("Content-Type", "text/plain")
+		w.Write([]byte(strconv.Itoa(sum)))
+	})
+	http.ListenAndServe("0.0.0.0:8080", nil)
+}
+`
+
+// TestValidateBrokenEntry: a wrong server fails with the request, the expectation, what
+// came back and the contract; bench does not measure the failing profile and says why, and
+// still measures the one that passes.
+func TestValidateBrokenEntry(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds images and runs load")
+	}
+	needDocker(t)
+	root := t.TempDir()
+	scratchEntry(t, root, "offbyone", brokenServer, "COPY server /server\nENTRYPOINT [\"/server\"]\n")
+	meta := `{"display_name":"offbyone","language":"Go","type":"engine","engine":"test","enabled":true,"tests":["baseline","pipelined","baseline-h2"]}`
+	os.WriteFile(filepath.Join(root, "frameworks", "offbyone", "meta.json"), []byte(meta), 0o644)
+
+	stdout, _, err := runCmd(t, "validate", "offbyone", "--root", root)
+	if err == nil {
+		t.Fatal("validate passed a server that ignores POST bodies")
+	}
+	if !regexp.MustCompile(`(?m)^FAIL baseline: POST Content-Length body: sent POST /baseline11.*expected.*"75".*got.*"55".*contract`).MatchString(stdout) {
+		t.Errorf("no FAIL line naming the sent request, 75 expected, 55 got and the contract")
+	}
+	if !regexp.MustCompile(`(?m)^PASS baseline: GET sum 13\+42$`).MatchString(stdout) {
+		t.Errorf("the GET check fails though GET is right")
+	}
+	if !regexp.MustCompile(`(?m)^SKIP baseline-h2: `).MatchString(stdout) {
+		t.Errorf("the unsupported subscribed test is not reported as skipped")
+	}
+	if !regexp.MustCompile(`(?m)^\d+ passed, [1-9]\d* failed, 1 skipped$`).MatchString(stdout) {
+		t.Errorf("no summary line with failures and one skip")
+	}
+
+	stdout, _, err = runBench(t, nil, "offbyone", "-t", "baseline,pipelined", "--runs", "1", "--duration", "1s", "--save", "--root", root)
+	if err == nil {
+		t.Fatal("bench succeeded though baseline fails validation")
+	}
+	if !regexp.MustCompile(`\| baseline \| 512 \| ❌ validation failed, not measured: FAIL baseline: `).MatchString(stdout) {
+		t.Errorf("baseline row does not say it failed validation:\n%s", stdout)
+	}
+	dir := filepath.Join(root, "frameworks", "offbyone")
+	if _, err := result.Read(dir, "baseline", 512); err == nil {
+		t.Error("a result was saved for the profile that failed validation")
+	}
+	if r, err := result.Read(dir, "pipelined", 512); err != nil || r.RPS <= 0 {
+		t.Errorf("pipelined passes validation and should be measured: %v, %+v", err, r)
+	}
+}
