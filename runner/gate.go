@@ -23,6 +23,9 @@ func (f *ValidationFailure) Error() string {
 // waits until it answers, and runs the validation checks of the named profiles against it.
 // Profiles the harness cannot run yet come back as SKIP outcomes.
 func (b *Bencher) Validate(ctx context.Context, e frameworks.Entry, profiles []string) ([]validate.Outcome, error) {
+	if _, err := b.eng.RemoveLabeled(ctx, LabelManaged, "true"); err != nil {
+		return nil, fmt.Errorf("remove leftover containers: %w", err)
+	}
 	image, err := b.buildEntry(ctx, e)
 	if err != nil {
 		return nil, err
