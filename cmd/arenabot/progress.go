@@ -3,19 +3,34 @@ package main
 import (
 	"fmt"
 	"io"
+	"os"
 
 	"github.com/schollz/progressbar/v3"
+	"golang.org/x/term"
 )
 
-// progress shows the runner's progress as a bar on stderr, with notes printed above it.
+// progress shows the runner's progress on stderr: a bar with notes printed above it on a
+// terminal, one plain line per step otherwise (logs and CI stay readable).
 type progress struct {
-	w   io.Writer
-	bar *progressbar.ProgressBar
+	w    io.Writer
+	tty  bool
+	bar  *progressbar.ProgressBar
+	last string
 }
 
-func newProgress(w io.Writer) *progress { return &progress{w: w} }
+func newProgress(w io.Writer) *progress {
+	f, ok := w.(*os.File)
+	return &progress{w: w, tty: ok && term.IsTerminal(int(f.Fd()))}
+}
 
 func (p *progress) Step(desc string, done, total int) {
+	if !p.tty {
+		if desc != p.last {
+			fmt.Fprintf(p.w, "[%d/%d runs] %s\n", done, total, desc)
+			p.last = desc
+		}
+		return
+	}
 	if p.bar == nil {
 		p.bar = progressbar.NewOptions(total,
 			progressbar.OptionSetWriter(p.w),
