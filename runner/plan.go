@@ -51,7 +51,7 @@ func NewPlan(root string, names, tests []string, lite bool) (Plan, error) {
 	for _, t := range tests {
 		p, ok := profile.Lookup(t)
 		if !ok {
-			return Plan{}, fmt.Errorf("%w: unknown test %q%s; the tests are: %s", ErrInput, t, didYouMean(profile.Closest(t, 3)), strings.Join(profile.Names(), ", "))
+			return Plan{}, fmt.Errorf("%w: unknown test %q%s; the tests are: %s", ErrInput, t, didYouMean(frameworks.Closest(t, profile.Names(), 3)), strings.Join(profile.Names(), ", "))
 		}
 		if !p.Runnable() {
 			return Plan{}, fmt.Errorf("%w: test %q cannot be run by this harness yet (%s); pick one of: %s", ErrInput, t, p.Unsupported, strings.Join(runnableNames(), ", "))
@@ -142,7 +142,7 @@ func ValidationTests(root, name string, tests []string) (frameworks.Entry, []str
 	var out []string
 	for _, t := range tests {
 		if _, ok := profile.Lookup(t); !ok {
-			return e, nil, fmt.Errorf("%w: unknown test %q%s; the tests are: %s", ErrInput, t, didYouMean(profile.Closest(t, 3)), strings.Join(profile.Names(), ", "))
+			return e, nil, fmt.Errorf("%w: unknown test %q%s; the tests are: %s", ErrInput, t, didYouMean(frameworks.Closest(t, profile.Names(), 3)), strings.Join(profile.Names(), ", "))
 		}
 		if !e.Subscribes(t) {
 			return e, nil, fmt.Errorf("%w: %s does not subscribe to %q (its meta.json tests are %s); add it to the tests of %s/%s/meta.json or pick one of those", ErrInput, name, t, strings.Join(e.Meta.Tests, ", "), root, name)

@@ -258,7 +258,7 @@ func TestDeps(t *testing.T) {
 		t.Skipf("go list: %v", err)
 	}
 	const module = "github.com/arenabot/arenabot"
-	allowed := map[string]bool{module + "/validate": true, module + "/runner/profile": true}
+	allowed := map[string]bool{module + "/validate": true, module + "/runner/profile": true, module + "/frameworks": true}
 	for dep := range strings.Lines(string(out)) {
 		dep = strings.TrimSpace(dep)
 		switch {

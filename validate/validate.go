@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/arenabot/arenabot/frameworks"
 	"github.com/arenabot/arenabot/runner/profile"
 )
 
@@ -130,7 +131,7 @@ func Run(ctx context.Context, t Target, profiles []string) []Outcome {
 		p, ok := profile.Lookup(name)
 		if !ok {
 			exp := "one of " + strings.Join(profile.Names(), ", ")
-			if near := profile.Closest(name, 3); len(near) > 0 {
+			if near := frameworks.Closest(name, profile.Names(), 3); len(near) > 0 {
 				exp = "a profile name such as " + strings.Join(near, ", ")
 			}
 			out = append(out, Outcome{Profile: name, Status: Fail, Expected: exp, Got: "unknown profile " + strconv.Quote(name), Contract: "the profile table (runner/profile; design.md Profiles)"})

@@ -2,7 +2,6 @@ package profile
 
 import (
 	"slices"
-	"strings"
 	"time"
 )
 
@@ -318,63 +317,4 @@ func Names() []string {
 // Index returns the position of the named profile in the order, or -1 if there is none.
 func Index(name string) int {
 	return slices.IndexFunc(All, func(p Profile) bool { return p.Name == name })
-}
-
-// Closest returns up to n profile names nearest to name, for "did you mean" messages:
-// names within a small edit distance (ignoring case) or containing name, nearest first,
-// ties in profile order. It returns nothing for a name that resembles no profile.
-func Closest(name string, n int) []string {
-	if n <= 0 {
-		return nil
-	}
-	query := strings.ToLower(strings.TrimSpace(name))
-	if query == "" {
-		return nil
-	}
-	type cand struct {
-		name string
-		dist int
-		idx  int
-	}
-	limit := max(2, len([]rune(query))/3)
-	var cs []cand
-	for i, p := range All {
-		d := distance(query, p.Name)
-		if d <= limit || strings.Contains(p.Name, query) {
-			cs = append(cs, cand{p.Name, d, i})
-		}
-	}
-	slices.SortFunc(cs, func(a, b cand) int {
-		if a.dist != b.dist {
-			return a.dist - b.dist
-		}
-		return a.idx - b.idx
-	})
-	var out []string
-	for _, c := range cs[:min(n, len(cs))] {
-		out = append(out, c.name)
-	}
-	return out
-}
-
-// distance is the Levenshtein edit distance between a and b, in runes.
-func distance(a, b string) int {
-	ra, rb := []rune(a), []rune(b)
-	prev := make([]int, len(rb)+1)
-	cur := make([]int, len(rb)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(ra); i++ {
-		cur[0] = i
-		for j := 1; j <= len(rb); j++ {
-			cost := 1
-			if ra[i-1] == rb[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(rb)]
 }

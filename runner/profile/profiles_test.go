@@ -252,31 +252,6 @@ func TestLookupAndIndex(t *testing.T) {
 	}
 }
 
-func TestClosest(t *testing.T) {
-	tests := []struct {
-		name string
-		n    int
-		want []string
-	}{
-		{"baseline-h", 3, []string{"baseline-h2", "baseline-h3", "baseline"}},
-		{"jsno", 1, []string{"json"}},
-		{"stati", 2, []string{"static", "static-h2"}},
-		{"BASELINE", 1, []string{"baseline"}},
-		{"pipeline", 1, []string{"pipelined"}},
-		{"limited", 1, []string{"limited-conn"}},
-		{"grpc", 4, []string{"unary-grpc", "stream-grpc", "unary-grpc-tls", "stream-grpc-tls"}},
-		{"echo-ws", 1, []string{"echo-ws"}},
-		{"xyzzy", 3, nil},
-		{"", 3, nil},
-		{"json", 0, nil},
-	}
-	for _, tt := range tests {
-		if got := profile.Closest(tt.name, tt.n); !slices.Equal(got, tt.want) {
-			t.Errorf("Closest(%q, %d) = %q, want %q", tt.name, tt.n, got, tt.want)
-		}
-	}
-}
-
 // TestDeps keeps the table data only: it imports nothing from the module.
 func TestDeps(t *testing.T) {
 	out, err := exec.Command("go", "list", "-deps", ".").Output()
