@@ -347,21 +347,11 @@ func (f *BuildFailure) Tail() []string { return f.Err.Tail }
 // measureOne starts a fresh container for one profile and connection count, waits until
 // it answers, runs the load tool Runs times, and removes the container.
 func (b *Bencher) measureOne(ctx context.Context, image string, e frameworks.Entry, p profile.Profile, conns int, ranOne func()) (*result.Result, error) {
-	c, err := b.eng.Start(ctx, b.serverContainer(image, e, p))
+	c, stop, err := b.serve(ctx, image, e, p)
 	if err != nil {
-		return nil, fmt.Errorf("start %s: %w", e.Name, err)
-	}
-	defer func() {
-		// Remove even when ctx has ended: a leaked container skews the next measurement.
-		rmCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
-		defer cancel()
-		if err := b.eng.Remove(rmCtx, c.ID); err != nil {
-			b.cfg.Log.Error("remove container", "container", c.ID, "err", err)
-		}
-	}()
-	if err := b.waitReady(ctx, c, e, p); err != nil {
 		return nil, err
 	}
+	defer stop()
 	group, err := cgroup.ForContainer(b.cfg.CgroupRoot, c.Pid, c.ID)
 	if err != nil {
 		return nil, fmt.Errorf("cgroup of %s: %w", e.Name, err)
@@ -414,6 +404,27 @@ func (b *Bencher) measureOne(ctx context.Context, image string, e frameworks.Ent
 	}
 	r.FromRuns(runs)
 	return r, nil
+}
+
+// serve starts a server container for a profile and waits until it answers; stop removes
+// it, even after ctx has ended (a leaked container skews the next measurement).
+func (b *Bencher) serve(ctx context.Context, image string, e frameworks.Entry, p profile.Profile) (c docker.Container, stop func(), err error) {
+	c, err = b.eng.Start(ctx, b.serverContainer(image, e, p))
+	if err != nil {
+		return c, nil, fmt.Errorf("start %s: %w", e.Name, err)
+	}
+	stop = func() {
+		rmCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+		defer cancel()
+		if err := b.eng.Remove(rmCtx, c.ID); err != nil {
+			b.cfg.Log.Error("remove container", "container", c.ID, "err", err)
+		}
+	}
+	if err := b.waitReady(ctx, c, e, p); err != nil {
+		stop()
+		return c, nil, err
+	}
+	return c, stop, nil
 }
 
 // runOnce runs the load tool once inside a cgroup window.

@@ -46,20 +46,11 @@ func (b *Bencher) validateImage(ctx context.Context, image string, e frameworks.
 	if !found { // nothing to start a server for: every outcome is a SKIP
 		return validate.Run(ctx, validate.Target{Host: "127.0.0.1", DataDir: b.cfg.DataDir}, profiles), nil
 	}
-	c, err := b.eng.Start(ctx, b.serverContainer(image, e, first))
+	_, stop, err := b.serve(ctx, image, e, first)
 	if err != nil {
-		return nil, fmt.Errorf("start %s: %w", e.Name, err)
-	}
-	defer func() {
-		rmCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
-		defer cancel()
-		if err := b.eng.Remove(rmCtx, c.ID); err != nil {
-			b.cfg.Log.Error("remove container", "container", c.ID, "err", err)
-		}
-	}()
-	if err := b.waitReady(ctx, c, e, first); err != nil {
 		return nil, err
 	}
+	defer stop()
 	start := time.Now()
 	out := validate.Run(ctx, validate.Target{Host: "127.0.0.1", DataDir: b.cfg.DataDir}, profiles)
 	b.cfg.Log.Info("validated", "framework", e.Name, "duration", time.Since(start).Round(time.Millisecond))
