@@ -5,12 +5,13 @@ import (
 	"fmt"
 	"maps"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 	"testing/fstest"
+
+	"github.com/arenabot/arenabot/internal/deptest"
 
 	"github.com/google/go-cmp/cmp"
 )
@@ -611,21 +612,5 @@ func FuzzLoadFS(f *testing.F) {
 // TestDeps keeps this package a leaf: standard library only, nothing from
 // this module, no test code in the build.
 func TestDeps(t *testing.T) {
-	out, err := exec.Command("go", "list", "-deps", ".").Output()
-	if err != nil {
-		t.Skipf("go list: %v", err)
-	}
-	const self = "github.com/arenabot/arenabot/frameworks"
-	for dep := range strings.Lines(string(out)) {
-		dep = strings.TrimSpace(dep)
-		switch {
-		case dep == self:
-		case dep == "github.com/arenabot/arenabot" || strings.HasPrefix(dep, "github.com/arenabot/arenabot/"):
-			t.Errorf("frameworks depends on %s: it may import nothing from this module", dep)
-		case dep == "testing" || strings.HasPrefix(dep, "testing/"):
-			t.Errorf("frameworks depends on %s: no test code in production builds", dep)
-		case strings.Contains(strings.SplitN(dep, "/", 2)[0], "."):
-			t.Errorf("frameworks depends on %s: standard library only", dep)
-		}
-	}
+	deptest.Check(t, deptest.Rules{StdOnly: true})
 }

@@ -6,11 +6,12 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
-	"os/exec"
 	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/arenabot/arenabot/internal/deptest"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -253,23 +254,7 @@ func TestMissingDataDir(t *testing.T) {
 // TestDeps keeps validate's imports to what the layout allows: runner/profile from this
 // module, brotli, the standard library; no test code.
 func TestDeps(t *testing.T) {
-	out, err := exec.Command("go", "list", "-deps", ".").Output()
-	if err != nil {
-		t.Skipf("go list: %v", err)
-	}
-	const module = "github.com/arenabot/arenabot"
-	allowed := map[string]bool{module + "/validate": true, module + "/runner/profile": true, module + "/frameworks": true}
-	for dep := range strings.Lines(string(out)) {
-		dep = strings.TrimSpace(dep)
-		switch {
-		case strings.HasPrefix(dep, module) && !allowed[dep]:
-			t.Errorf("validate depends on %s; it may import only runner/profile from the module (and reads the arena data from disk)", dep)
-		case dep == "testing":
-			t.Errorf("validate depends on testing in its production build")
-		case strings.Contains(strings.Split(dep, "/")[0], ".") && !strings.HasPrefix(dep, module) && !strings.HasPrefix(dep, "github.com/andybalholm/brotli"):
-			t.Errorf("validate depends on %s; it may use only the standard library and brotli", dep)
-		}
-	}
+	deptest.Check(t, deptest.Rules{Module: []string{"frameworks", "runner/profile"}, ThirdParty: []string{"github.com/andybalholm/brotli"}})
 }
 
 // TestWrongServers runs every profile against servers that ignore the contracts: every

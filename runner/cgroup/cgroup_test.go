@@ -3,32 +3,17 @@ package cgroup
 import (
 	"errors"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/arenabot/arenabot/internal/deptest"
 )
 
 func TestDeps(t *testing.T) {
-	out, err := exec.Command("go", "list", "-deps", "-f", "{{if not .Standard}}{{.ImportPath}}{{end}}", ".").Output()
-	if err != nil {
-		t.Skipf("go list: %v", err)
-	}
-	for dep := range strings.Lines(string(out)) {
-		if dep = strings.TrimSpace(dep); dep != "" && dep != "github.com/arenabot/arenabot/runner/cgroup" {
-			t.Errorf("runner/cgroup depends on %s: it uses the standard library only", dep)
-		}
-	}
-	out, err = exec.Command("go", "list", "-deps", ".").Output()
-	if err != nil {
-		t.Skipf("go list: %v", err)
-	}
-	if slices.Contains(strings.Fields(string(out)), "testing") {
-		t.Error("runner/cgroup depends on testing: no test code in production builds")
-	}
+	deptest.Check(t, deptest.Rules{StdOnly: true})
 }
 
 const id = "4f1c7e0a9b2d3c4e5f60718293a4b5c6d7e8f90112233445566778899aabbcc"

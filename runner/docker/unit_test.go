@@ -6,28 +6,16 @@ import (
 	"errors"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/arenabot/arenabot/internal/deptest"
 )
 
 func TestDeps(t *testing.T) {
-	out, err := exec.Command("go", "list", "-deps", ".").Output()
-	if err != nil {
-		t.Skipf("go list: %v", err)
-	}
-	const self = "github.com/arenabot/arenabot/runner/docker"
-	for dep := range strings.Lines(string(out)) {
-		dep = strings.TrimSpace(dep)
-		if dep == "testing" {
-			t.Errorf("runner/docker depends on testing: no test code in production builds")
-		}
-		if strings.HasPrefix(dep, "github.com/arenabot/arenabot/") && dep != self {
-			t.Errorf("runner/docker depends on %s: it imports nothing from the module", dep)
-		}
-	}
+	deptest.Check(t, deptest.Rules{})
 }
 
 // tarNames writes the context of dir and returns the names in the tar, in order.

@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/arenabot/arenabot/internal/deptest"
+
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/arenabot/arenabot/runner/profile"
@@ -245,26 +247,5 @@ func TestForProfile(t *testing.T) {
 
 // TestDeps keeps the package a leaf: only the standard library and runner/profile.
 func TestDeps(t *testing.T) {
-	out, err := exec.Command("go", "list", "-deps", "-f", "{{if not .Standard}}{{.ImportPath}}{{end}}", ".").Output()
-	if err != nil {
-		t.Skipf("go list: %v", err)
-	}
-	allowed := map[string]bool{
-		"github.com/arenabot/arenabot/runner/loadgen": true,
-		"github.com/arenabot/arenabot/runner/profile": true,
-	}
-	for dep := range strings.Lines(string(out)) {
-		if dep = strings.TrimSpace(dep); dep != "" && !allowed[dep] {
-			t.Errorf("loadgen depends on %s; it may import only the standard library and runner/profile", dep)
-		}
-	}
-	std, err := exec.Command("go", "list", "-deps", ".").Output()
-	if err != nil {
-		t.Skipf("go list: %v", err)
-	}
-	for dep := range strings.Lines(string(std)) {
-		if strings.TrimSpace(dep) == "testing" {
-			t.Error("loadgen depends on testing in its production build")
-		}
-	}
+	deptest.Check(t, deptest.Rules{Module: []string{"runner/profile"}, StdOnly: true})
 }

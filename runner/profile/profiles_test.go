@@ -1,11 +1,12 @@
 package profile_test
 
 import (
-	"os/exec"
 	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/arenabot/arenabot/internal/deptest"
 
 	"github.com/arenabot/arenabot/runner/arenadata"
 	"github.com/arenabot/arenabot/runner/profile"
@@ -254,18 +255,5 @@ func TestLookupAndIndex(t *testing.T) {
 
 // TestDeps keeps the table data only: it imports nothing from the module.
 func TestDeps(t *testing.T) {
-	out, err := exec.Command("go", "list", "-deps", ".").Output()
-	if err != nil {
-		t.Skipf("go list: %v", err)
-	}
-	const self = "github.com/arenabot/arenabot/runner/profile"
-	for dep := range strings.Lines(string(out)) {
-		dep = strings.TrimSpace(dep)
-		if strings.HasPrefix(dep, "github.com/arenabot/arenabot") && dep != self {
-			t.Errorf("profile depends on %s; the table is data and imports nothing from the module", dep)
-		}
-		if dep == "testing" {
-			t.Error("profile depends on testing in its production build")
-		}
-	}
+	deptest.Check(t, deptest.Rules{StdOnly: true})
 }
