@@ -33,6 +33,8 @@ commands:
         build, measure and print the results tables
   validate <framework> [-t test,...]
         build and start the entry, check every contract it subscribes to
+  queue status | list | cancel <job-id> | drain <pool>
+        inspect and manage the job queue (needs ARENA_REDIS_URL)
 
 run 'arenabot <command> --help' for a command's flags.
 `
@@ -55,6 +57,12 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 			return err
 		}
 		return validateEntry(ctx, cfg, stdout, stderr)
+	case "queue":
+		cfg, err := parseQueue(args[1:], getenv, stderr)
+		if err != nil {
+			return err
+		}
+		return queueCommand(ctx, cfg, stdout)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return nil

@@ -1,0 +1,21 @@
+package queue
+
+import (
+	"testing"
+
+	"github.com/arenabot/arenabot/internal/deptest"
+)
+
+// TestDeps keeps the import arrow one way: bot and runner import queue;
+// queue imports nothing from this module, and only go-redis (with what it
+// needs) from outside.
+func TestDeps(t *testing.T) {
+	deptest.Check(t, deptest.Rules{
+		ThirdParty: []string{
+			"github.com/redis/go-redis/v9",
+			"github.com/cespare/xxhash/v2", // go-redis
+			"go.uber.org/atomic",           // go-redis
+			"golang.org/x/sys/cpu",         // go-redis, through xxhash
+		},
+	})
+}

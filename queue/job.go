@@ -1,0 +1,197 @@
+package queue
+
+import (
+	"encoding/json"
+	"errors"
+	"time"
+)
+
+// A State is where a job is in its life. The values are the design's words;
+// the strings are stored in Redis and shown to operators.
+type State string
+
+const (
+	Received         State = "received"
+	AwaitingApproval State = "awaiting_approval"
+	Queued           State = "queued"
+	Running          State = "running"
+	Done             State = "done"
+	Failed           State = "failed"
+	Cancelled        State = "cancelled"
+	Superseded       State = "superseded"
+	Expired          State = "expired"
+	Rejected         State = "rejected"
+)
+
+// Terminal reports whether s is a final state: done, failed, cancelled,
+// superseded, expired or rejected. A job in a terminal state never changes again.
+func (s State) Terminal() bool {
+	switch s {
+	case Done, Failed, Cancelled, Superseded, Expired, Rejected:
+		return true
+	}
+	return false
+}
+
+// A Kind is the command a job came from, without the slash.
+type Kind string
+
+const (
+	Benchmark         Kind = "benchmark"
+	BenchmarkMultiple Kind = "benchmark-multiple"
+	BenchmarkTest     Kind = "benchmark-test"
+)
+
+// DefaultPool is the pool of a job enqueued without one.
+const DefaultPool = "default"
+
+// MaxAttempts is how many times a job is claimed at most: a job whose runner
+// stops heart-beating is retried once, then failed.
+const MaxAttempts = 2
+
+// Reasons the queue writes itself. The bot may post them as they are.
+const (
+	ReasonRetried = "the runner stopped responding; the job was put back at the front of the line to run once more"
+	ReasonLost    = "the runner stopped responding twice; the job was not retried again"
+)
+
+// A Job is one approved request: what to measure, for whom, and where it is
+// in its life. The queue owns State, Reason, Attempt, Fence, Result and the
+// Queued, Started and Finished times; the caller fills the rest before Enqueue.
+type Job struct {
+	ID              string        `json:"id"`                          // "3f9c2a7d10b4e8c1"; Enqueue assigns one when empty
+	Repo            string        `json:"repo"`                        // "octo/arena"
+	PR              int           `json:"pr"`                          // 42
+	Requester       string        `json:"requester"`                   // "alice"
+	Approver        string        `json:"approver,omitempty"`          // "bob"; empty when the requester could approve
+	Command         string        `json:"command"`                     // "/benchmark -f gin -t baseline"
+	Kind            Kind          `json:"kind"`                        // Benchmark
+	Frameworks      []string      `json:"frameworks,omitempty"`        // ["gin"]
+	Tests           []string      `json:"tests,omitempty"`             // ["baseline"]; empty means every subscribed test
+	Save            bool          `json:"save,omitempty"`              // --save
+	Compare         string        `json:"compare,omitempty"`           // --compare fiber
+	SHA             string        `json:"sha"`                         // the approved head commit
+	Pool            string        `json:"pool"`                        // runner pool; empty means DefaultPool
+	InstallationID  int64         `json:"installation_id,omitempty"`   // GitHub App installation that received the comment
+	CommentID       int64         `json:"comment_id,omitempty"`        // the command comment
+	StatusCommentID int64         `json:"status_comment_id,omitempty"` // the bot's status comment, edited through the job's life
+	Estimate        time.Duration `json:"estimate,omitempty"`          // planned duration of the run
+
+	Created  time.Time `json:"created,omitzero"`  // the comment arrived
+	Approved time.Time `json:"approved,omitzero"` // approval was given
+	Queued   time.Time `json:"queued,omitzero"`   // set by Enqueue
+	Started  time.Time `json:"started,omitzero"`  // set by Claim (the latest attempt)
+	Finished time.Time `json:"finished,omitzero"` // set when the job reached a terminal state
+
+	Attempt int    `json:"attempt,omitempty"` // 1 for the first run, 2 for the retry
+	State   State  `json:"state"`
+	Reason  string `json:"reason,omitempty"` // why the job ended as it did (or was retried), fit to post
+	Fence   int64  `json:"fence,omitempty"`  // fencing number of the latest claim
+
+	// CancelRequested is set when Cancel was called while the job ran; the
+	// runner learns of it through Heartbeat.
+	CancelRequested bool `json:"cancel_requested,omitempty"`
+
+	// Result is what the runner reported through Finish (JSON, opaque to the queue).
+	Result json.RawMessage `json:"result,omitempty"`
+}
+
+// A Lease is a runner's hold on the one running job of a pool. Token proves
+// ownership to Heartbeat and Finish; Fence increases with every claim across
+// the whole queue, so a result can be checked against the latest claim.
+type Lease struct {
+	Job   Job
+	Token string
+	Fence int64
+}
+
+// An Outcome is how a run ended, given to Finish.
+type Outcome struct {
+	State  State           // Done, Failed or Cancelled
+	Reason string          // why it failed or was cancelled; fit to post
+	Result json.RawMessage // stored with the job and sent in the "outcome" event; nil for none
+}
+
+// A Place is a job's position in its pool's line.
+type Place struct {
+	Job      Job
+	Position int           // 1 is the running job (or the next to run when none runs)
+	ETA      time.Duration // expected wait until the job starts: 0 when running
+}
+
+// A Line is one pool: its running job (if any) and the jobs waiting behind it.
+type Line struct {
+	Pool   string
+	Places []Place // the running job first, then the waiting jobs in the order they will run
+}
+
+// Running returns the running job of the line, or nil.
+func (l Line) Running() *Job {
+	if len(l.Places) > 0 && l.Places[0].Job.State == Running {
+		return &l.Places[0].Job
+	}
+	return nil
+}
+
+// A Filter selects jobs for List. The zero Filter selects every job that is
+// not terminal plus the recent terminal ones.
+type Filter struct {
+	Pool   string  // "" means any pool
+	Repo   string  // "" means any repository
+	PR     int     // 0 means any pull request
+	States []State // nil means any state
+}
+
+func (f Filter) match(j Job) bool {
+	if f.Pool != "" && j.Pool != f.Pool || f.Repo != "" && j.Repo != f.Repo || f.PR != 0 && j.PR != f.PR {
+		return false
+	}
+	if f.States == nil {
+		return true
+	}
+	for _, s := range f.States {
+		if s == j.State {
+			return true
+		}
+	}
+	return false
+}
+
+// Event kinds. The queue publishes the first group itself, in the same atomic
+// step as the transition, with the job (JSON of Job) as Data; runners publish
+// the rest.
+const (
+	EventStarted    = "started"    // Claim gave the job to a runner
+	EventOutcome    = "outcome"    // Finish: the job is done, failed or cancelled
+	EventSuperseded = "superseded" // Enqueue displaced the job from its waiting place
+	EventCancelled  = "cancelled"  // Cancel or Drain removed a waiting job, or Reap found a cancelled job's runner gone
+	EventRetried    = "retried"    // Reap: the runner stopped responding; the job waits at the front again
+	EventLost       = "lost"       // Reap: the runner stopped responding a second time; the job failed
+
+	EventProgress = "progress" // runner: a step began ("baseline 4096c — 3 of 24")
+	EventRow      = "row"      // runner: one measured row
+)
+
+// An Event is a message on the durable stream from the queue and the
+// runners to the bot.
+type Event struct {
+	Job  string          // job ID
+	Kind string          // one of the Event* kinds
+	Data json.RawMessage // for the queue's own events, the job as JSON; otherwise what the runner sent
+	Time time.Time
+}
+
+// A Delivery is an event read through a consumer group. It is delivered again
+// to the same consumer until it is acknowledged with Ack.
+type Delivery struct {
+	ID string // stream entry ID, for Ack
+	Event
+}
+
+// Errors callers branch on; check them with errors.Is.
+var (
+	ErrNotFound  = errors.New("job not found")
+	ErrExists    = errors.New("job already exists")
+	ErrFinished  = errors.New("job already finished")
+	ErrLeaseLost = errors.New("lease lost")
+)

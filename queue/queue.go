@@ -1,0 +1,237 @@
+package queue
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"time"
+)
+
+// A Queue holds approved jobs, one running and Depth waiting per pool. Redis
+// and Memory implement it with the same behaviour; queuetest.Conformance
+// checks both. Consumers should declare the few methods they use.
+type Queue interface {
+	// Enqueue adds an approved job at the back of its pool's line, in state
+	// queued, and returns it as stored (ID, Pool, Attempt and Queued filled
+	// in). When the pool's waiting places were already full, the oldest
+	// waiting job is displaced: it ends as superseded, with a reason naming
+	// the new job, an EventSuperseded is published for it in the same step,
+	// and it is returned so its requester can be told. A job that was retried
+	// after its runner was lost is not displaced. Enqueue of an ID that
+	// exists gives ErrExists.
+	Enqueue(ctx context.Context, j Job) (stored Job, displaced *Job, err error)
+
+	// Claim blocks until a job of pool waits and no job of pool runs, then
+	// marks it running, publishes EventStarted and returns a lease on it.
+	// Keep the lease with Heartbeat. Cancelling ctx ends the wait (within
+	// about a second for Redis) with ctx's error.
+	Claim(ctx context.Context, pool string) (Lease, error)
+
+	// Heartbeat extends the lease by LeaseTTL and reports whether the job was
+	// cancelled, in which case the runner should stop and Finish it as
+	// Cancelled. Beat every few seconds (at least every LeaseTTL/3) so a
+	// cancel is seen quickly. ErrLeaseLost means the job is no longer the
+	// runner's: stop at once. A runner that cannot reach the queue for
+	// LeaseTTL must assume the same and stop, since the job may be retried.
+	Heartbeat(ctx context.Context, l Lease) (cancelled bool, err error)
+
+	// Finish ends a claimed job with an outcome (Done, Failed or Cancelled),
+	// stores its result, publishes EventOutcome in the same step and lets the
+	// next job of the pool run. ErrLeaseLost means the job was taken back.
+	Finish(ctx context.Context, l Lease, o Outcome) (Job, error)
+
+	// Cancel cancels a job for by ("alice"). A waiting job leaves its line at
+	// once, ends as cancelled and an EventCancelled is published; a running job
+	// gets a cancel flag that its runner sees through Heartbeat, and is
+	// returned still running. A terminal job gives ErrFinished.
+	Cancel(ctx context.Context, id, by string) (Job, error)
+
+	// Drain cancels every waiting job of pool, as Cancel does, and returns
+	// them. The running job is left to finish.
+	Drain(ctx context.Context, pool, by string) ([]Job, error)
+
+	// Position returns a job's place in its pool's line. A terminal job gives
+	// ErrFinished.
+	Position(ctx context.Context, id string) (Place, error)
+
+	// Status returns every pool's line, pools sorted by name.
+	Status(ctx context.Context) ([]Line, error)
+
+	// List returns the jobs f selects: the non-terminal ones in line order,
+	// then the recent terminal ones, the latest first.
+	List(ctx context.Context, f Filter) ([]Job, error)
+
+	// Get returns a job, or ErrNotFound. Terminal jobs are kept for
+	// Options.Retain.
+	Get(ctx context.Context, id string) (Job, error)
+
+	// Reap recovers the jobs whose runner stopped heart-beating: the first
+	// time, the job is put back at the front of its pool's line with Attempt
+	// incremented (EventRetried); the second time it fails with ReasonLost
+	// (EventLost); a job cancelled meanwhile ends as cancelled
+	// (EventCancelled). It returns the jobs it changed. Several processes may
+	// reap at once: each job is recovered by exactly one of them.
+	Reap(ctx context.Context) ([]Job, error)
+
+	// RunReaper calls Reap every interval until ctx is done, logging errors.
+	// It returns nil when ctx is done.
+	RunReaper(ctx context.Context, interval time.Duration) error
+
+	// SeenDelivery records a webhook delivery ID for ttl (<= 0 means 24h)
+	// and reports whether this was the first time it was seen.
+	SeenDelivery(ctx context.Context, id string, ttl time.Duration) (first bool, err error)
+
+	// Publish appends an event to the stream. The stream keeps about
+	// Options.MaxEvents events.
+	Publish(ctx context.Context, e Event) error
+
+	// Events reads from the stream through consumer group group (created on
+	// first use, starting at the oldest event kept). It returns the events
+	// delivered to consumer and not yet acknowledged first, so a restarted
+	// consumer resumes where it stopped; when there are none, up to max new
+	// events, waiting up to block for one (block <= 0: do not wait).
+	Events(ctx context.Context, group, consumer string, max int, block time.Duration) ([]Delivery, error)
+
+	// Ack acknowledges deliveries of group, so they are not delivered again.
+	Ack(ctx context.Context, group string, ids ...string) error
+}
+
+// Options configure a queue. The zero value is usable.
+type Options struct {
+	Prefix    string           // Redis key prefix, "arena:"; "" means "arena:". Memory ignores it.
+	Depth     int              // waiting places per pool; 0 means 1
+	LeaseTTL  time.Duration    // how long a claim lives without a heartbeat; 0 means 30s
+	Retain    time.Duration    // how long a terminal job stays readable by Get; 0 means 7 days
+	Recent    int              // how many terminal jobs List shows; 0 means 100
+	MaxEvents int              // approximate bound of the event stream; 0 means 10,000
+	Now       func() time.Time // clock for timestamps and ETAs (not lease expiry); nil means time.Now
+	Logger    *slog.Logger     // used by RunReaper; nil discards
+}
+
+func (o Options) withDefaults() Options {
+	if o.Prefix == "" {
+		o.Prefix = "arena:"
+	}
+	if o.Depth <= 0 {
+		o.Depth = 1
+	}
+	if o.LeaseTTL <= 0 {
+		o.LeaseTTL = 30 * time.Second
+	}
+	if o.Retain <= 0 {
+		o.Retain = 7 * 24 * time.Hour
+	}
+	// Redis keeps TTLs in milliseconds.
+	o.LeaseTTL = max(o.LeaseTTL, time.Millisecond)
+	o.Retain = max(o.Retain, time.Millisecond)
+	if o.Recent <= 0 {
+		o.Recent = 100
+	}
+	if o.MaxEvents <= 0 {
+		o.MaxEvents = 10000
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	return o
+}
+
+// newID returns a random job ID of 16 hex digits.
+func newID() string {
+	var b [8]byte
+	_, _ = io.ReadFull(rand.Reader, b[:])
+	return hex.EncodeToString(b[:])
+}
+
+// prepare fills the fields Enqueue owns.
+func prepare(j Job, now time.Time) Job {
+	if j.ID == "" {
+		j.ID = newID()
+	}
+	if j.Pool == "" {
+		j.Pool = DefaultPool
+	}
+	if j.Created.IsZero() {
+		j.Created = now
+	}
+	j.Queued = now
+	j.Started, j.Finished = time.Time{}, time.Time{}
+	j.State = Queued
+	j.Reason = ""
+	j.Attempt = 1
+	j.Fence = 0
+	j.CancelRequested = false
+	j.Result = nil
+	return j
+}
+
+func supersededReason(newer Job) string {
+	return fmt.Sprintf("superseded by newer request %s (%s#%d by %s)", newer.ID, newer.Repo, newer.PR, newer.Requester)
+}
+
+func cancelledReason(by string) string {
+	if by == "" {
+		return "cancelled"
+	}
+	return "cancelled by " + by
+}
+
+func checkOutcome(o Outcome) error {
+	switch o.State {
+	case Done, Failed, Cancelled:
+	default:
+		return fmt.Errorf("finish with state %q: want done, failed or cancelled", o.State)
+	}
+	if len(o.Result) > 0 && !json.Valid(o.Result) {
+		return fmt.Errorf("finish: result is not valid JSON")
+	}
+	return nil
+}
+
+// line builds a pool's line from its running job (nil when none) and its
+// waiting jobs in order, with positions and ETAs as of now.
+func line(pool string, running *Job, waiting []Job, now time.Time) Line {
+	l := Line{Pool: pool}
+	var eta time.Duration
+	if running != nil {
+		l.Places = append(l.Places, Place{Job: *running, Position: 1})
+		if rem := running.Started.Add(running.Estimate).Sub(now); rem > 0 {
+			eta = rem
+		}
+	}
+	for _, j := range waiting {
+		l.Places = append(l.Places, Place{Job: j, Position: len(l.Places) + 1, ETA: eta})
+		eta += j.Estimate
+	}
+	return l
+}
+
+// runReaper is RunReaper for both implementations.
+func runReaper(ctx context.Context, reap func(context.Context) ([]Job, error), interval time.Duration, log *slog.Logger) error {
+	if interval <= 0 {
+		interval = time.Second
+	}
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		jobs, err := reap(ctx)
+		if err != nil && ctx.Err() == nil {
+			log.Error("reap", "err", err)
+		}
+		for _, j := range jobs {
+			log.Info("job recovered", "job", j.ID, "pool", j.Pool, "state", j.State, "attempt", j.Attempt)
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-t.C:
+		}
+	}
+}
