@@ -1,0 +1,210 @@
+// Package command parses the benchmark commands people write in pull-request comments
+// ("/benchmark -f gin -t baseline --save"). It is a pure parser: no I/O and no GitHub;
+// resolving frameworks and tests against the repository happens elsewhere.
+//
+// # Where a command is
+//
+// A command is a line whose first word is a command word, outside what GitHub renders as
+// code, quotes or hidden text. The first such line in a comment counts; any text before
+// and after it, and any later command line, is ignored. Precisely:
+//
+//   - Lines end at "\n", "\r\n" or a lone "\r".
+//   - Up to three leading spaces are allowed. A line indented four or more columns (a tab
+//     counts to the next multiple of four) is never a command: Markdown renders it as an
+//     indented code block, or as the continuation of a paragraph, where the command would
+//     not start a line.
+//   - Fenced code blocks are skipped: a fence is three or more "`" or "~" (indented at
+//     most three spaces; a "`" fence's info string may not hold "`"), and it closes only
+//     with a line holding a run of the same character at least as long, and nothing else.
+//     A fence that is never closed runs to the end of the comment.
+//   - Block-quote lines (first non-space character ">") are skipped, so quoting someone's
+//     command in a reply does not run it again.
+//   - HTML comments that start a line ("<!--" up to the line holding "-->") are skipped:
+//     GitHub does not render them.
+//   - The command word must be followed by whitespace or the end of the line:
+//     "/benchmarking" is not a command. A word that starts with "/benchmark-" but is not
+//     a command word ("/benchmark-foo") is a command line with an unknown command: Parse
+//     reports it with the closest command words.
+//
+// # Arguments
+//
+// The rest of the line is split into words like a shell does: whitespace separates words,
+// single quotes group literally, double quotes group and a backslash inside them escapes
+// the next character, and a backslash outside quotes escapes the next character. An
+// unterminated quote, or a backslash ending the line, is an error.
+//
+// Flags combine in any order; "-f x", "-f=x", "--framework x" and "--framework=x" are the
+// same. Lists are comma separated; each element is trimmed, empty elements are rejected,
+// and duplicates are dropped keeping the first. Every name must match
+// ^[a-z0-9][a-z0-9._-]*$ and be at most 64 bytes long.
+//
+// The grammar is strict: an unknown flag, a flag given twice, a flag without its value,
+// "--save=value" (--save is a switch and takes no value) and any positional argument are
+// errors. In particular the legacy form "/benchmark baseline" is rejected with a hint
+// (-t baseline for a test, -f baseline for a framework), because a bare word could mean
+// either and guessing would run the wrong benchmark.
+package command
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// MaxBody is the most of a comment Parse reads: GitHub's comment limit, in bytes. Parse
+// truncates longer input, so its cost is bounded whatever it is given.
+const MaxBody = 65536
+
+// MaxName is the longest framework or test name Parse accepts, in bytes.
+const MaxName = 64
+
+// ErrUsage is wrapped by every error Parse returns: the comment holds a command that does
+// not follow the grammar. The error text names the problem and the fix.
+var ErrUsage = errors.New("usage")
+
+// A UsageError is a command that does not follow the grammar. It wraps ErrUsage.
+type UsageError struct {
+	Problem string // what is wrong: "unknown flag --frameworks"
+	Fix     string // what to write instead: "/benchmark takes -f/--framework, ..."
+}
+
+func (e *UsageError) Error() string {
+	if e.Fix == "" {
+		return e.Problem
+	}
+	return e.Problem + "; " + e.Fix
+}
+
+// Unwrap returns ErrUsage.
+func (e *UsageError) Unwrap() error { return ErrUsage }
+
+func usage(problem, fix string, args ...any) error {
+	return &UsageError{Problem: problem, Fix: fmt.Sprintf(fix, args...)}
+}
+
+// A Kind is which command a comment holds: the command word without its slash.
+type Kind string
+
+// The commands.
+const (
+	KindBenchmark Kind = "benchmark"          // one framework
+	KindMultiple  Kind = "benchmark-multiple" // several frameworks in one job
+	KindTest      Kind = "benchmark-test"     // one test across every subscribed framework
+	KindCancel    Kind = "benchmark-cancel"   // cancel this PR's waiting or running job
+	KindApprove   Kind = "benchmark-approve"  // approve this PR's pending request
+	KindHelp      Kind = "benchmark-help"     // reply with the grammar
+)
+
+// Kinds lists every command, in the order Help shows them.
+var Kinds = []Kind{KindBenchmark, KindMultiple, KindTest, KindCancel, KindApprove, KindHelp}
+
+// Word returns the command word as written in a comment: "/benchmark-test".
+func (k Kind) Word() string { return "/" + string(k) }
+
+// A Command is one parsed command.
+type Command struct {
+	Kind Kind
+	// Frameworks are the names given with -f; empty means "the frameworks the PR's changed
+	// files touch" (resolution happens elsewhere). /benchmark has at most one.
+	Frameworks []string
+	// Tests are the names given with -t; empty means every test the framework subscribes
+	// to. /benchmark-test has exactly one.
+	Tests []string
+	// Save asks for the results to be committed to the PR branch.
+	Save bool
+	// Compare is the framework to compare with (/benchmark only); empty for none.
+	Compare string
+	// Line is the command line as written, without surrounding whitespace, for echoing in
+	// replies. It is set on errors too.
+	Line string
+}
+
+// String renders the canonical form of c, which parses back to the same Command (but for
+// Line): "/benchmark -f gin -t baseline --save --compare fiber".
+func (c Command) String() string {
+	var b strings.Builder
+	b.WriteString(c.Kind.Word())
+	if len(c.Frameworks) > 0 {
+		b.WriteString(" -f ")
+		b.WriteString(strings.Join(c.Frameworks, ","))
+	}
+	if len(c.Tests) > 0 {
+		b.WriteString(" -t ")
+		b.WriteString(strings.Join(c.Tests, ","))
+	}
+	if c.Save {
+		b.WriteString(" --save")
+	}
+	if c.Compare != "" {
+		b.WriteString(" --compare ")
+		b.WriteString(c.Compare)
+	}
+	return b.String()
+}
+
+// Parse finds the first command in a comment body (see the package documentation for
+// where a command may be). found is false when the body holds no command line; then err is
+// nil. Otherwise err, when not nil, wraps ErrUsage and c holds the Kind (when the word is
+// known) and the Line, so a reply can quote what was written.
+func Parse(body string) (c Command, found bool, err error) {
+	if len(body) > MaxBody {
+		body = body[:MaxBody]
+	}
+	line, ok := commandLine(body)
+	if !ok {
+		return Command{}, false, nil
+	}
+	c, err = parseLine(line)
+	return c, true, err
+}
+
+// commandLine returns the first command line of body, trimmed.
+func commandLine(body string) (string, bool) {
+	var (
+		fenceChar byte // '`' or '~' while inside a fenced code block
+		fenceLen  int
+		inHTML    bool // inside an HTML comment
+	)
+	for len(body) > 0 {
+		var line string
+		if i := strings.IndexAny(body, "\r\n"); i < 0 {
+			line, body = body, ""
+		} else {
+			crlf := body[i] == '\r' && i+1 < len(body) && body[i+1] == '\n'
+			line, body = body[:i], body[i+1:]
+			if crlf {
+				body = body[1:]
+			}
+		}
+		indent, rest := leading(line)
+		switch {
+		case fenceChar != 0:
+			if indent < 4 && closesFence(rest, fenceChar, fenceLen) {
+				fenceChar, fenceLen = 0, 0
+			}
+			continue
+		case inHTML:
+			if strings.Contains(line, "-->") {
+				inHTML = false
+			}
+			continue
+		case indent >= 4:
+			continue
+		}
+		if ch, n, ok := opensFence(rest); ok {
+			fenceChar, fenceLen = ch, n
+			continue
+		}
+		if strings.HasPrefix(rest, "<!--") {
+			inHTML = !strings.Contains(rest[2:], "-->")
+			continue
+		}
+		if strings.HasPrefix(rest, ">") {
+			continue
+		}
+		if isCommandLine(rest) {
+			return strings.TrimRight(rest, " \t\v\f"), true
+		}
+	}
+	return "", false
+}

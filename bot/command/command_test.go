@@ -1,0 +1,346 @@
+package command
+
+import (
+	"errors"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+)
+
+// parseTests covers every form and every error of the grammar. A case with errText set
+// expects an error wrapping ErrUsage whose text contains errText; one with found false
+// expects no command at all; the rest expect want (Line included).
+var parseTests = []struct {
+	name    string
+	body    string
+	found   bool
+	want    Command
+	errText string
+}{
+	// Each command.
+	{name: "benchmark", body: "/benchmark -f gin", found: true,
+		want: Command{Kind: KindBenchmark, Frameworks: []string{"gin"}, Line: "/benchmark -f gin"}},
+	{name: "benchmark bare", body: "/benchmark", found: true,
+		want: Command{Kind: KindBenchmark, Line: "/benchmark"}},
+	{name: "multiple", body: "/benchmark-multiple -f gin,fiber,echo", found: true,
+		want: Command{Kind: KindMultiple, Frameworks: []string{"gin", "fiber", "echo"}, Line: "/benchmark-multiple -f gin,fiber,echo"}},
+	{name: "multiple bare save", body: "/benchmark-multiple --save", found: true,
+		want: Command{Kind: KindMultiple, Save: true, Line: "/benchmark-multiple --save"}},
+	{name: "multiple one framework", body: "/benchmark-multiple -f gin", found: true,
+		want: Command{Kind: KindMultiple, Frameworks: []string{"gin"}, Line: "/benchmark-multiple -f gin"}},
+	{name: "test", body: "/benchmark-test -t baseline", found: true,
+		want: Command{Kind: KindTest, Tests: []string{"baseline"}, Line: "/benchmark-test -t baseline"}},
+	{name: "test save", body: "/benchmark-test --save --test=json", found: true,
+		want: Command{Kind: KindTest, Tests: []string{"json"}, Save: true, Line: "/benchmark-test --save --test=json"}},
+	{name: "cancel", body: "/benchmark-cancel", found: true, want: Command{Kind: KindCancel, Line: "/benchmark-cancel"}},
+	{name: "approve", body: "/benchmark-approve", found: true, want: Command{Kind: KindApprove, Line: "/benchmark-approve"}},
+	{name: "help", body: "/benchmark-help", found: true, want: Command{Kind: KindHelp, Line: "/benchmark-help"}},
+
+	// Every flag spelling.
+	{name: "-f x", body: "/benchmark -f gin", found: true, want: Command{Kind: KindBenchmark, Frameworks: []string{"gin"}, Line: "/benchmark -f gin"}},
+	{name: "-f=x", body: "/benchmark -f=gin", found: true, want: Command{Kind: KindBenchmark, Frameworks: []string{"gin"}, Line: "/benchmark -f=gin"}},
+	{name: "--framework x", body: "/benchmark --framework gin", found: true, want: Command{Kind: KindBenchmark, Frameworks: []string{"gin"}, Line: "/benchmark --framework gin"}},
+	{name: "--framework=x", body: "/benchmark --framework=gin", found: true, want: Command{Kind: KindBenchmark, Frameworks: []string{"gin"}, Line: "/benchmark --framework=gin"}},
+	{name: "-t x", body: "/benchmark -t baseline", found: true, want: Command{Kind: KindBenchmark, Tests: []string{"baseline"}, Line: "/benchmark -t baseline"}},
+	{name: "-t=x", body: "/benchmark -t=baseline", found: true, want: Command{Kind: KindBenchmark, Tests: []string{"baseline"}, Line: "/benchmark -t=baseline"}},
+	{name: "--test x", body: "/benchmark --test baseline", found: true, want: Command{Kind: KindBenchmark, Tests: []string{"baseline"}, Line: "/benchmark --test baseline"}},
+	{name: "--test=x", body: "/benchmark --test=baseline", found: true, want: Command{Kind: KindBenchmark, Tests: []string{"baseline"}, Line: "/benchmark --test=baseline"}},
+	{name: "--save", body: "/benchmark --save", found: true, want: Command{Kind: KindBenchmark, Save: true, Line: "/benchmark --save"}},
+	{name: "--compare x", body: "/benchmark -f gin --compare fiber", found: true,
+		want: Command{Kind: KindBenchmark, Frameworks: []string{"gin"}, Compare: "fiber", Line: "/benchmark -f gin --compare fiber"}},
+	{name: "--compare=x", body: "/benchmark --compare=fiber", found: true, want: Command{Kind: KindBenchmark, Compare: "fiber", Line: "/benchmark --compare=fiber"}},
+
+	// Order permutations.
+	{name: "all flags", body: "/benchmark -f gin -t baseline --save --compare fiber", found: true,
+		want: Command{Kind: KindBenchmark, Frameworks: []string{"gin"}, Tests: []string{"baseline"}, Save: true, Compare: "fiber", Line: "/benchmark -f gin -t baseline --save --compare fiber"}},
+	{name: "all flags reversed", body: "/benchmark --compare=fiber --save --test baseline --framework=gin", found: true,
+		want: Command{Kind: KindBenchmark, Frameworks: []string{"gin"}, Tests: []string{"baseline"}, Save: true, Compare: "fiber", Line: "/benchmark --compare=fiber --save --test baseline --framework=gin"}},
+	{name: "save first", body: "/benchmark-multiple --save -t json -f a,b", found: true,
+		want: Command{Kind: KindMultiple, Frameworks: []string{"a", "b"}, Tests: []string{"json"}, Save: true, Line: "/benchmark-multiple --save -t json -f a,b"}},
+
+	// Lists.
+	{name: "test list", body: "/benchmark -f gin -t baseline,json,upload", found: true,
+		want: Command{Kind: KindBenchmark, Frameworks: []string{"gin"}, Tests: []string{"baseline", "json", "upload"}, Line: "/benchmark -f gin -t baseline,json,upload"}},
+	{name: "list trimmed in quotes", body: `/benchmark-multiple -f "gin, fiber , echo"`, found: true,
+		want: Command{Kind: KindMultiple, Frameworks: []string{"gin", "fiber", "echo"}, Line: `/benchmark-multiple -f "gin, fiber , echo"`}},
+	{name: "list duplicates dropped", body: "/benchmark-multiple -f gin,fiber,gin,fiber", found: true,
+		want: Command{Kind: KindMultiple, Frameworks: []string{"gin", "fiber"}, Line: "/benchmark-multiple -f gin,fiber,gin,fiber"}},
+	{name: "same framework twice on benchmark", body: "/benchmark -f gin,gin", found: true,
+		want: Command{Kind: KindBenchmark, Frameworks: []string{"gin"}, Line: "/benchmark -f gin,gin"}},
+	{name: "names with dot underscore dash", body: "/benchmark -f actix-web.v4_1 -t h2.tls", found: true,
+		want: Command{Kind: KindBenchmark, Frameworks: []string{"actix-web.v4_1"}, Tests: []string{"h2.tls"}, Line: "/benchmark -f actix-web.v4_1 -t h2.tls"}},
+	{name: "64 character name", body: "/benchmark -f " + strings.Repeat("a", 64), found: true,
+		want: Command{Kind: KindBenchmark, Frameworks: []string{strings.Repeat("a", 64)}, Line: "/benchmark -f " + strings.Repeat("a", 64)}},
+
+	// Quotes and escapes.
+	{name: "double quotes", body: `/benchmark -f "gin" -t "baseline"`, found: true,
+		want: Command{Kind: KindBenchmark, Frameworks: []string{"gin"}, Tests: []string{"baseline"}, Line: `/benchmark -f "gin" -t "baseline"`}},
+	{name: "single quotes", body: `/benchmark-multiple -f 'a,b'`, found: true,
+		want: Command{Kind: KindMultiple, Frameworks: []string{"a", "b"}, Line: `/benchmark-multiple -f 'a,b'`}},
+	{name: "quotes inside a word", body: `/benchmark -f g"i"n`, found: true,
+		want: Command{Kind: KindBenchmark, Frameworks: []string{"gin"}, Line: `/benchmark -f g"i"n`}},
+	{name: "quoted flag value", body: `/benchmark "-f=gin"`, found: true,
+		want: Command{Kind: KindBenchmark, Frameworks: []string{"gin"}, Line: `/benchmark "-f=gin"`}},
+	{name: "backslash outside quotes", body: `/benchmark -f g\in`, found: true,
+		want: Command{Kind: KindBenchmark, Frameworks: []string{"gin"}, Line: `/benchmark -f g\in`}},
+	{name: "backslash in double quotes", body: `/benchmark -f "g\"in"`, errText: `framework name "g\"in" is not valid`},
+	{name: "escaped space splits nothing", body: `/benchmark-multiple -f a,\ b`, found: true,
+		want: Command{Kind: KindMultiple, Frameworks: []string{"a", "b"}, Line: `/benchmark-multiple -f a,\ b`}},
+	{name: "unterminated double quote", body: `/benchmark -f "gin`, errText: `close it with "`},
+	{name: "unterminated single quote", body: `/benchmark -f 'gin`, errText: "close it with '"},
+	{name: "trailing backslash", body: `/benchmark -f gin \`, errText: "remove it, or quote it"},
+
+	// Where the command is.
+	{name: "CRLF", body: "Please run this.\r\n/benchmark -f gin --save\r\nThanks!\r\n", found: true,
+		want: Command{Kind: KindBenchmark, Frameworks: []string{"gin"}, Save: true, Line: "/benchmark -f gin --save"}},
+	{name: "lone CR", body: "hi\r/benchmark-cancel\rbye", found: true, want: Command{Kind: KindCancel, Line: "/benchmark-cancel"}},
+	{name: "leading spaces", body: "   /benchmark -f gin  ", found: true,
+		want: Command{Kind: KindBenchmark, Frameworks: []string{"gin"}, Line: "/benchmark -f gin"}},
+	{name: "tab between words", body: "/benchmark\t-f\tgin", found: true,
+		want: Command{Kind: KindBenchmark, Frameworks: []string{"gin"}, Line: "/benchmark\t-f\tgin"}},
+	{name: "text before and after", body: "I changed the router.\n\n/benchmark -f gin\n\nShould be faster.", found: true,
+		want: Command{Kind: KindBenchmark, Frameworks: []string{"gin"}, Line: "/benchmark -f gin"}},
+	{name: "second command ignored", body: "/benchmark-cancel\n/benchmark -f gin", found: true,
+		want: Command{Kind: KindCancel, Line: "/benchmark-cancel"}},
+	{name: "second bad command ignored", body: "/benchmark -f gin\n/benchmark --bogus", found: true,
+		want: Command{Kind: KindBenchmark, Frameworks: []string{"gin"}, Line: "/benchmark -f gin"}},
+	{name: "first command is bad", body: "/benchmark --bogus\n/benchmark -f gin", found: true, errText: `unknown flag "--bogus"`},
+	{name: "not at line start", body: "please /benchmark -f gin", found: false},
+	{name: "empty", body: "", found: false},
+	{name: "prose only", body: "LGTM, thanks!\n", found: false},
+	{name: "benchmarking", body: "/benchmarking is fun", found: false},
+	{name: "benchmarks", body: "/benchmarks", found: false},
+	{name: "uppercase", body: "/Benchmark -f gin", found: false},
+	{name: "benchmarking then command", body: "/benchmarking\n/benchmark-help", found: true, want: Command{Kind: KindHelp, Line: "/benchmark-help"}},
+	{name: "backtick fence", body: "```\n/benchmark -f gin\n```", found: false},
+	{name: "backtick fence with info", body: "```sh\n/benchmark -f gin\n```\n/benchmark-help", found: true, want: Command{Kind: KindHelp, Line: "/benchmark-help"}},
+	{name: "tilde fence", body: "~~~\n/benchmark -f gin\n~~~", found: false},
+	{name: "unclosed fence", body: "```\n/benchmark -f gin\n", found: false},
+	{name: "longer fence not closed by shorter", body: "````\n```\n/benchmark -f gin\n````\n/benchmark-cancel", found: true,
+		want: Command{Kind: KindCancel, Line: "/benchmark-cancel"}},
+	{name: "fence closed by longer", body: "```\nx\n`````\n/benchmark-cancel", found: true, want: Command{Kind: KindCancel, Line: "/benchmark-cancel"}},
+	{name: "tilde not closed by backticks", body: "~~~\n```\n/benchmark -f gin\n~~~\n/benchmark-approve", found: true,
+		want: Command{Kind: KindApprove, Line: "/benchmark-approve"}},
+	{name: "closing fence with text is content", body: "```\n``` no\n/benchmark -f gin\n```\n", found: false},
+	{name: "indented fence", body: "  ```\n/benchmark -f gin\n   ```\n/benchmark-help", found: true, want: Command{Kind: KindHelp, Line: "/benchmark-help"}},
+	{name: "inline code is not a fence", body: "```a``` text\n/benchmark-help", found: true, want: Command{Kind: KindHelp, Line: "/benchmark-help"}},
+	{name: "two backticks are not a fence", body: "``\n/benchmark-help", found: true, want: Command{Kind: KindHelp, Line: "/benchmark-help"}},
+	{name: "CRLF fence", body: "```\r\n/benchmark -f gin\r\n```\r\n/benchmark-help\r\n", found: true, want: Command{Kind: KindHelp, Line: "/benchmark-help"}},
+	{name: "block quote", body: "> /benchmark -f gin\n\nok", found: false},
+	{name: "block quote then command", body: "> /benchmark -f gin\n\n/benchmark -f fiber", found: true,
+		want: Command{Kind: KindBenchmark, Frameworks: []string{"fiber"}, Line: "/benchmark -f fiber"}},
+	{name: "nested block quote", body: "> > /benchmark -f gin", found: false},
+	{name: "indented block quote", body: "  >/benchmark -f gin", found: false},
+	{name: "fence in block quote does not hide", body: "> ```\n/benchmark-help", found: true, want: Command{Kind: KindHelp, Line: "/benchmark-help"}},
+	{name: "indented code", body: "text\n\n    /benchmark -f gin\n", found: false},
+	{name: "tab indented code", body: "\t/benchmark -f gin", found: false},
+	{name: "html comment", body: "<!--\n/benchmark -f gin\n-->\n", found: false},
+	{name: "html comment one line", body: "<!-- /benchmark -f gin -->\n/benchmark-help", found: true, want: Command{Kind: KindHelp, Line: "/benchmark-help"}},
+
+	// Unknown commands.
+	{name: "unknown command", body: "/benchmark-foo", errText: "did you mean /benchmark, /benchmark-test or /benchmark-help?"},
+	{name: "typo multiple", body: "/benchmark-multi -f a,b", errText: "did you mean /benchmark-multiple?"},
+	{name: "typo approve", body: "/benchmark-approved", errText: "did you mean /benchmark-approve?"},
+	{name: "uppercase after dash", body: "/benchmark-Cancel", errText: "did you mean /benchmark-cancel?"},
+	{name: "trailing punctuation", body: "/benchmark-cancel.", errText: "did you mean /benchmark-cancel?"},
+	{name: "dash alone", body: "/benchmark- -f gin", errText: `unknown command "/benchmark-"`},
+
+	// Strict errors.
+	{name: "unknown flag", body: "/benchmark --frameworks gin", errText: `unknown flag "--frameworks"; /benchmark takes -f/--framework, -t/--test, --save, --compare`},
+	{name: "unknown flag on multiple", body: "/benchmark-multiple -x", errText: "/benchmark-multiple takes -f/--framework, -t/--test, --save"},
+	{name: "unknown short flag glued", body: "/benchmark -fgin", errText: `unknown flag "-fgin"`},
+	{name: "dash dash", body: "/benchmark -- gin", errText: `unknown flag "--"`},
+	{name: "flag twice", body: "/benchmark -f gin -f fiber", errText: "-f/--framework is given twice; give it once, with a comma-separated list: -f a,b"},
+	{name: "flag twice spelled differently", body: "/benchmark-multiple -t a --test b", errText: "-t/--test is given twice"},
+	{name: "save twice", body: "/benchmark --save --save", errText: "--save is given twice"},
+	{name: "missing value at end", body: "/benchmark -f", errText: "-f needs a value; write -f <framework>"},
+	{name: "missing value before flag", body: "/benchmark -t --save", errText: "-t needs a value; write -t <test>"},
+	{name: "empty value", body: "/benchmark --framework=", errText: "--framework needs a value"},
+	{name: "empty quoted value", body: `/benchmark -f ""`, errText: "empty framework name"},
+	{name: "compare missing value", body: "/benchmark --compare", errText: "write --compare <framework>"},
+	{name: "save with value", body: "/benchmark --save=true", errText: "--save takes no value; write --save alone"},
+	{name: "save with false", body: "/benchmark --save=false", errText: "--save takes no value"},
+	{name: "legacy positional", body: "/benchmark baseline", errText: "name a test with -t (/benchmark -t baseline) and a framework with -f (/benchmark -f baseline)"},
+	{name: "positional after flags", body: "/benchmark -f gin please", errText: `unexpected argument "please"`},
+	{name: "positional on test", body: "/benchmark-test baseline", errText: "/benchmark-test -t baseline"},
+	{name: "positional on multiple", body: "/benchmark-multiple gin", errText: "/benchmark-multiple -f gin"},
+	{name: "several frameworks on benchmark", body: "/benchmark -f gin,fiber", errText: "/benchmark takes one framework; to run several, use /benchmark-multiple -f gin,fiber"},
+	{name: "compare on multiple", body: "/benchmark-multiple -f a,b --compare c", errText: "--compare works only with /benchmark"},
+	{name: "compare on test", body: "/benchmark-test -t baseline --compare gin", errText: "--compare works only with /benchmark"},
+	{name: "compare list", body: "/benchmark --compare a,b", errText: "--compare takes one framework"},
+	{name: "compare itself", body: "/benchmark -f gin --compare gin", errText: "compare with another framework"},
+	{name: "test without -t", body: "/benchmark-test --save", errText: "write /benchmark-test -t <test>"},
+	{name: "test bare", body: "/benchmark-test", errText: "/benchmark-test needs a test"},
+	{name: "test with several tests", body: "/benchmark-test -t a,b", errText: "/benchmark-test takes one test"},
+	{name: "-f on test", body: "/benchmark-test -t baseline -f gin", errText: "to pick frameworks, use /benchmark-multiple -f a,b -t <test>"},
+	{name: "flag on cancel", body: "/benchmark-cancel -f gin", errText: "/benchmark-cancel takes no arguments; write /benchmark-cancel alone"},
+	{name: "word on approve", body: "/benchmark-approve please", errText: "/benchmark-approve takes no arguments"},
+	{name: "flag on help", body: "/benchmark-help --save", errText: "/benchmark-help takes no arguments"},
+	{name: "empty list element", body: "/benchmark-multiple -f a,,b", errText: "separate names with single commas"},
+	{name: "trailing comma", body: "/benchmark-multiple -f a,b,", errText: "empty framework name"},
+	{name: "uppercase name", body: "/benchmark -f Gin", errText: `framework name "Gin" is not valid; names are lowercase: did you mean gin?`},
+	{name: "bad test name", body: "/benchmark -t json/1", errText: `test name "json/1" is not valid; names use lowercase letters`},
+	{name: "name starting with dot", body: "/benchmark -f .gin", errText: `framework name ".gin" is not valid`},
+	{name: "non-ASCII name", body: "/benchmark -f gín", errText: `is not valid`},
+	{name: "name too long", body: "/benchmark -f " + strings.Repeat("a", 65), errText: "longer than 64 characters"},
+}
+
+func TestParse(t *testing.T) {
+	for _, tt := range parseTests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, found, err := Parse(tt.body)
+			wantFound := tt.found || tt.errText != ""
+			if found != wantFound || (err != nil) != (tt.errText != "") {
+				t.Fatalf("Parse(%q) = %+v, found=%v, err=%v; want found=%v, error %q", tt.body, got, found, err, wantFound, tt.errText)
+			}
+			if err != nil {
+				if !errors.Is(err, ErrUsage) {
+					t.Errorf("Parse(%q) error %v does not wrap ErrUsage", tt.body, err)
+				}
+				if !strings.Contains(err.Error(), tt.errText) {
+					t.Errorf("Parse(%q) error\n%s\ndoes not contain\n%s", tt.body, err, tt.errText)
+				}
+				if got.Line == "" {
+					t.Errorf("Parse(%q) returned an error without the Line", tt.body)
+				}
+				return
+			}
+			if diff := cmp.Diff(tt.want, got, cmpopts.EquateEmpty()); diff != "" {
+				t.Errorf("Parse(%q) mismatch (-want +got):\n%s", tt.body, diff)
+			}
+		})
+	}
+}
+
+var ignoreLine = cmpopts.IgnoreFields(Command{}, "Line")
+
+func TestRoundTrip(t *testing.T) {
+	for _, tt := range parseTests {
+		if !tt.found || tt.errText != "" {
+			continue
+		}
+		t.Run(tt.name, func(t *testing.T) {
+			s := tt.want.String()
+			got, found, err := Parse(s)
+			if !found || err != nil {
+				t.Fatalf("Parse(%q) found=%v err=%v; want the canonical form to parse", s, found, err)
+			}
+			if diff := cmp.Diff(tt.want, got, ignoreLine, cmpopts.EquateEmpty()); diff != "" {
+				t.Errorf("round trip of %q changed the command (-want +got):\n%s", s, diff)
+			}
+			if got.Line != s {
+				t.Errorf("Parse(%q).Line = %q, want the canonical form", s, got.Line)
+			}
+		})
+	}
+}
+
+func TestString(t *testing.T) {
+	c := Command{Kind: KindBenchmark, Frameworks: []string{"gin"}, Tests: []string{"baseline"}, Save: true, Compare: "fiber"}
+	if got, want := c.String(), "/benchmark -f gin -t baseline --save --compare fiber"; got != want {
+		t.Errorf("String() = %q, want %q", got, want)
+	}
+}
+
+func TestTruncate(t *testing.T) {
+	body := strings.Repeat("x", MaxBody) + "\n/benchmark-help"
+	if c, found, err := Parse(body); found || err != nil {
+		t.Errorf("Parse(command after %d bytes) = %+v, %v, %v; want nothing found", MaxBody, c, found, err)
+	}
+}
+
+func TestUsageError(t *testing.T) {
+	_, _, err := Parse("/benchmark --frameworks gin")
+	ue, ok := errors.AsType[*UsageError](err)
+	if !ok {
+		t.Fatalf("Parse error %v is not a *UsageError", err)
+	}
+	if ue.Problem != `unknown flag "--frameworks"` || !strings.HasPrefix(ue.Fix, "/benchmark takes") {
+		t.Errorf("UsageError = %+v", ue)
+	}
+}
+
+func TestHelp(t *testing.T) {
+	h := Help()
+	if _, found, err := Parse(h); found || err != nil {
+		t.Errorf("Parse(Help()) found=%v err=%v; the help reply must hold no command", found, err)
+	}
+	for _, k := range Kinds {
+		if !strings.Contains(h, "`"+k.Word()) {
+			t.Errorf("Help() does not describe %s", k.Word())
+		}
+	}
+	// Every example line in the help parses.
+	_, examples, _ := strings.Cut(h, "```\n")
+	examples, _, _ = strings.Cut(examples, "```")
+	n := 0
+	for line := range strings.Lines(examples) {
+		n++
+		if _, found, err := Parse(line); !found || err != nil {
+			t.Errorf("help example %q: found=%v err=%v", line, found, err)
+		}
+	}
+	if n == 0 {
+		t.Error("Help() has no examples")
+	}
+}
+
+var nameRE = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]*$`)
+
+func FuzzParse(f *testing.F) {
+	for _, tt := range parseTests {
+		f.Add(tt.body)
+	}
+	f.Fuzz(func(t *testing.T, body string) {
+		c, found, err := Parse(body) // must not panic
+		if err != nil && (!found || !errors.Is(err, ErrUsage)) {
+			t.Fatalf("Parse(%q) found=%v err=%v; errors come with found and wrap ErrUsage", body, found, err)
+		}
+		if !found || err != nil {
+			return
+		}
+		var names []string
+		names = append(names, c.Frameworks...)
+		names = append(names, c.Tests...)
+		if c.Compare != "" {
+			names = append(names, c.Compare)
+		}
+		for _, n := range names {
+			if !nameRE.MatchString(n) || len(n) > MaxName {
+				t.Errorf("Parse(%q) accepted the invalid name %q", body, n)
+			}
+		}
+		switch {
+		case c.Kind == KindBenchmark && len(c.Frameworks) > 1,
+			c.Kind == KindTest && (len(c.Tests) != 1 || len(c.Frameworks) > 0),
+			c.Kind != KindBenchmark && c.Compare != "",
+			(c.Kind == KindCancel || c.Kind == KindApprove || c.Kind == KindHelp) && c.String() != c.Kind.Word():
+			t.Errorf("Parse(%q) accepted %+v, which the grammar does not allow", body, c)
+		}
+		again, found, err := Parse(c.String())
+		if !found || err != nil {
+			t.Fatalf("Parse(%q) = %+v; canonical form %q does not re-parse: found=%v err=%v", body, c, c.String(), found, err)
+		}
+		if diff := cmp.Diff(c, again, ignoreLine, cmpopts.EquateEmpty()); diff != "" {
+			t.Errorf("round trip of %q changed the command (-first +second):\n%s", body, diff)
+		}
+	})
+}
+
+// comment is a typical 2 KB pull-request comment with the command near its end.
+var comment = strings.Repeat("This change moves the router to a radix tree and drops an allocation per request. ", 12) +
+	"\n\n> Could you run the benchmark?\n> /benchmark -f gin\n\n```go\nfunc handler(w http.ResponseWriter, r *http.Request) {\n\tw.Write(hello)\n}\n```\n\n" +
+	strings.Repeat("Results from my laptop look good, but the arena is the judge. ", 8) +
+	"\n\n/benchmark -f gin -t baseline,json --save --compare fiber\n\nThanks!\n"
+
+func BenchmarkParse(b *testing.B) {
+	b.SetBytes(int64(len(comment)))
+	for b.Loop() {
+		if _, found, err := Parse(comment); !found || err != nil {
+			b.Fatal(found, err)
+		}
+	}
+}

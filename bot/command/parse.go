@@ -1,0 +1,463 @@
+package command
+
+import (
+	"fmt"
+	"strings"
+)
+
+// leading returns the indentation of line in columns (a tab advances to the next multiple
+// of four) and the line after it.
+func leading(line string) (cols int, rest string) {
+	for i := 0; i < len(line); i++ {
+		switch line[i] {
+		case ' ':
+			cols++
+		case '\t':
+			cols += 4 - cols%4
+		default:
+			return cols, line[i:]
+		}
+	}
+	return cols, ""
+}
+
+// opensFence reports whether rest (a line without its indentation of at most three
+// columns) opens a fenced code block, and with which character and run length.
+func opensFence(rest string) (ch byte, n int, ok bool) {
+	if rest == "" || (rest[0] != '`' && rest[0] != '~') {
+		return 0, 0, false
+	}
+	ch = rest[0]
+	for n < len(rest) && rest[n] == ch {
+		n++
+	}
+	if n < 3 {
+		return 0, 0, false
+	}
+	if ch == '`' && strings.IndexByte(rest[n:], '`') >= 0 {
+		return 0, 0, false // inline code, not a fence
+	}
+	return ch, n, true
+}
+
+// closesFence reports whether rest closes a fence of n ch characters: a run of at least n
+// of them followed by nothing but whitespace.
+func closesFence(rest string, ch byte, n int) bool {
+	i := 0
+	for i < len(rest) && rest[i] == ch {
+		i++
+	}
+	return i >= n && strings.Trim(rest[i:], " \t\v\f") == ""
+}
+
+// isSpace reports whether b separates words.
+func isSpace(b byte) bool {
+	return b == ' ' || b == '\t' || b == '\v' || b == '\f' || b == '\r'
+}
+
+// firstWord returns s up to the first whitespace.
+func firstWord(s string) string {
+	for i := 0; i < len(s); i++ {
+		if isSpace(s[i]) {
+			return s[:i]
+		}
+	}
+	return s
+}
+
+// isCommandLine reports whether rest starts with a command word, known or not:
+// "/benchmark" alone or "/benchmark-" followed by anything.
+func isCommandLine(rest string) bool {
+	w := firstWord(rest)
+	return w == "/benchmark" || strings.HasPrefix(w, "/benchmark-")
+}
+
+func parseLine(line string) (Command, error) {
+	word := firstWord(line)
+	c := Command{Line: line}
+	kind, ok := lookupKind(word)
+	if !ok {
+		return c, usage("unknown command "+short(word), "did you mean %s? /benchmark-help lists every command", closest(word))
+	}
+	c.Kind = kind
+	words, err := split(line[len(word):])
+	if err != nil {
+		return c, err
+	}
+	if err := c.parseArgs(words); err != nil {
+		return c, err
+	}
+	return c, c.check()
+}
+
+func lookupKind(word string) (Kind, bool) {
+	for _, k := range Kinds {
+		if word == k.Word() {
+			return k, true
+		}
+	}
+	return "", false
+}
+
+// split splits s into words like a shell does (see the package documentation).
+func split(s string) ([]string, error) {
+	var (
+		words []string
+		cur   strings.Builder
+		in    bool // inside a word
+	)
+	for i := 0; i < len(s); i++ {
+		switch ch := s[i]; {
+		case isSpace(ch):
+			if in {
+				words = append(words, cur.String())
+				cur.Reset()
+				in = false
+			}
+		case ch == '\\':
+			if i+1 == len(s) {
+				return nil, usage("the line ends with a backslash", "remove it, or quote it: '\\'")
+			}
+			i++
+			cur.WriteByte(s[i])
+			in = true
+		case ch == '\'':
+			j := strings.IndexByte(s[i+1:], '\'')
+			if j < 0 {
+				return nil, usage("unterminated single quote", "close it with ' before the end of the line")
+			}
+			cur.WriteString(s[i+1 : i+1+j])
+			i += j + 1
+			in = true
+		case ch == '"':
+			i++
+			for ; i < len(s) && s[i] != '"'; i++ {
+				if s[i] == '\\' && i+1 < len(s) {
+					i++
+				}
+				cur.WriteByte(s[i])
+			}
+			if i >= len(s) {
+				return nil, usage("unterminated double quote", `close it with " before the end of the line`)
+			}
+			in = true
+		default:
+			cur.WriteByte(ch)
+			in = true
+		}
+	}
+	if in {
+		words = append(words, cur.String())
+	}
+	return words, nil
+}
+
+// A flag is one option of the grammar.
+type flag struct {
+	short, long string // "-f", "--framework"; short may be empty
+	value       bool   // takes a value
+}
+
+func (f flag) String() string {
+	if f.short == "" {
+		return f.long
+	}
+	return f.short + "/" + f.long
+}
+
+var (
+	flagFramework = flag{"-f", "--framework", true}
+	flagTest      = flag{"-t", "--test", true}
+	flagSave      = flag{"", "--save", false}
+	flagCompare   = flag{"", "--compare", true}
+	allFlags      = []flag{flagFramework, flagTest, flagSave, flagCompare}
+)
+
+// flagsOf lists the flags kind takes.
+func flagsOf(k Kind) []flag {
+	switch k {
+	case KindBenchmark:
+		return allFlags
+	case KindMultiple:
+		return []flag{flagFramework, flagTest, flagSave}
+	case KindTest:
+		return []flag{flagTest, flagSave}
+	}
+	return nil
+}
+
+// takes says which flags k takes, for error messages: "/benchmark takes -f/--framework,
+// -t/--test, --save, --compare".
+func takes(k Kind) string {
+	fs := flagsOf(k)
+	if len(fs) == 0 {
+		return k.Word() + " takes no arguments"
+	}
+	names := make([]string, len(fs))
+	for i, f := range fs {
+		names[i] = f.String()
+	}
+	return k.Word() + " takes " + strings.Join(names, ", ")
+}
+
+func (c *Command) parseArgs(words []string) error {
+	seen := map[string]bool{}
+	for i := 0; i < len(words); i++ {
+		w := words[i]
+		if !strings.HasPrefix(w, "-") {
+			return c.positional(w)
+		}
+		name, val, hasVal := strings.Cut(w, "=")
+		var f flag
+		for _, g := range allFlags {
+			if name == g.short || name == g.long {
+				f = g
+			}
+		}
+		if f.long == "" {
+			return usage("unknown flag "+short(name), "%s", takes(c.Kind))
+		}
+		if err := c.allowed(f); err != nil {
+			return err
+		}
+		if seen[f.long] {
+			if !f.value {
+				return usage(f.long+" is given twice", "give it once")
+			}
+			return usage(f.String()+" is given twice", "give it once, with a comma-separated list: %s a,b", name)
+		}
+		seen[f.long] = true
+		if !f.value {
+			if hasVal {
+				return usage(f.long+" takes no value", "write %s alone to save the results, or leave it out", f.long)
+			}
+			c.Save = true
+			continue
+		}
+		if !hasVal {
+			if i+1 < len(words) && !strings.HasPrefix(words[i+1], "-") {
+				i++
+				val = words[i]
+			} else {
+				return usage(name+" needs a value", "%s", example(c.Kind, f))
+			}
+		} else if val == "" {
+			return usage(name+" needs a value", "%s", example(c.Kind, f))
+		}
+		if err := c.set(f, name, val); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// example shows how to give f a value on kind.
+func example(k Kind, f flag) string {
+	switch f {
+	case flagFramework:
+		if k == KindMultiple {
+			return "write " + f.short + " <framework>,<framework>, e.g. " + k.Word() + " -f gin,fiber"
+		}
+		return "write " + f.short + " <framework>, e.g. " + k.Word() + " -f gin"
+	case flagTest:
+		return "write " + f.short + " <test>, e.g. " + k.Word() + " -t baseline"
+	default:
+		return "write " + f.long + " <framework>, e.g. /benchmark -f gin --compare fiber"
+	}
+}
+
+// allowed says why kind does not take f, or nil when it does.
+func (c *Command) allowed(f flag) error {
+	for _, g := range flagsOf(c.Kind) {
+		if g == f {
+			return nil
+		}
+	}
+	switch {
+	case len(flagsOf(c.Kind)) == 0:
+		return usage(c.Kind.Word()+" takes no arguments", "write %s alone", c.Kind.Word())
+	case f == flagCompare:
+		return usage("--compare works only with /benchmark", "compare one framework at a time: /benchmark -f <framework> --compare <other>")
+	case f == flagFramework && c.Kind == KindTest:
+		return usage("/benchmark-test takes no -f: it runs one test across every subscribed framework",
+			"to pick frameworks, use /benchmark-multiple -f a,b -t <test>")
+	}
+	return usage("unknown flag "+f.String(), "%s", takes(c.Kind))
+}
+
+// positional rejects the bare word w with a hint.
+func (c *Command) positional(w string) error {
+	if len(flagsOf(c.Kind)) == 0 {
+		return usage(c.Kind.Word()+" takes no arguments", "write %s alone", c.Kind.Word())
+	}
+	q := short(w)
+	switch c.Kind {
+	case KindTest:
+		return usage("unexpected argument "+q, "name the test with -t: /benchmark-test -t %s", quoteArg(w))
+	case KindMultiple:
+		return usage("unexpected argument "+q, "name frameworks with -f and tests with -t: /benchmark-multiple -f %s", quoteArg(w))
+	}
+	return usage("unexpected argument "+q, "name a test with -t (/benchmark -t %s) and a framework with -f (/benchmark -f %s)", quoteArg(w), quoteArg(w))
+}
+
+// set stores the value of f, given as name.
+func (c *Command) set(f flag, name, val string) error {
+	switch f {
+	case flagCompare:
+		v := strings.TrimSpace(val)
+		if strings.Contains(v, ",") {
+			return usage("--compare takes one framework, not "+short(val), "write --compare <framework>")
+		}
+		if err := checkName("framework", v); err != nil {
+			return err
+		}
+		c.Compare = v
+		return nil
+	}
+	what := "framework"
+	if f == flagTest {
+		what = "test"
+	}
+	var list []string
+	for elem := range strings.SplitSeq(val, ",") {
+		elem = strings.TrimSpace(elem)
+		if elem == "" {
+			return usage(fmt.Sprintf("empty %s name in %s %s", what, name, short(val)), "separate names with single commas: %s a,b", name)
+		}
+		if err := checkName(what, elem); err != nil {
+			return err
+		}
+		dup := false
+		for _, have := range list {
+			dup = dup || have == elem
+		}
+		if !dup {
+			list = append(list, elem)
+		}
+	}
+	if f == flagTest {
+		c.Tests = list
+	} else {
+		c.Frameworks = list
+	}
+	return nil
+}
+
+// check applies the rules that span flags.
+func (c *Command) check() error {
+	switch c.Kind {
+	case KindBenchmark:
+		if len(c.Frameworks) > 1 {
+			return usage("/benchmark takes one framework", "to run several, use /benchmark-multiple -f %s", strings.Join(c.Frameworks, ","))
+		}
+		if c.Compare != "" && len(c.Frameworks) == 1 && c.Compare == c.Frameworks[0] {
+			return usage("--compare "+c.Compare+" names the framework being measured", "compare with another framework, or leave --compare out to compare with main")
+		}
+	case KindTest:
+		if len(c.Tests) == 0 {
+			return usage("/benchmark-test needs a test", "write /benchmark-test -t <test>, e.g. /benchmark-test -t baseline")
+		}
+		if len(c.Tests) > 1 {
+			return usage("/benchmark-test takes one test", "post one /benchmark-test per test, or use /benchmark-multiple -t %s", strings.Join(c.Tests, ","))
+		}
+	}
+	return nil
+}
+
+// ValidName reports whether s is a valid framework or test name: it matches
+// ^[a-z0-9][a-z0-9._-]*$ and is at most MaxName bytes long.
+func ValidName(s string) bool {
+	if s == "" || len(s) > MaxName {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		b := s[i]
+		switch {
+		case 'a' <= b && b <= 'z', '0' <= b && b <= '9':
+		case i > 0 && (b == '.' || b == '_' || b == '-'):
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+func checkName(what, s string) error {
+	if ValidName(s) {
+		return nil
+	}
+	if len(s) > MaxName {
+		return usage(fmt.Sprintf("%s name %s is longer than %d characters", what, short(s), MaxName), "check the name in frameworks/")
+	}
+	fix := "names use lowercase letters, digits, '.', '_' and '-', and start with a letter or digit"
+	if l := strings.ToLower(s); ValidName(l) {
+		fix = "names are lowercase: did you mean " + l + "?"
+	}
+	return usage(fmt.Sprintf("%s name %s is not valid", what, short(s)), "%s", fix)
+}
+
+// short quotes s for an error message, cut to a readable length.
+func short(s string) string {
+	const max = 40
+	if len(s) > max {
+		cut := max
+		for cut > 0 && s[cut]&0xC0 == 0x80 { // do not split a UTF-8 sequence
+			cut--
+		}
+		return fmt.Sprintf("%q…", s[:cut])
+	}
+	return fmt.Sprintf("%q", s)
+}
+
+// quoteArg renders w for an example command line: as is when it is a valid name, else as
+// a placeholder.
+func quoteArg(w string) string {
+	if ValidName(w) {
+		return w
+	}
+	return "<name>"
+}
+
+// closest returns the command words nearest to word by edit distance: "/benchmark-help"
+// or "/benchmark, /benchmark-test or /benchmark-help".
+func closest(word string) string {
+	if len(word) > 40 {
+		word = word[:40] // bounded work; no command word is this long
+	}
+	word = strings.ToLower(word)
+	best, names := -1, []string(nil)
+	for _, k := range Kinds {
+		d := distance(word, k.Word())
+		switch {
+		case best < 0 || d < best:
+			best, names = d, []string{k.Word()}
+		case d == best:
+			names = append(names, k.Word())
+		}
+	}
+	if len(names) == 1 {
+		return names[0]
+	}
+	return strings.Join(names[:len(names)-1], ", ") + " or " + names[len(names)-1]
+}
+
+// distance is the Levenshtein distance of a and b, by bytes.
+func distance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}
