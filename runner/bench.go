@@ -272,7 +272,7 @@ func (b *Bencher) Measure(ctx context.Context, plan Plan) ([]Row, error) {
 					})
 				}
 				if row.Err != nil {
-					b.cfg.Log.Error("measurement failed", "framework", t.Entry.Name, "test", p.Name, "conns", conns, "err", row.Err)
+					b.cfg.Log.Info("measurement failed", "framework", t.Entry.Name, "test", p.Name, "conns", conns, "err", row.Err)
 				}
 				rows = append(rows, row)
 			}
