@@ -1,0 +1,98 @@
+package ghapi
+
+import (
+	"context"
+	"encoding/base64"
+	"fmt"
+	"maps"
+	"net/http"
+	"slices"
+	"strings"
+
+	"github.com/google/go-github/v60/github"
+)
+
+// maxCommitAttempts bounds how often CommitFiles rebuilds its commit on a moved head.
+const maxCommitAttempts = 5
+
+// CommitFiles commits files (path → content, mode 100644) on top of branch of repo in one
+// commit through the Git Data API and moves the branch to it without forcing. When the
+// branch moved meanwhile (422 "not a fast forward"), the commit is rebuilt on the new head,
+// a bounded number of times. A 403 or 404 on a write wraps ErrPushDenied; a missing branch
+// wraps ErrNotFound.
+func (c *Client) CommitFiles(ctx context.Context, inst int64, repo, branch, message string, files map[string][]byte) (sha string, err error) {
+	owner, name, gh, err := c.prep(inst, repo)
+	if err != nil {
+		return "", err
+	}
+	if len(files) == 0 {
+		return "", fmt.Errorf("commit to %s:%s: no files", repo, branch)
+	}
+	paths := slices.Sorted(maps.Keys(files))
+	blobs := map[string]string{} // path → blob SHA; blobs do not depend on the head
+	for attempt := 1; ; attempt++ {
+		ref, _, err := gh.Git.GetRef(ctx, owner, name, "heads/"+branch)
+		if err != nil {
+			return "", wrap(err, "commit to %s:%s: read branch", repo, branch)
+		}
+		head := ref.GetObject().GetSHA()
+		parent, _, err := gh.Git.GetCommit(ctx, owner, name, head)
+		if err != nil {
+			return "", wrap(err, "commit to %s:%s: read head %s", repo, branch, head)
+		}
+		var entries []*github.TreeEntry
+		for _, p := range paths {
+			if blobs[p] == "" {
+				b, _, err := gh.Git.CreateBlob(ctx, owner, name, &github.Blob{
+					Content:  github.String(base64.StdEncoding.EncodeToString(files[p])),
+					Encoding: github.String("base64"),
+				})
+				if err != nil {
+					return "", c.writeErr(err, repo, branch, "create blob for "+p)
+				}
+				blobs[p] = b.GetSHA()
+			}
+			entries = append(entries, &github.TreeEntry{
+				Path: github.String(p), Mode: github.String("100644"), Type: github.String("blob"), SHA: github.String(blobs[p]),
+			})
+		}
+		tree, _, err := gh.Git.CreateTree(ctx, owner, name, parent.GetTree().GetSHA(), entries)
+		if err != nil {
+			return "", c.writeErr(err, repo, branch, "create tree")
+		}
+		commit, _, err := gh.Git.CreateCommit(ctx, owner, name, &github.Commit{
+			Message: github.String(message),
+			Tree:    &github.Tree{SHA: tree.SHA},
+			Parents: []*github.Commit{{SHA: github.String(head)}},
+		}, nil)
+		if err != nil {
+			return "", c.writeErr(err, repo, branch, "create commit")
+		}
+		_, _, err = gh.Git.UpdateRef(ctx, owner, name, &github.Reference{
+			Ref:    github.String("refs/heads/" + branch),
+			Object: &github.GitObject{SHA: commit.SHA},
+		}, false)
+		if err == nil {
+			return commit.GetSHA(), nil
+		}
+		if !notFastForward(err) || attempt >= maxCommitAttempts {
+			return "", c.writeErr(err, repo, branch, "update branch")
+		}
+		c.log.Info("branch moved during commit, rebuilding", "repo", repo, "branch", branch, "sha", head, "attempt", attempt)
+	}
+}
+
+func (c *Client) writeErr(err error, repo, branch, what string) error {
+	switch status(err) {
+	case http.StatusForbidden, http.StatusNotFound:
+		return fmt.Errorf("commit to %s:%s: %s: %w: %w", repo, branch, what, ErrPushDenied, err)
+	}
+	return fmt.Errorf("commit to %s:%s: %s: %w", repo, branch, what, err)
+}
+
+func notFastForward(err error) bool {
+	if status(err) != http.StatusUnprocessableEntity {
+		return false
+	}
+	return strings.Contains(strings.ToLower(err.Error()), "fast forward")
+}
