@@ -1,0 +1,11 @@
+package plan
+
+import (
+	"testing"
+
+	"github.com/arenabot/arenabot/internal/deptest"
+)
+
+func TestDeps(t *testing.T) {
+	deptest.Check(t, deptest.Rules{Module: []string{"bot/command", "frameworks", "runner/profile"}, StdOnly: true})
+}

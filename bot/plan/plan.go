@@ -1,0 +1,612 @@
+// Package plan resolves a parsed benchmark command against a pull request's head: which
+// frameworks run which tests at which connection counts, and about how long that takes.
+// The bot needs this before it acks a request (design.md, "Lifecycle of a request", step
+// 1), so every problem a person can fix by typing another command is found here and
+// reported as a [*ResolveError] naming the problem and the closest valid choices.
+//
+// The head is read through a [Source] (the GitHub API in the bot, a map in tests). Each
+// entry's meta.json is parsed and checked by [frameworks.LoadFS], the same code the CLI
+// and the runner use. LoadFS also rejects Go source that is not below a go.mod; over a
+// Source that check is shallow: it sees the files listed directly in frameworks/<name>/
+// (one Dir call per entry that will run), not those in subdirectories. The runner repeats
+// the full check on its checkout, so a deeper stray .go file fails that framework's build
+// there instead of the request here.
+package plan
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"path"
+	"slices"
+	"strings"
+	"testing/fstest"
+	"time"
+
+	"github.com/arenabot/arenabot/bot/command"
+	"github.com/arenabot/arenabot/frameworks"
+	"github.com/arenabot/arenabot/runner/profile"
+)
+
+// Root is the directory of the entries in the repository.
+const Root = "frameworks"
+
+// Source reads the PR head through the GitHub API (the bot's ghapi client satisfies it
+// via a small adapter; tests use a map). Every method reads the head SHA the request
+// binds to.
+type Source interface {
+	// ChangedFiles returns the PR's changed paths ("frameworks/gin/main.go"), including
+	// deleted and renamed-away ones.
+	ChangedFiles(ctx context.Context) ([]string, error)
+	// Dir returns the names directly under path: Root, for the entry names, or
+	// "frameworks/<name>", for an entry's files. The name of a directory ends in "/"
+	// ("gin/"; the contents API's type "dir"), that of a file does not. A missing path is
+	// an error wrapping fs.ErrNotExist.
+	Dir(ctx context.Context, path string) ([]string, error)
+	// File returns the content of one file ("frameworks/gin/meta.json"); a missing file
+	// is an error wrapping fs.ErrNotExist.
+	File(ctx context.Context, path string) ([]byte, error)
+}
+
+// A Row is one measurement of a target: one test at one connection count.
+type Row struct {
+	Test  string
+	Conns int
+}
+
+// A Target is one framework of a plan and what it runs.
+type Target struct {
+	Entry   string   // directory name, as in -f
+	Display string   // meta.json display_name
+	Tests   []string // the selected tests, in profile order
+	Rows    []Row    // in profile order, then connection count
+}
+
+// A Plan is a resolved benchmark command.
+type Plan struct {
+	Kind command.Kind
+	// Targets are the frameworks to run, in the order named with -f, or sorted by name when
+	// they were found from the changed files or by /benchmark-test.
+	Targets []Target
+	Save    bool
+	Compare string // the framework to compare with; it is not run
+	// Skipped lists, for /benchmark-test, the entries left out because their meta.json (or
+	// their layout) is bad, one line each: "frameworks/x/meta.json: field ...". The ack
+	// shows them so their owners learn of it.
+	Skipped []string
+	// Estimate is the expected wall time of the job (see BuildAllowance).
+	Estimate time.Duration
+}
+
+// Rows returns the number of measurements in the plan.
+func (p Plan) Rows() int {
+	n := 0
+	for _, t := range p.Targets {
+		n += len(t.Rows)
+	}
+	return n
+}
+
+// The estimate: per framework BuildAllowance + ValidationAllowance; per row Runs × the
+// profile's duration (DefaultDuration when the profile has none) + StartStopAllowance.
+const (
+	BuildAllowance      = 60 * time.Second
+	ValidationAllowance = 10 * time.Second
+	Runs                = 3
+	DefaultDuration     = 5 * time.Second
+	StartStopAllowance  = 2 * time.Second
+)
+
+// rowTime is the estimated time of one row of profile p.
+func rowTime(p profile.Profile) time.Duration {
+	d := p.Duration
+	if d <= 0 {
+		d = DefaultDuration
+	}
+	return Runs*d + StartStopAllowance
+}
+
+func estimate(targets []Target) time.Duration {
+	var total time.Duration
+	for _, t := range targets {
+		total += BuildAllowance + ValidationAllowance
+		for _, r := range t.Rows {
+			p, _ := profile.Lookup(r.Test)
+			total += rowTime(p)
+		}
+	}
+	return total
+}
+
+// ErrResolve is wrapped by every error that a person fixes by typing another command (or
+// by fixing the PR): the bot replies with its text. Errors that do not wrap it are the
+// Source's (network, API) and are the bot's to retry or report.
+var ErrResolve = errors.New("cannot resolve command")
+
+// A ResolveError says why a command cannot run and what to type instead.
+type ResolveError struct {
+	Problem string // "unknown framework \"gni\""
+	Fix     string // "did you mean gin? type /benchmark -f gin"
+	err     error  // the underlying error (a *frameworks.MetaError), if any
+}
+
+// Error returns one line: the problem, then the fix.
+func (e *ResolveError) Error() string {
+	s := e.Problem
+	if e.Fix != "" {
+		s += "; " + e.Fix
+	}
+	return oneLine(s)
+}
+
+// Unwrap returns ErrResolve and the underlying error, if any, so errors.As finds a
+// *frameworks.MetaError behind a bad meta.json.
+func (e *ResolveError) Unwrap() []error {
+	if e.err == nil {
+		return []error{ErrResolve}
+	}
+	return []error{ErrResolve, e.err}
+}
+
+func resolveErr(problem, fix string) error {
+	return &ResolveError{Problem: problem, Fix: fix}
+}
+
+// oneLine joins the lines of s (errors.Join output) with "; ".
+func oneLine(s string) string {
+	s = strings.ReplaceAll(s, "\r\n", "\n")
+	return strings.ReplaceAll(strings.ReplaceAll(s, "\r", "\n"), "\n", "; ")
+}
+
+// Resolve turns a benchmark command (/benchmark, /benchmark-multiple, /benchmark-test) into
+// a plan. An error wrapping ErrResolve (a *ResolveError) names the problem and the closest
+// valid choices; any other error is the Source's, wrapped, or a command of another kind.
+func Resolve(ctx context.Context, src Source, c command.Command) (Plan, error) {
+	r := &resolver{ctx: ctx, src: src}
+	p := Plan{Kind: c.Kind, Save: c.Save, Compare: c.Compare}
+	var err error
+	switch c.Kind {
+	case command.KindBenchmark, command.KindMultiple:
+		p.Targets, err = r.frameworkTargets(c)
+	case command.KindTest:
+		p.Targets, p.Skipped, err = r.testTargets(c)
+	default:
+		return Plan{}, fmt.Errorf("plan: %s is not a benchmark command", c.Kind.Word())
+	}
+	if err != nil {
+		return Plan{}, err
+	}
+	if c.Compare != "" {
+		if err := r.checkCompare(c.Compare, p.Targets); err != nil {
+			return Plan{}, err
+		}
+	}
+	p.Estimate = estimate(p.Targets)
+	return p, nil
+}
+
+type resolver struct {
+	ctx    context.Context
+	src    Source
+	names  []string // entry directory names at the head, once listed
+	listed bool
+}
+
+// frameworkTargets resolves /benchmark and /benchmark-multiple.
+func (r *resolver) frameworkTargets(c command.Command) ([]Target, error) {
+	if err := checkTests(c.Tests); err != nil {
+		return nil, err
+	}
+	var entries []frameworks.Entry
+	if len(c.Frameworks) > 0 {
+		for _, name := range c.Frameworks {
+			e, err := r.loadNamed(name, c)
+			if err != nil {
+				return nil, err
+			}
+			entries = append(entries, e)
+		}
+	} else {
+		touched, err := r.touched()
+		if err != nil {
+			return nil, err
+		}
+		switch {
+		case len(touched) == 0:
+			return nil, r.noneTouched(c.Kind)
+		case len(touched) > 1 && c.Kind == command.KindBenchmark:
+			return nil, resolveErr(
+				"this PR changes several frameworks: "+strings.Join(touched, ", "),
+				fmt.Sprintf("type /benchmark -f %s to run one, or /benchmark-multiple to run them all (/benchmark-multiple -f %s)",
+					touched[0], strings.Join(touched, ",")))
+		}
+		for _, name := range touched {
+			e, err := r.loadNamed(name, c)
+			if err != nil {
+				return nil, err
+			}
+			entries = append(entries, e)
+		}
+	}
+	targets := make([]Target, 0, len(entries))
+	for _, e := range entries {
+		t, err := target(e, c.Tests)
+		if err != nil {
+			return nil, err
+		}
+		targets = append(targets, t)
+	}
+	return targets, nil
+}
+
+// testTargets resolves /benchmark-test: every enabled entry subscribed to the test.
+func (r *resolver) testTargets(c command.Command) ([]Target, []string, error) {
+	if len(c.Tests) != 1 {
+		return nil, nil, resolveErr("/benchmark-test needs exactly one test", "write /benchmark-test -t <test>")
+	}
+	test := c.Tests[0]
+	if err := checkTests(c.Tests); err != nil {
+		return nil, nil, err
+	}
+	if p, _ := profile.Lookup(test); !p.Runnable() {
+		return nil, nil, resolveErr(fmt.Sprintf("test %q cannot run here yet: %s", test, p.Unsupported),
+			"choose a runnable test: "+strings.Join(runnable(profile.Names()), ", "))
+	}
+	names, err := r.entryNames()
+	if err != nil {
+		return nil, nil, err
+	}
+	var targets []Target
+	var skipped, skippedNames []string
+	for _, name := range names {
+		if err := r.ctx.Err(); err != nil {
+			return nil, nil, err
+		}
+		data, err := r.meta(name)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue // a directory without meta.json is not an entry
+		}
+		if err != nil {
+			return nil, nil, err
+		}
+		e, err := parse(name, data, nil)
+		if err == nil && e.Meta.Enabled && e.Subscribes(test) {
+			e, err = r.loadChecked(name, data)
+		}
+		if err != nil {
+			if !isMetaError(err) {
+				return nil, nil, err
+			}
+			skipped = append(skipped, oneLine(err.Error()))
+			skippedNames = append(skippedNames, name)
+			continue
+		}
+		if !e.Meta.Enabled || !e.Subscribes(test) {
+			continue
+		}
+		t, err := target(e, c.Tests)
+		if err != nil {
+			return nil, nil, err
+		}
+		targets = append(targets, t)
+	}
+	if len(targets) == 0 {
+		fix := "subscribe an entry to it (add it to tests in its meta.json and set enabled to true)"
+		if len(skipped) > 0 {
+			fix = "fix the meta.json of " + strings.Join(skippedNames, ", ") + " (it is not valid), or " + fix
+		}
+		return nil, skipped, resolveErr(fmt.Sprintf("no enabled framework subscribes to test %q", test), fix)
+	}
+	return targets, skipped, nil
+}
+
+// checkTests rejects names in tests that are not profiles.
+func checkTests(tests []string) error {
+	for _, t := range tests {
+		if profile.Index(t) >= 0 {
+			continue
+		}
+		if slices.Contains(frameworks.Retired, t) {
+			return resolveErr(fmt.Sprintf("test %q is retired: no framework runs it", t),
+				"choose a test from: "+strings.Join(runnable(profile.Names()), ", "))
+		}
+		fix := "the tests are: " + strings.Join(profile.Names(), ", ")
+		if near := frameworks.Closest(t, profile.Names(), 3); len(near) > 0 {
+			fix = "did you mean " + orList(near) + "? " + fix
+		}
+		return resolveErr(fmt.Sprintf("unknown test %q", t), fix)
+	}
+	return nil
+}
+
+// target selects e's tests (all runnable ones it subscribes to when tests is empty) and
+// lays out its rows. tests are known profile names.
+func target(e frameworks.Entry, tests []string) (Target, error) {
+	subscribed := subscribedTests(e)
+	var sel []string
+	if len(tests) == 0 {
+		sel = runnable(subscribed)
+		if len(sel) == 0 {
+			return Target{}, resolveErr(
+				fmt.Sprintf("%s subscribes to no test this harness can run yet (its tests: %s)", e.Name, listOrNone(subscribed)),
+				"add a runnable test to its meta.json; the runnable tests are: "+strings.Join(runnable(profile.Names()), ", "))
+		}
+	} else {
+		for _, t := range tests {
+			if !e.Subscribes(t) {
+				fix := fmt.Sprintf("%s runs: %s", e.Name, listOrNone(subscribed))
+				if near := frameworks.Closest(t, subscribed, 1); len(near) > 0 {
+					fix = fmt.Sprintf("did you mean %s? ", near[0]) + fix
+				}
+				return Target{}, resolveErr(fmt.Sprintf("%s does not subscribe to test %q", e.Name, t), fix)
+			}
+			p, _ := profile.Lookup(t)
+			if !p.Runnable() {
+				return Target{}, resolveErr(fmt.Sprintf("test %q cannot run here yet: %s", t, p.Unsupported),
+					fmt.Sprintf("choose a runnable test of %s: %s", e.Name, listOrNone(runnable(subscribed))))
+			}
+		}
+		sel = slices.Clone(tests)
+		slices.SortStableFunc(sel, func(a, b string) int { return profile.Index(a) - profile.Index(b) })
+		sel = slices.Compact(sel)
+	}
+	t := Target{Entry: e.Name, Display: e.Meta.DisplayName, Tests: sel}
+	for _, name := range sel {
+		p, _ := profile.Lookup(name)
+		conns := p.ConnCounts(false)
+		slices.Sort(conns)
+		for _, n := range conns {
+			t.Rows = append(t.Rows, Row{Test: name, Conns: n})
+		}
+	}
+	return t, nil
+}
+
+// subscribedTests returns the profiles e subscribes to, in profile order.
+func subscribedTests(e frameworks.Entry) []string {
+	var out []string
+	for _, name := range profile.Names() {
+		if e.Subscribes(name) {
+			out = append(out, name)
+		}
+	}
+	return out
+}
+
+// runnable keeps the names of profiles the harness can run.
+func runnable(names []string) []string {
+	var out []string
+	for _, n := range names {
+		if p, ok := profile.Lookup(n); ok && p.Runnable() {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+func listOrNone(s []string) string {
+	if len(s) == 0 {
+		return "none"
+	}
+	return strings.Join(s, ", ")
+}
+
+// orList renders [a b c] as "a, b or c".
+func orList(s []string) string {
+	if len(s) <= 1 {
+		return strings.Join(s, "")
+	}
+	return strings.Join(s[:len(s)-1], ", ") + " or " + s[len(s)-1]
+}
+
+// checkCompare checks that the compare target exists. It is not run, so its tests do not
+// matter, and its meta.json is not checked beyond existing.
+func (r *resolver) checkCompare(name string, targets []Target) error {
+	for _, t := range targets {
+		if t.Entry == name {
+			return resolveErr(fmt.Sprintf("--compare %s names the framework being benchmarked", name),
+				"compare with another framework, or drop --compare to compare with main")
+		}
+	}
+	if validName(name) {
+		_, err := r.meta(name)
+		if err == nil {
+			return nil
+		}
+		if !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+	}
+	return r.unknown(name, func(s string) string { return "--compare " + s })
+}
+
+// touched returns the frameworks the PR's changed files touch that exist at the head
+// (have a meta.json there), sorted.
+func (r *resolver) touched() ([]string, error) {
+	changed, err := r.src.ChangedFiles(r.ctx)
+	if err != nil {
+		return nil, fmt.Errorf("list the PR's changed files: %w", err)
+	}
+	var out []string
+	for _, name := range frameworks.Touched(changed) {
+		if !validName(name) {
+			continue
+		}
+		_, err := r.meta(name)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue // deleted by the PR, or not an entry
+		}
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, name)
+	}
+	return out, nil
+}
+
+func (r *resolver) noneTouched(kind command.Kind) error {
+	names, err := r.entryNames()
+	if err != nil {
+		return err
+	}
+	what, example := "framework", "/benchmark -f <name>"
+	if kind == command.KindMultiple {
+		what, example = "frameworks", "/benchmark-multiple -f <a>,<b>"
+	}
+	fix := "type " + example
+	if len(names) > 0 {
+		fix += " (frameworks: " + strings.Join(names[:min(5, len(names))], ", ")
+		if len(names) > 5 {
+			fix += ", …"
+		}
+		fix += ")"
+	}
+	return resolveErr(fmt.Sprintf("couldn't tell which %s to benchmark: this PR changes no frameworks/<name>/", what), fix)
+}
+
+// unknownIn is the unknown-framework error for name given with -f in c (or found in the
+// changed files): the suggestion is c with the closest name in its place.
+func (r *resolver) unknownIn(name string, c command.Command) error {
+	return r.unknown(name, func(s string) string {
+		d := c
+		d.Frameworks = slices.Clone(c.Frameworks)
+		if i := slices.Index(d.Frameworks, name); i >= 0 {
+			d.Frameworks[i] = s
+		} else {
+			d.Frameworks = []string{s}
+		}
+		return d.String()
+	})
+}
+
+// loadNamed loads the entry name, with the layout check, for command c.
+func (r *resolver) loadNamed(name string, c command.Command) (frameworks.Entry, error) {
+	if !validName(name) {
+		return frameworks.Entry{}, r.unknownIn(name, c)
+	}
+	data, err := r.meta(name)
+	if errors.Is(err, fs.ErrNotExist) {
+		return frameworks.Entry{}, r.unknownIn(name, c)
+	}
+	if err != nil {
+		return frameworks.Entry{}, err
+	}
+	e, err := parse(name, data, nil)
+	if err == nil {
+		e, err = r.loadChecked(name, data)
+	}
+	if err != nil {
+		if !isMetaError(err) {
+			return frameworks.Entry{}, err
+		}
+		return frameworks.Entry{}, &ResolveError{
+			Problem: fmt.Sprintf("framework %s cannot run: %s", name, oneLine(err.Error())),
+			Fix:     fmt.Sprintf("push the correction and comment %s again", c.String()),
+			err:     err,
+		}
+	}
+	return e, nil
+}
+
+// loadChecked loads the entry with its top-level files listed, so LoadFS's go.mod check
+// sees them.
+func (r *resolver) loadChecked(name string, meta []byte) (frameworks.Entry, error) {
+	dir := Root + "/" + name
+	files, err := r.src.Dir(r.ctx, dir)
+	if err != nil {
+		return frameworks.Entry{}, fmt.Errorf("list %s: %w", dir, err)
+	}
+	return parse(name, meta, files)
+}
+
+// parse runs frameworks.LoadFS over an in-memory copy of the entry: its meta.json and the
+// names in files (empty files, or empty directories for names ending in "/"). With files
+// nil the go.mod check is skipped (a go.mod is pretended).
+func parse(name string, meta []byte, files []string) (frameworks.Entry, error) {
+	fsys := fstest.MapFS{}
+	if files == nil {
+		fsys[name+"/go.mod"] = &fstest.MapFile{}
+	}
+	for _, f := range files {
+		isDir := strings.HasSuffix(f, "/")
+		f = strings.TrimSuffix(f, "/")
+		if f == "" || strings.Contains(f, "/") || !fs.ValidPath(f) || f == "meta.json" {
+			continue
+		}
+		if isDir {
+			fsys[name+"/"+f] = &fstest.MapFile{Mode: fs.ModeDir | 0o755}
+		} else {
+			fsys[name+"/"+f] = &fstest.MapFile{}
+		}
+	}
+	fsys[name+"/meta.json"] = &fstest.MapFile{Data: meta}
+	return frameworks.LoadFS(fsys, Root, name, profile.Names())
+}
+
+func isMetaError(err error) bool {
+	var me *frameworks.MetaError
+	return errors.As(err, &me)
+}
+
+// meta reads frameworks/<name>/meta.json. A missing file wraps fs.ErrNotExist; other
+// Source errors are wrapped with the path.
+func (r *resolver) meta(name string) ([]byte, error) {
+	p := path.Join(Root, name, "meta.json")
+	data, err := r.src.File(r.ctx, p)
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", p, err)
+	}
+	return data, nil
+}
+
+// entryNames lists the directories under Root that may be entries, sorted. It does not
+// read their meta.json, so a directory without one is listed too (in suggestions only).
+func (r *resolver) entryNames() ([]string, error) {
+	if r.listed {
+		return r.names, nil
+	}
+	list, err := r.src.Dir(r.ctx, Root)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("list %s: %w", Root, err)
+	}
+	var names []string
+	for _, n := range list {
+		n, isDir := strings.CutSuffix(n, "/")
+		if isDir && validName(n) {
+			names = append(names, n)
+		}
+	}
+	slices.Sort(names)
+	r.names, r.listed = slices.Compact(names), true
+	return r.names, nil
+}
+
+// unknown is the error for a framework name that is not an entry at the head.
+// suggest renders the command to type with a suggested name in place of the unknown one.
+func (r *resolver) unknown(name string, suggest func(string) string) error {
+	names, err := r.entryNames()
+	if err != nil {
+		return err
+	}
+	problem := fmt.Sprintf("unknown framework %q: frameworks/%s/meta.json does not exist at the PR head", name, name)
+	names = slices.DeleteFunc(slices.Clone(names), func(n string) bool { return n == name }) // a directory without meta.json
+	if near := frameworks.Closest(name, names, 3); len(near) > 0 {
+		return resolveErr(problem, fmt.Sprintf("did you mean %s? type %s", orList(near), suggest(near[0])))
+	}
+	if len(names) == 0 {
+		return resolveErr(problem, "the PR head has no frameworks/<name>/meta.json")
+	}
+	fix := "the frameworks are: " + strings.Join(names[:min(10, len(names))], ", ")
+	if len(names) > 10 {
+		fix += ", …"
+	}
+	return resolveErr(problem, fix)
+}
+
+// validName reports whether name can be an entry directory: one path element, not one the
+// go tool and frameworks ignore (_*, .*, testdata).
+func validName(name string) bool {
+	return name != "" && fs.ValidPath(name) && !strings.ContainsAny(name, `/\`) &&
+		!strings.HasPrefix(name, "_") && !strings.HasPrefix(name, ".") && name != "testdata"
+}

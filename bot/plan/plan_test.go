@@ -1,0 +1,320 @@
+package plan
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/arenabot/arenabot/bot/command"
+	"github.com/arenabot/arenabot/frameworks"
+	"github.com/arenabot/arenabot/runner/profile"
+)
+
+// fakeSource is a PR head held in memory. errs injects errors by operation:
+// "changed", "dir:<path>", "file:<path>".
+type fakeSource struct {
+	changed []string
+	files   map[string]string
+	errs    map[string]error
+}
+
+func (s *fakeSource) ChangedFiles(ctx context.Context) ([]string, error) {
+	if err := s.errs["changed"]; err != nil {
+		return nil, err
+	}
+	return s.changed, nil
+}
+
+func (s *fakeSource) Dir(ctx context.Context, dir string) ([]string, error) {
+	if err := s.errs["dir:"+dir]; err != nil {
+		return nil, err
+	}
+	var out []string
+	for p := range s.files {
+		rest, ok := strings.CutPrefix(p, dir+"/")
+		if !ok {
+			continue
+		}
+		if first, _, isDir := strings.Cut(rest, "/"); isDir {
+			rest = first + "/"
+		}
+		if !slices.Contains(out, rest) {
+			out = append(out, rest)
+		}
+	}
+	if out == nil {
+		return nil, fmt.Errorf("dir %s: %w", dir, fs.ErrNotExist)
+	}
+	slices.Sort(out)
+	return out, nil
+}
+
+func (s *fakeSource) File(ctx context.Context, p string) ([]byte, error) {
+	if err := s.errs["file:"+p]; err != nil {
+		return nil, err
+	}
+	data, ok := s.files[p]
+	if !ok {
+		return nil, fmt.Errorf("file %s: %w", p, fs.ErrNotExist)
+	}
+	return []byte(data), nil
+}
+
+func meta(display string, enabled bool, tests ...string) string {
+	return fmt.Sprintf(`{"display_name": %q, "language": "Go", "type": "production", "engine": "net/http",
+		"enabled": %t, "tests": ["%s"]}`, display, enabled, strings.Join(tests, `", "`))
+}
+
+// head is the repository at the PR head the tests resolve against.
+func head() map[string]string {
+	return map[string]string{
+		"README.md": "arena",
+		// gin subscribes to runnable tests and to json-tls, which cannot run yet.
+		"frameworks/gin/meta.json":       meta("Gin", true, "baseline", "pipelined", "json", "json-tls", "upload"),
+		"frameworks/gin/go.mod":          "module gin",
+		"frameworks/gin/main.go":         "package main",
+		"frameworks/fiber/meta.json":     meta("Fiber", true, "json", "baseline"),
+		"frameworks/fiber/go.mod":        "module fiber",
+		"frameworks/fiber/cmd/x/main.go": "package main",
+		"frameworks/fasthttp/meta.json":  meta("fasthttp", false, "baseline"),
+		"frameworks/fasthttp/go.mod":     "module fasthttp",
+		"frameworks/nethttp/meta.json":   meta("net/http", true, "json-tls", "noisy"),
+		"frameworks/broken/meta.json":    `{"display_name": "broken",`,
+		"frameworks/stray/meta.json":     meta("stray", true, "baseline"),
+		"frameworks/stray/main.go":       "package main",
+		"frameworks/rusty/meta.json":     meta("rusty", true, "baseline"),
+		"frameworks/rusty/Cargo.toml":    "[package]",
+		"frameworks/notes/README.md":     "not an entry",
+		// deep's Go source is below cmd/ without a go.mod: over a Source the go.mod check
+		// sees only the entry's top level, so it passes here (the runner's full check
+		// catches it).
+		"frameworks/deep/meta.json":       meta("deep", true, "json"),
+		"frameworks/deep/cmd/main.go":     "package main",
+		"frameworks/_shared/helper.go":    "package shared",
+		"frameworks/_shared/meta.json":    meta("shared", true, "baseline"),
+		"frameworks/frameworks_readme.md": "x",
+	}
+}
+
+func mustParse(t *testing.T, line string) command.Command {
+	t.Helper()
+	c, found, err := command.Parse(line)
+	if err != nil || !found {
+		t.Fatalf("Parse(%q) = %v, %v", line, found, err)
+	}
+	return c
+}
+
+var (
+	ginAll = Target{Entry: "gin", Display: "Gin", Tests: []string{"baseline", "pipelined", "json", "upload"},
+		Rows: []Row{{"baseline", 512}, {"baseline", 4096}, {"pipelined", 512}, {"pipelined", 4096}, {"json", 4096}, {"upload", 32}, {"upload", 256}}}
+	fiberAll = Target{Entry: "fiber", Display: "Fiber", Tests: []string{"baseline", "json"},
+		Rows: []Row{{"baseline", 512}, {"baseline", 4096}, {"json", 4096}}}
+	ginBaseline   = Target{Entry: "gin", Display: "Gin", Tests: []string{"baseline"}, Rows: []Row{{"baseline", 512}, {"baseline", 4096}}}
+	fiberBaseline = Target{Entry: "fiber", Display: "Fiber", Tests: []string{"baseline"}, Rows: []Row{{"baseline", 512}, {"baseline", 4096}}}
+	rustyBaseline = Target{Entry: "rusty", Display: "rusty", Tests: []string{"baseline"}, Rows: []Row{{"baseline", 512}, {"baseline", 4096}}}
+)
+
+func TestResolve(t *testing.T) {
+	tests := []struct {
+		name    string
+		line    string
+		changed []string
+		want    Plan // Estimate is checked separately
+		// On error: substrings of Problem and Fix.
+		problem, fix string
+		meta         bool // the error wraps a *frameworks.MetaError
+	}{
+		// /benchmark with -f.
+		{name: "named, every runnable test", line: "/benchmark -f gin",
+			want: Plan{Kind: command.KindBenchmark, Targets: []Target{ginAll}}},
+		{name: "named, tests in profile order", line: "/benchmark -f gin -t json,baseline --save",
+			want: Plan{Kind: command.KindBenchmark, Save: true, Targets: []Target{{Entry: "gin", Display: "Gin",
+				Tests: []string{"baseline", "json"}, Rows: []Row{{"baseline", 512}, {"baseline", 4096}, {"json", 4096}}}}}},
+		{name: "disabled entry may be named", line: "/benchmark -f fasthttp",
+			want: Plan{Kind: command.KindBenchmark, Targets: []Target{{Entry: "fasthttp", Display: "fasthttp",
+				Tests: []string{"baseline"}, Rows: []Row{{"baseline", 512}, {"baseline", 4096}}}}}},
+		{name: "entry without Go source needs no go.mod", line: "/benchmark -f rusty", want: Plan{Kind: command.KindBenchmark, Targets: []Target{rustyBaseline}}},
+		{name: "go.mod check is shallow", line: "/benchmark -f deep",
+			want: Plan{Kind: command.KindBenchmark, Targets: []Target{{Entry: "deep", Display: "deep", Tests: []string{"json"}, Rows: []Row{{"json", 4096}}}}}},
+		{name: "unknown framework", line: "/benchmark -f gni -t baseline",
+			problem: `unknown framework "gni"`, fix: "did you mean gin? type /benchmark -f gin -t baseline"},
+		{name: "directory without meta.json is unknown", line: "/benchmark -f notes", problem: `unknown framework "notes"`, fix: "the frameworks are: broken, deep"},
+		{name: "bad meta.json", line: "/benchmark -f broken", meta: true,
+			problem: "frameworks/broken/meta.json: invalid JSON", fix: "push the correction and comment /benchmark -f broken again"},
+		{name: "Go source outside a go.mod", line: "/benchmark -f stray", meta: true,
+			problem: "frameworks/stray/main.go is not below a go.mod", fix: "comment /benchmark -f stray again"},
+		{name: "unknown test", line: "/benchmark -f gin -t jsn", problem: `unknown test "jsn"`, fix: "did you mean json"},
+		{name: "retired test", line: "/benchmark -f gin -t noisy", problem: `test "noisy" is retired`, fix: "baseline"},
+		{name: "test not subscribed", line: "/benchmark -f fiber -t pipelined",
+			problem: `fiber does not subscribe to test "pipelined"`, fix: "fiber runs: baseline, json"},
+		{name: "test not runnable", line: "/benchmark -f gin -t json-tls",
+			problem: `test "json-tls" cannot run here yet: not yet supported`, fix: "runnable test of gin: baseline, pipelined, json, upload"},
+		{name: "no runnable test", line: "/benchmark -f nethttp",
+			problem: "nethttp subscribes to no test this harness can run yet (its tests: json-tls)", fix: "runnable tests are: baseline"},
+
+		// /benchmark without -f.
+		{name: "the one touched framework", line: "/benchmark --save",
+			changed: []string{"README.md", "frameworks/gin/main.go", "frameworks/_shared/helper.go", "frameworks/gone/main.go", "frameworks/notes/README.md"},
+			want:    Plan{Kind: command.KindBenchmark, Save: true, Targets: []Target{ginAll}}},
+		{name: "touched framework, with test", line: "/benchmark -t baseline", changed: []string{"frameworks/gin/meta.json"},
+			want: Plan{Kind: command.KindBenchmark, Targets: []Target{ginBaseline}}},
+		{name: "none touched", line: "/benchmark", changed: []string{"README.md", "frameworks/gone/main.go", "frameworks/_shared/helper.go"},
+			problem: "couldn't tell which framework to benchmark: this PR changes no frameworks/<name>/",
+			fix:     "type /benchmark -f <name> (frameworks: broken, deep, fasthttp, fiber, gin, …)"},
+		{name: "several touched", line: "/benchmark", changed: []string{"frameworks/gin/main.go", "frameworks/fiber/go.mod"},
+			problem: "this PR changes several frameworks: fiber, gin", fix: "/benchmark -f fiber to run one, or /benchmark-multiple"},
+		{name: "touched framework with bad meta.json", line: "/benchmark", changed: []string{"frameworks/broken/meta.json"}, meta: true,
+			problem: "frameworks/broken/meta.json", fix: "comment /benchmark again"},
+
+		// --compare.
+		{name: "compare target need not subscribe", line: "/benchmark -f gin -t json --compare fasthttp",
+			want: Plan{Kind: command.KindBenchmark, Compare: "fasthttp", Targets: []Target{{Entry: "gin", Display: "Gin",
+				Tests: []string{"json"}, Rows: []Row{{"json", 4096}}}}}},
+		{name: "unknown compare target", line: "/benchmark -f gin --compare fibr",
+			problem: `unknown framework "fibr"`, fix: "did you mean fiber? type --compare fiber"},
+		{name: "compare with the touched framework", line: "/benchmark --compare gin", changed: []string{"frameworks/gin/main.go"},
+			problem: "--compare gin names the framework being benchmarked", fix: "compare with another framework"},
+
+		// /benchmark-multiple.
+		{name: "multiple, in the order named", line: "/benchmark-multiple -f gin,fiber -t baseline",
+			want: Plan{Kind: command.KindMultiple, Targets: []Target{ginBaseline, fiberBaseline}}},
+		{name: "multiple, every touched, sorted", line: "/benchmark-multiple",
+			changed: []string{"frameworks/gin/main.go", "frameworks/fiber/go.mod", "frameworks/gone/x"},
+			want:    Plan{Kind: command.KindMultiple, Targets: []Target{fiberAll, ginAll}}},
+		{name: "multiple, none touched", line: "/benchmark-multiple", changed: []string{"go.mod"},
+			problem: "couldn't tell which frameworks to benchmark", fix: "type /benchmark-multiple -f <a>,<b>"},
+		{name: "multiple, unknown framework", line: "/benchmark-multiple -f gin,fibre",
+			problem: `unknown framework "fibre"`, fix: "type /benchmark-multiple -f gin,fiber"},
+		{name: "multiple, test one does not subscribe to", line: "/benchmark-multiple -f gin,fiber -t pipelined",
+			problem: `fiber does not subscribe to test "pipelined"`, fix: "fiber runs: baseline, json"},
+
+		// /benchmark-test.
+		{name: "test across enabled subscribers", line: "/benchmark-test -t baseline --save",
+			want: Plan{Kind: command.KindTest, Save: true, Targets: []Target{fiberBaseline, ginBaseline, rustyBaseline},
+				Skipped: []string{
+					"frameworks/broken/meta.json: invalid JSON at line 1, column 26: unexpected end of JSON input; fix: correct the JSON syntax there (a missing comma or quote, or a trailing comma)",
+					`frameworks/stray/meta.json: field "go.mod": Go source frameworks/stray/main.go is not below a go.mod, so it would become part of the arenabot module; fix: add frameworks/stray/go.mod so the entry is its own module`,
+				}}},
+		{name: "test nobody subscribes to", line: "/benchmark-test -t static",
+			problem: `no enabled framework subscribes to test "static"`, fix: "fix the meta.json of broken (it is not valid)"},
+		{name: "test unknown", line: "/benchmark-test -t basline", problem: `unknown test "basline"`, fix: "did you mean baseline"},
+		{name: "test not runnable", line: "/benchmark-test -t json-tls",
+			problem: `test "json-tls" cannot run here yet`, fix: "choose a runnable test: baseline, pipelined, limited-conn"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			src := &fakeSource{changed: tt.changed, files: head()}
+			got, err := Resolve(context.Background(), src, mustParse(t, tt.line))
+			if tt.problem != "" {
+				t.Logf("%s: %v", tt.line, err)
+				var re *ResolveError
+				if !errors.As(err, &re) {
+					t.Fatalf("Resolve(%q) = %+v, %v; want a *ResolveError", tt.line, got, err)
+				}
+				if !errors.Is(err, ErrResolve) {
+					t.Errorf("error %v does not wrap ErrResolve", err)
+				}
+				if !strings.Contains(re.Problem, tt.problem) {
+					t.Errorf("Problem = %q, want it to contain %q", re.Problem, tt.problem)
+				}
+				if !strings.Contains(re.Fix, tt.fix) {
+					t.Errorf("Fix = %q, want it to contain %q", re.Fix, tt.fix)
+				}
+				if strings.ContainsAny(err.Error(), "\r\n") {
+					t.Errorf("error is not one line: %q", err)
+				}
+				var me *frameworks.MetaError
+				if errors.As(err, &me) != tt.meta {
+					t.Errorf("errors.As(*MetaError) = %v, want %v", !tt.meta, tt.meta)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("Resolve(%q): %v", tt.line, err)
+			}
+			if diff := cmp.Diff(tt.want, got, cmp.FilterPath(func(p cmp.Path) bool {
+				return p.String() == "Estimate"
+			}, cmp.Ignore())); diff != "" {
+				t.Errorf("Resolve(%q) mismatch (-want +got):\n%s", tt.line, diff)
+			}
+			if got.Estimate != estimate(got.Targets) {
+				t.Errorf("Estimate = %v, want %v", got.Estimate, estimate(got.Targets))
+			}
+		})
+	}
+}
+
+func TestEstimate(t *testing.T) {
+	src := &fakeSource{files: head()}
+	got, err := Resolve(context.Background(), src, mustParse(t, "/benchmark-multiple -f gin,fiber -t baseline,json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Two frameworks × (60 s build + 10 s validation) + 3 rows each × (3 × 5 s + 2 s).
+	want := 2*(60+10)*time.Second + 6*(3*5+2)*time.Second
+	if got.Estimate != want || got.Rows() != 6 {
+		t.Errorf("Estimate = %v, Rows = %d; want %v, 6", got.Estimate, got.Rows(), want)
+	}
+	if d := rowTime(profile.Profile{Duration: 15 * time.Second}); d != 47*time.Second {
+		t.Errorf("rowTime(15 s profile) = %v, want 47s", d)
+	}
+}
+
+func TestSourceErrors(t *testing.T) {
+	boom := errors.New("boom: API rate limited")
+	tests := []struct {
+		line    string
+		changed []string
+		inject  string
+	}{
+		{"/benchmark", nil, "changed"},
+		{"/benchmark-multiple", []string{"frameworks/gin/x"}, "file:frameworks/gin/meta.json"},
+		{"/benchmark", []string{"README.md"}, "dir:frameworks"},
+		{"/benchmark -f gin", nil, "file:frameworks/gin/meta.json"},
+		{"/benchmark -f gin", nil, "dir:frameworks/gin"},
+		{"/benchmark -f gni", nil, "dir:frameworks"},
+		{"/benchmark -f gin --compare fiber", nil, "file:frameworks/fiber/meta.json"},
+		{"/benchmark-test -t baseline", nil, "dir:frameworks"},
+		{"/benchmark-test -t baseline", nil, "file:frameworks/rusty/meta.json"},
+		{"/benchmark-test -t baseline", nil, "dir:frameworks/rusty"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.line+" "+tt.inject, func(t *testing.T) {
+			src := &fakeSource{changed: tt.changed, files: head(), errs: map[string]error{tt.inject: boom}}
+			_, err := Resolve(context.Background(), src, mustParse(t, tt.line))
+			if !errors.Is(err, boom) {
+				t.Fatalf("Resolve = %v, want it to wrap %v", err, boom)
+			}
+			if errors.Is(err, ErrResolve) {
+				t.Errorf("a Source error wraps ErrResolve: %v", err)
+			}
+			if err.Error() == boom.Error() {
+				t.Errorf("error %q is not wrapped with context", err)
+			}
+		})
+	}
+}
+
+func TestNotABenchmarkCommand(t *testing.T) {
+	_, err := Resolve(context.Background(), &fakeSource{files: head()}, command.Command{Kind: command.KindCancel})
+	if err == nil || errors.Is(err, ErrResolve) {
+		t.Fatalf("Resolve(cancel) = %v, want a non-resolve error", err)
+	}
+}
+
+func TestCancelledContext(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	_, err := Resolve(ctx, &fakeSource{files: head()}, mustParse(t, "/benchmark-test -t baseline"))
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("Resolve = %v, want context.Canceled", err)
+	}
+}
