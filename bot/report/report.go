@@ -190,7 +190,7 @@ func oneLine(s string) string {
 // emphasis or links, and no @-mentions.
 func escapeText(s string) string {
 	r := strings.NewReplacer(
-		"|", "\\|", "<", "&lt;", ">", "&gt;", "*", "\\*", "_", "\\_", "`", "\\`",
+		"\\", "\\\\", "|", "\\|", "<", "&lt;", ">", "&gt;", "*", "\\*", "_", "\\_", "`", "\\`",
 		"[", "\\[", "]", "\\]", "@", "@\u200b", "\r", " ", "\n", " ",
 	)
 	return r.Replace(s)

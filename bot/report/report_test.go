@@ -129,3 +129,11 @@ func TestUntrustedTextIsEscaped(t *testing.T) {
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }
+
+func TestEscapeTextBackslash(t *testing.T) {
+	// A backslash before a pipe must not cancel the pipe's escape and split the cell.
+	got := escapeText(`a\|b`)
+	if want := `a\\\|b`; got != want {
+		t.Errorf("escapeText = %q, want %q", got, want)
+	}
+}

@@ -1,0 +1,323 @@
+package report
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+const hostile = "@everyone <script> [x](http://e) | `"
+
+// baseStatus is a /benchmark-multiple request of two frameworks × two tests × two
+// connection counts.
+func baseStatus(p Phase) Status {
+	s := Status{
+		RequestID:  "pr-42-c1001",
+		Phase:      p,
+		Command:    "/benchmark-multiple -f gin,nethttp -t baseline,json --save",
+		Requester:  "alice",
+		SHA:        "0123456789abcdef0123456789abcdef01234567",
+		Frameworks: []string{"gin", "nethttp"},
+		Tests:      []string{"baseline", "json"},
+		Estimate:   23 * time.Minute,
+		Expires:    time.Date(2024, 5, 3, 14, 0, 0, 0, time.UTC),
+	}
+	for _, fw := range s.Frameworks {
+		for _, t := range s.Tests {
+			for _, c := range []int{512, 4096} {
+				s.Rows = append(s.Rows, StatusRow{Entry: fw, Test: t, Conns: c})
+			}
+		}
+	}
+	if p != PhaseAwaitingApproval && p != PhaseExpired {
+		s.Approver = "bob"
+	}
+	switch p {
+	case PhaseQueued:
+		s.Position, s.ETA = 2, 75*time.Minute
+	case PhaseRunning:
+		s.Progress, s.Done, s.Total = "json 4096c — 7 of 8", 6, 8
+	case PhaseDone:
+		s.ResultsURL = "https://github.com/o/r/pull/42#issuecomment-1002"
+		s.CommitURL = "https://github.com/o/r/pull/42/commits/fedcba9876543210"
+	case PhaseFailed:
+		s.Reason, s.Done, s.Total = "validation of nethttp failed: GET /json returned 500", 4, 8
+	case PhaseCancelled:
+		s.Reason = "cancelled by alice with /benchmark-cancel"
+	case PhaseSuperseded:
+		s.SupersededBy = "https://github.com/o/r/pull/43#issuecomment-2001"
+		s.Reason = "queue depth 1: a newer approved request took the waiting place"
+	case PhaseExpired:
+		s.Reason = "no approval within 72h"
+	case PhaseRejected:
+		s.Approver = "carol"
+		s.Reason = "declined with 👎"
+	}
+	return s
+}
+
+func statusCases() map[string]Status {
+	cases := map[string]Status{}
+	for _, p := range Phases {
+		cases[string(p)] = baseStatus(p)
+	}
+	moved := baseStatus(PhaseAwaitingApproval)
+	moved.HeadMoved = "89abcdef0123456789abcdef0123456789abcdef"
+	cases["head-moved"] = moved
+	fork := baseStatus(PhaseAwaitingApproval)
+	fork.ForkNote = "This PR is from a fork that does not allow edits by maintainers: `--save` results will be posted as a patch instead of committed."
+	cases["fork-note"] = fork
+	cases["huge-plan"] = hugeStatus(PhaseQueued, 1000)
+	return cases
+}
+
+// hugeStatus is a /benchmark-test across n entries with three connection counts each.
+func hugeStatus(p Phase, n int) Status {
+	s := baseStatus(p)
+	s.Command = "/benchmark-test -t baseline"
+	s.Frameworks, s.Tests, s.Rows = nil, []string{"baseline"}, nil
+	for i := range n {
+		fw := fmt.Sprintf("framework-%04d", i)
+		s.Frameworks = append(s.Frameworks, fw)
+		for _, c := range []int{64, 512, 4096} {
+			s.Rows = append(s.Rows, StatusRow{Entry: fw, Test: "baseline", Conns: c})
+		}
+	}
+	s.Estimate = time.Duration(n) * 6 * time.Minute
+	return s
+}
+
+func TestRenderStatusGolden(t *testing.T) {
+	for name, s := range statusCases() {
+		t.Run(name, func(t *testing.T) {
+			got := RenderStatus(s)
+			golden := filepath.Join("testdata", "status-"+name+".golden")
+			if *update {
+				if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			want, err := os.ReadFile(golden)
+			if err != nil {
+				t.Fatalf("%v (run go test -update to create it)", err)
+			}
+			if diff := cmp.Diff(string(want), got); diff != "" {
+				t.Errorf("RenderStatus mismatch (-%s +got):\n%s\nIf intended, rerun with -update.", golden, diff)
+			}
+		})
+	}
+}
+
+func TestStatusHeadlineEmoji(t *testing.T) {
+	want := map[Phase]string{
+		PhaseAwaitingApproval: "👀", PhaseQueued: "📋", PhaseRunning: "⏳", PhaseDone: "✅", PhaseFailed: "❌",
+		PhaseCancelled: "🚫", PhaseSuperseded: "⏭️", PhaseExpired: "⌛", PhaseRejected: "⛔",
+	}
+	for _, p := range Phases {
+		first, _, _ := strings.Cut(RenderStatus(baseStatus(p)), "\n")
+		if !strings.HasPrefix(first, want[p]+" ") {
+			t.Errorf("%s: first line %q does not start with %s", p, first, want[p])
+		}
+	}
+	if got := RenderStatus(Status{RequestID: "x", Phase: "weird"}); !strings.HasPrefix(got, "ℹ️ ") {
+		t.Errorf("unknown phase renders %q", got)
+	}
+}
+
+func TestStatusMarkerOnceAndLast(t *testing.T) {
+	cases := statusCases()
+	cases["empty"] = Status{RequestID: "r1"}
+	evil := baseStatus(PhaseFailed)
+	evil.Reason = Marker(evil.RequestID) + "\n" + Marker(evil.RequestID)
+	evil.Command = "/benchmark " + Marker(evil.RequestID)
+	evil.Requester = Marker(evil.RequestID)
+	evil.ForkNote = Marker(evil.RequestID) + " <!-- open"
+	evil.Rows = append(evil.Rows, StatusRow{Entry: Marker(evil.RequestID), Test: Marker(evil.RequestID)})
+	cases["evil"] = evil
+	for name, s := range cases {
+		for _, p := range append(Phases, s.Phase) {
+			s.Phase = p
+			out := RenderStatus(s)
+			m := Marker(s.RequestID)
+			if n := strings.Count(out, m); n != 1 {
+				t.Errorf("%s/%s: marker appears %d times", name, p, n)
+			}
+			if n := strings.Count(out, "<!--"); n != 1 {
+				t.Errorf("%s/%s: %d HTML comment openings, want only the marker's", name, p, n)
+			}
+			lines := strings.Split(out, "\n")
+			if last := lines[len(lines)-1]; last != m {
+				t.Errorf("%s/%s: last line %q, want the marker %q", name, p, last, m)
+			}
+		}
+	}
+}
+
+func TestMarker(t *testing.T) {
+	if got, want := Marker("pr-42-c1001"), "<!-- arenabot:status request=pr-42-c1001 -->"; got != want {
+		t.Errorf("Marker = %q, want %q", got, want)
+	}
+	seen := map[string]string{}
+	long := strings.Repeat("x", 200)
+	for _, id := range []string{"a b", "a%20b", "a-->b", "a\nb", "", long, long + "y", "~sha256-0", "ä"} {
+		m := Marker(id)
+		if other, dup := seen[m]; dup {
+			t.Errorf("ids %q and %q share marker %q", id, other, m)
+		}
+		seen[m] = id
+		id := strings.TrimSuffix(strings.TrimPrefix(m, "<!-- arenabot:status request="), " -->")
+		if strings.ContainsAny(id, " \n<>") || !strings.HasSuffix(m, " -->") {
+			t.Errorf("Marker(%q) = %q is unsafe", id, m)
+		}
+		if len(m) > 200 {
+			t.Errorf("Marker(%q) is %d bytes", id, len(m))
+		}
+	}
+}
+
+// liveSyntax returns the Markdown of a line outside code spans, with each backslash escape
+// replaced by "." so that only live syntax remains, and whether a code span is left open.
+func liveSyntax(line string) (string, bool) {
+	var b strings.Builder
+	code := false
+	for i := 0; i < len(line); i++ {
+		c := line[i]
+		switch {
+		case code:
+			if c == '`' {
+				code = false
+			}
+		case c == '\\' && i+1 < len(line):
+			b.WriteByte('.')
+			i++
+		case c == '`':
+			code = true
+		default:
+			b.WriteByte(c)
+		}
+	}
+	return b.String(), code
+}
+
+func TestStatusHostileTextEscaped(t *testing.T) {
+	for _, p := range append(Phases, "weird") {
+		s := baseStatus(p)
+		s.Reason, s.Command, s.Requester, s.Approver = hostile, hostile, hostile, hostile
+		s.Progress, s.SupersededBy, s.SHA, s.HeadMoved = hostile, hostile, hostile, hostile
+		s.Frameworks = append(s.Frameworks, hostile)
+		s.Tests = append(s.Tests, hostile)
+		s.Rows = append(s.Rows, StatusRow{Entry: hostile, Test: hostile, Conns: 1})
+		s.ResultsURL, s.CommitURL = "javascript:alert(1)", "https://e/x) [y](https://evil"
+		out := RenderStatus(s)
+		if strings.Contains(out, "@everyone") {
+			t.Errorf("%s: output pings @everyone:\n%s", p, out)
+		}
+		for _, bad := range []string{"javascript:", "https://evil"} {
+			if strings.Contains(out, bad) {
+				t.Errorf("%s: output contains %q:\n%s", p, bad, out)
+			}
+		}
+		lines := strings.Split(out, "\n")
+		for _, line := range lines[:len(lines)-1] { // the last line is the marker
+			if strings.HasPrefix(line, "<details>") || line == "</details>" || strings.HasPrefix(line, "> [!") {
+				continue
+			}
+			live, open := liveSyntax(line)
+			if open {
+				t.Errorf("%s: unbalanced code span in %q", p, line)
+			}
+			for _, bad := range []string{"<", "[", "](", "@e", "*e", "_", "http://"} {
+				if strings.Contains(live, bad) {
+					t.Errorf("%s: live %q in %q", p, bad, line)
+				}
+			}
+			want := 0
+			if strings.HasPrefix(line, "|") {
+				want = 4 // a plan row: three cells
+			}
+			if n := strings.Count(live, "|"); n != want {
+				t.Errorf("%s: %d live pipes in %q, want %d", p, n, line, want)
+			}
+		}
+	}
+}
+
+func TestStatusSize(t *testing.T) {
+	s := hugeStatus(PhaseRunning, 10_000)
+	s.Rows = s.Rows[:10_000]
+	out := RenderStatus(s)
+	if len(out) >= MaxStatusBytes {
+		t.Errorf("10,000 rows render to %d bytes, want < %d", len(out), MaxStatusBytes)
+	}
+	if !strings.Contains(out, "… and ") {
+		t.Error("a huge plan is not cut short with “… and N more”")
+	}
+
+	// Distinct, long, hostile plan lines: the byte budget, not the line cap, cuts the plan.
+	s.Rows = nil
+	for i := range 10_000 {
+		name := fmt.Sprint(i, strings.Repeat("@&", 200))
+		s.Rows = append(s.Rows, StatusRow{Entry: name, Test: name, Conns: i})
+	}
+	out = RenderStatus(s)
+	if len(out) >= MaxStatusBytes || len(out) < MaxStatusBytes-2000 {
+		t.Errorf("10,000 long rows render to %d bytes, want just under %d", len(out), MaxStatusBytes)
+	}
+	if !strings.Contains(out, "more measurements") || !strings.HasSuffix(out, Marker(s.RequestID)) {
+		t.Error("a plan cut by the byte budget lacks “… and N more” or the marker")
+	}
+
+	// Every field huge and hostile at once.
+	big := strings.Repeat(hostile+" <!-- "+"@x ", 20_000)
+	s = Status{RequestID: big, Phase: PhaseFailed, Command: big, Requester: big, Approver: big, SHA: big,
+		HeadMoved: big, Progress: big, Reason: big, SupersededBy: big, ResultsURL: big, CommitURL: big,
+		ForkNote: big, ApproveHow: big, Done: 1, Total: 2}
+	for range 3000 {
+		s.Frameworks = append(s.Frameworks, big)
+		s.Tests = append(s.Tests, big)
+		s.Rows = append(s.Rows, StatusRow{Entry: big, Test: big, Conns: 1}, StatusRow{Entry: big, Test: big, Conns: 2})
+	}
+	for _, p := range append(Phases, "weird") {
+		s.Phase = p
+		if n := len(RenderStatus(s)); n >= MaxStatusBytes {
+			t.Errorf("%s: huge fields render to %d bytes", p, n)
+		}
+	}
+}
+
+func TestProgressBar(t *testing.T) {
+	for _, tt := range []struct {
+		done, total int
+		want        string
+	}{
+		{0, 24, "`░░░░░░░░░░░░░░░░░░░░ 0/24`"},
+		{3, 24, "`▓▓░░░░░░░░░░░░░░░░░░ 3/24`"},
+		{24, 24, "`▓▓▓▓▓▓▓▓▓▓▓▓▓▓▓▓▓▓▓▓ 24/24`"},
+		{30, 24, "`▓▓▓▓▓▓▓▓▓▓▓▓▓▓▓▓▓▓▓▓ 24/24`"},
+		{-1, 2, "`░░░░░░░░░░░░░░░░░░░░ 0/2`"},
+	} {
+		if got := progressBar(tt.done, tt.total); got != tt.want {
+			t.Errorf("progressBar(%d, %d) = %s, want %s", tt.done, tt.total, got, tt.want)
+		}
+	}
+}
+
+func TestFormatWait(t *testing.T) {
+	for d, want := range map[time.Duration]string{
+		30 * time.Second:                 "under a minute",
+		61 * time.Second:                 "about 2 min",
+		2 * time.Hour:                    "about 2 h",
+		time.Hour + 5*time.Minute:        "about 1 h 5 min",
+		59*time.Minute + time.Second:     "about 1 h",
+		12*time.Minute + time.Nanosecond: "about 13 min",
+	} {
+		if got := formatWait(d); got != want {
+			t.Errorf("formatWait(%v) = %q, want %q", d, got, want)
+		}
+	}
+}
