@@ -33,6 +33,8 @@ commands:
         build, measure and print the results tables
   validate <framework> [-t test,...]
         build and start the entry, check every contract it subscribes to
+  serve
+        the webhook service (needs ARENA_WEBHOOK_SECRET and GitHub credentials)
   queue status | list | cancel <job-id> | drain <pool>
         inspect and manage the job queue (needs ARENA_REDIS_URL)
 
@@ -57,6 +59,12 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 			return err
 		}
 		return validateEntry(ctx, cfg, stdout, stderr)
+	case "serve":
+		cfg, err := parseServe(args[1:], getenv, stderr)
+		if err != nil {
+			return err
+		}
+		return serve(ctx, cfg, stderr)
 	case "queue":
 		cfg, err := parseQueue(args[1:], getenv, stderr)
 		if err != nil {

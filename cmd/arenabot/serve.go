@@ -1,0 +1,187 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/spf13/pflag"
+
+	"github.com/arenabot/arenabot/bot"
+	"github.com/arenabot/arenabot/bot/ghapi"
+	"github.com/arenabot/arenabot/queue"
+)
+
+type serveConfig struct {
+	Listen         string
+	Secret         []byte
+	APIURL         string
+	Token          string
+	AppID          int64
+	PrivateKey     []byte
+	BotLogin       string
+	RedisURL       string
+	Prefix         string
+	Depth          int
+	ApprovalPoll   time.Duration
+	ApprovalTTL    time.Duration
+	ReadyListening func(addr string) // tests: called with the bound address
+}
+
+func parseServe(args []string, getenv func(string) string, stderr io.Writer) (serveConfig, error) {
+	fs := pflag.NewFlagSet("serve", pflag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "usage: arenabot serve [flags]\n\nThe webhook service: answers PR commands, takes approvals and queues jobs.\nEvery flag defaults to its ARENA_* variable.\n\nflags:")
+		fs.PrintDefaults()
+	}
+	var c serveConfig
+	var secretFile, keyFile, appID, depth, poll, ttl string
+	fs.StringVar(&c.Listen, "listen", envOr(getenv, "ARENA_LISTEN", ":8080"), "address of the HTTP server (ARENA_LISTEN)")
+	fs.StringVar(&secretFile, "webhook-secret-file", "", "file holding the webhook secret (default: ARENA_WEBHOOK_SECRET; a flag names a file because flag values show in ps)")
+	fs.StringVar(&c.APIURL, "github-api-url", envOr(getenv, "ARENA_GITHUB_API_URL", ghapi.DefaultBaseURL), "GitHub REST API root (ARENA_GITHUB_API_URL)")
+	fs.StringVar(&appID, "github-app-id", getenv("ARENA_GITHUB_APP_ID"), "GitHub App id (ARENA_GITHUB_APP_ID)")
+	fs.StringVar(&keyFile, "github-private-key-file", getenv("ARENA_GITHUB_PRIVATE_KEY_FILE"), "GitHub App private key, PEM (ARENA_GITHUB_PRIVATE_KEY_FILE)")
+	fs.StringVar(&c.BotLogin, "bot-login", envOr(getenv, "ARENA_BOT_LOGIN", ""), "the bot's own login, e.g. arenabot[bot] (ARENA_BOT_LOGIN)")
+	fs.StringVar(&c.RedisURL, "redis-url", getenv("ARENA_REDIS_URL"), "the queue's Redis; unset: embedded queue (ARENA_REDIS_URL)")
+	fs.StringVar(&c.Prefix, "redis-prefix", envOr(getenv, "ARENA_REDIS_PREFIX", "arena:"), "key prefix in Redis (ARENA_REDIS_PREFIX)")
+	fs.StringVar(&depth, "queue-depth", envOr(getenv, "ARENA_QUEUE_DEPTH", "1"), "waiting places per runner pool (ARENA_QUEUE_DEPTH)")
+	fs.StringVar(&poll, "approval-poll", envOr(getenv, "ARENA_APPROVAL_POLL", "15s"), "how often pending requests' reactions are read (ARENA_APPROVAL_POLL)")
+	fs.StringVar(&ttl, "approval-ttl", envOr(getenv, "ARENA_APPROVAL_TTL", "72h"), "how long a request waits for approval (ARENA_APPROVAL_TTL)")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, pflag.ErrHelp) {
+			return c, errReported
+		}
+		return c, fmt.Errorf("serve: %w; run 'arenabot serve --help'", err)
+	}
+	if fs.NArg() > 0 {
+		return c, fmt.Errorf("serve: unexpected argument %q; serve takes flags only", fs.Arg(0))
+	}
+	c.Token = getenv("ARENA_GITHUB_TOKEN")
+	secret := getenv("ARENA_WEBHOOK_SECRET")
+	if secretFile != "" {
+		b, err := os.ReadFile(secretFile)
+		if err != nil {
+			return c, fmt.Errorf("serve: webhook secret: %w", err)
+		}
+		secret = strings.TrimSpace(string(b))
+	}
+	if secret == "" {
+		return c, fmt.Errorf("serve: no webhook secret; set ARENA_WEBHOOK_SECRET (or --webhook-secret-file) to the secret configured on the GitHub App or webhook — serve refuses to accept unsigned deliveries")
+	}
+	c.Secret = []byte(secret)
+	var err error
+	if appID != "" {
+		if c.AppID, err = strconv.ParseInt(appID, 10, 64); err != nil || c.AppID <= 0 {
+			return c, fmt.Errorf("serve: ARENA_GITHUB_APP_ID %q is not an App id (a positive number)", appID)
+		}
+		if keyFile == "" {
+			return c, fmt.Errorf("serve: ARENA_GITHUB_APP_ID is set but ARENA_GITHUB_PRIVATE_KEY_FILE is not; point it at the App's private key (.pem)")
+		}
+		if c.PrivateKey, err = os.ReadFile(keyFile); err != nil {
+			return c, fmt.Errorf("serve: GitHub App private key: %w", err)
+		}
+	}
+	if c.AppID == 0 && c.Token == "" {
+		return c, fmt.Errorf("serve: no GitHub credentials; set ARENA_GITHUB_TOKEN, or ARENA_GITHUB_APP_ID and ARENA_GITHUB_PRIVATE_KEY_FILE")
+	}
+	if c.AppID != 0 && c.Token != "" {
+		return c, fmt.Errorf("serve: both ARENA_GITHUB_TOKEN and ARENA_GITHUB_APP_ID are set; use one")
+	}
+	if c.Depth, err = strconv.Atoi(depth); err != nil || c.Depth < 1 {
+		return c, fmt.Errorf("serve: ARENA_QUEUE_DEPTH %q: want a whole number ≥ 1", depth)
+	}
+	if c.ApprovalPoll, err = time.ParseDuration(poll); err != nil || c.ApprovalPoll <= 0 {
+		return c, fmt.Errorf("serve: ARENA_APPROVAL_POLL %q: want a duration such as 15s", poll)
+	}
+	if c.ApprovalTTL, err = time.ParseDuration(ttl); err != nil || c.ApprovalTTL <= 0 {
+		return c, fmt.Errorf("serve: ARENA_APPROVAL_TTL %q: want a duration such as 72h", ttl)
+	}
+	return c, nil
+}
+
+// serve runs the webhook service until ctx ends.
+func serve(ctx context.Context, c serveConfig, stderr io.Writer) error {
+	log := slog.New(slog.NewJSONHandler(stderr, nil))
+	q, closeQueue, err := openQueue(ctx, c, log)
+	if err != nil {
+		return err
+	}
+	defer closeQueue()
+	gh, err := ghapi.New(ghapi.Config{
+		BaseURL: c.APIURL, Token: c.Token, AppID: c.AppID, PrivateKey: c.PrivateKey,
+		BotLogin: c.BotLogin, Logger: log.With("component", "github"),
+	})
+	if err != nil {
+		return fmt.Errorf("serve: GitHub client: %w", err)
+	}
+	b := bot.New(bot.Config{
+		BotLogin:      c.BotLogin,
+		ApprovalTTL:   c.ApprovalTTL,
+		ApprovalPoll:  c.ApprovalPoll,
+		WebhookSecret: c.Secret,
+	}, gh, q, log.With("component", "bot"))
+
+	mux := http.NewServeMux()
+	mux.Handle("POST /webhook", b.Webhook())
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
+		if _, err := q.Status(r.Context()); err != nil {
+			http.Error(w, "queue unavailable", http.StatusServiceUnavailable)
+			return
+		}
+		io.WriteString(w, "ok\n")
+	})
+	ln, err := net.Listen("tcp", c.Listen)
+	if err != nil {
+		return fmt.Errorf("serve: listen on %s: %w; set ARENA_LISTEN to a free address", c.Listen, err)
+	}
+	if c.ReadyListening != nil {
+		c.ReadyListening(ln.Addr().String())
+	}
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	errc := make(chan error, 3)
+	go func() { errc <- b.Run(ctx) }()
+	go func() { errc <- q.RunReaper(ctx, 5*time.Second) }()
+	go func() {
+		if err := srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
+			errc <- err
+		}
+	}()
+	log.Info("serving", "listen", ln.Addr().String(), "redis", c.RedisURL != "")
+	select {
+	case <-ctx.Done():
+	case err = <-errc:
+	}
+	shutCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
+	if serr := srv.Shutdown(shutCtx); serr != nil && err == nil {
+		err = serr
+	}
+	return err
+}
+
+func openQueue(ctx context.Context, c serveConfig, log *slog.Logger) (queue.Queue, func(), error) {
+	opts := queue.Options{Prefix: c.Prefix, Depth: c.Depth, Logger: log.With("component", "queue")}
+	if c.RedisURL == "" {
+		return queue.NewMemory(opts), func() {}, nil
+	}
+	ro, err := redis.ParseURL(c.RedisURL)
+	if err != nil {
+		return nil, nil, fmt.Errorf("serve: ARENA_REDIS_URL: %w; want redis://[user:password@]host:port[/db]", err)
+	}
+	rdb := redis.NewClient(ro)
+	if err := rdb.Ping(ctx).Err(); err != nil {
+		rdb.Close()
+		return nil, nil, fmt.Errorf("serve: Redis at %s does not answer: %w", ro.Addr, err)
+	}
+	return queue.NewRedis(rdb, opts), func() { rdb.Close() }, nil
+}

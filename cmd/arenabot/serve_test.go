@@ -1,0 +1,178 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/arenabot/arenabot/bot/githubtest"
+	"github.com/arenabot/arenabot/bot/hook"
+	"github.com/arenabot/arenabot/queue"
+	"github.com/arenabot/arenabot/queue/queuetest"
+)
+
+func TestParseServe(t *testing.T) {
+	dir := t.TempDir()
+	secretFile := filepath.Join(dir, "secret")
+	os.WriteFile(secretFile, []byte("from-file\n"), 0o600)
+	base := map[string]string{"ARENA_WEBHOOK_SECRET": "s3cret", "ARENA_GITHUB_TOKEN": "tok"}
+	with := func(kv ...string) map[string]string {
+		m := map[string]string{}
+		for k, v := range base {
+			m[k] = v
+		}
+		for i := 0; i+1 < len(kv); i += 2 {
+			m[kv[i]] = kv[i+1]
+		}
+		return m
+	}
+	for _, tt := range []struct {
+		name    string
+		env     map[string]string
+		args    []string
+		wantErr string
+		check   func(t *testing.T, c serveConfig)
+	}{
+		{name: "defaults", env: base, check: func(t *testing.T, c serveConfig) {
+			if c.Listen != ":8080" || c.Depth != 1 || c.ApprovalPoll != 15*time.Second || c.ApprovalTTL != 72*time.Hour || string(c.Secret) != "s3cret" || c.APIURL != "https://api.github.com/" {
+				t.Errorf("defaults = %+v", c)
+			}
+		}},
+		{name: "flag beats variable", env: with("ARENA_LISTEN", ":9000"), args: []string{"--listen", ":9100", "--webhook-secret-file", secretFile}, check: func(t *testing.T, c serveConfig) {
+			if c.Listen != ":9100" || string(c.Secret) != "from-file" {
+				t.Errorf("listen %q secret %q", c.Listen, c.Secret)
+			}
+		}},
+		{name: "no secret", env: map[string]string{"ARENA_GITHUB_TOKEN": "tok"}, wantErr: "no webhook secret"},
+		{name: "no credentials", env: map[string]string{"ARENA_WEBHOOK_SECRET": "s"}, wantErr: "no GitHub credentials"},
+		{name: "app without key", env: with("ARENA_GITHUB_TOKEN", "", "ARENA_GITHUB_APP_ID", "12"), wantErr: "ARENA_GITHUB_PRIVATE_KEY_FILE"},
+		{name: "bad depth", env: with("ARENA_QUEUE_DEPTH", "0"), wantErr: "ARENA_QUEUE_DEPTH"},
+		{name: "bad poll", env: with("ARENA_APPROVAL_POLL", "soon"), wantErr: "ARENA_APPROVAL_POLL"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			c, err := parseServe(tt.args, func(k string) string { return tt.env[k] }, io.Discard)
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("err = %v, want one naming %q", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			tt.check(t, c)
+		})
+	}
+}
+
+// TestServeEndToEnd runs the webhook service against the fake GitHub and a real Redis: a
+// collaborator's signed command is acknowledged and queued with the head SHA, a forged one
+// is refused, and the service stops when its context ends.
+func TestServeEndToEnd(t *testing.T) {
+	srv := queuetest.StartRedis(t)
+	gh := githubtest.New(t)
+	const repo, sha = "octo/arena", "0123456789abcdef0123456789abcdef01234567"
+	gh.AddRepo("octo", "arena")
+	gh.AddPR(repo, githubtest.PR{Number: 42, HeadSHA: sha, HeadRef: "feature", User: "alice", Files: []string{"frameworks/nethttp/main.go"}})
+	meta, err := os.ReadFile(filepath.Join(repoRoot(t), "frameworks", "nethttp", "meta.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	gh.AddFile(repo, sha, "frameworks/nethttp/meta.json", meta)
+	gh.AddFile(repo, sha, "frameworks/nethttp/go.mod", []byte("module arena/frameworks/nethttp\n"))
+	gh.SetPermission(repo, "alice", "write")
+	const command = "/benchmark -f nethttp -t baseline"
+	commentID := gh.AddComment(repo, 42, "alice", command)
+
+	env := map[string]string{
+		"ARENA_WEBHOOK_SECRET": "s3cret", "ARENA_GITHUB_TOKEN": "tok", "ARENA_GITHUB_API_URL": gh.URL,
+		"ARENA_REDIS_URL": "redis://" + srv.Addr, "ARENA_LISTEN": "127.0.0.1:0", "ARENA_BOT_LOGIN": "arenabot[bot]",
+	}
+	cfg, err := parseServe(nil, func(k string) string { return env[k] }, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := make(chan string, 1)
+	cfg.ReadyListening = func(a string) { addr <- a }
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	go func() { done <- serve(ctx, cfg, io.Discard) }()
+	base := "http://" + <-addr
+
+	payload, _ := json.Marshal(map[string]any{
+		"action": "created",
+		"issue": map[string]any{"number": 42, "user": map[string]any{"login": "alice", "type": "User"},
+			"pull_request": map[string]any{"url": "https://api.github.com/repos/octo/arena/pulls/42"}},
+		"comment": map[string]any{"id": commentID, "body": command,
+			"user": map[string]any{"login": "alice", "type": "User"}, "author_association": "MEMBER"},
+		"repository": map[string]any{"full_name": repo, "name": "arena", "owner": map[string]any{"login": "octo"}},
+		"sender":     map[string]any{"login": "alice", "type": "User"},
+	})
+	post := func(sig, delivery string) int {
+		req, _ := http.NewRequest(http.MethodPost, base+"/webhook", bytes.NewReader(payload))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("X-GitHub-Event", "issue_comment")
+		req.Header.Set("X-GitHub-Delivery", delivery)
+		if sig != "" {
+			req.Header.Set("X-Hub-Signature-256", sig)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	if code := post(hook.Sign([]byte("wrong"), payload), "d-forged"); code != http.StatusUnauthorized {
+		t.Errorf("forged delivery answered %d, want 401", code)
+	}
+	if code := post("", "d-unsigned"); code != http.StatusUnauthorized {
+		t.Errorf("unsigned delivery answered %d, want 401", code)
+	}
+	if n := len(gh.Calls()); n != 0 {
+		t.Fatalf("refused deliveries caused %d GitHub calls", n)
+	}
+	if code := post(hook.Sign([]byte("s3cret"), payload), "d-1"); code != http.StatusAccepted {
+		t.Fatalf("signed delivery answered %d, want 202", code)
+	}
+
+	q := queue.NewRedis(srv.Client(t), queue.Options{Prefix: "arena:"})
+	var jobs []queue.Job
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		if jobs, err = q.List(ctx, queue.Filter{}); err == nil && len(jobs) > 0 {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if len(jobs) != 1 || jobs[0].SHA != sha || jobs[0].PR != 42 || jobs[0].Requester != "alice" {
+		t.Fatalf("queued jobs = %+v, want one for PR 42 at %s by alice", jobs, sha)
+	}
+	comments := gh.Comments(repo, 42) // the command, then the status comment
+	if len(comments) != 2 || !strings.Contains(comments[1].Body, "arenabot:status") {
+		t.Errorf("want exactly one status comment, got %+v", comments)
+	}
+	if rs := gh.Reactions(repo, commentID); len(rs) != 1 || rs[0].Content != "eyes" {
+		t.Errorf("reactions on the command = %+v, want 👀", rs)
+	}
+	resp, err := http.Get(base + "/healthz")
+	if err != nil || resp.StatusCode != http.StatusOK {
+		t.Errorf("healthz: %v %v", resp, err)
+	}
+	cancel()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Errorf("serve returned %v after its context ended, want nil", err)
+		}
+	case <-time.After(15 * time.Second):
+		t.Fatal("serve did not stop after its context ended")
+	}
+}
