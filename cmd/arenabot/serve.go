@@ -13,6 +13,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/redis/go-redis/v9"
 	"github.com/spf13/pflag"
 
@@ -133,6 +136,13 @@ func serve(ctx context.Context, c serveConfig, stderr io.Writer) error {
 
 	mux := http.NewServeMux()
 	mux.Handle("POST /webhook", b.Webhook())
+	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		if err := queue.WriteStatus(r.Context(), w, q); err != nil {
+			http.Error(w, "queue unavailable", http.StatusServiceUnavailable)
+		}
+	})
+	mux.Handle("GET /metrics", promhttp.HandlerFor(metrics(q), promhttp.HandlerOpts{}))
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		if _, err := q.Status(r.Context()); err != nil {
 			http.Error(w, "queue unavailable", http.StatusServiceUnavailable)
@@ -167,6 +177,41 @@ func serve(ctx context.Context, c serveConfig, stderr io.Writer) error {
 		err = serr
 	}
 	return err
+}
+
+// metrics is the service's Prometheus registry: Go and process collectors, and the jobs
+// per pool and state read from the queue at scrape time.
+func metrics(q queue.Queue) *prometheus.Registry {
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	reg.MustRegister(queueCollector{q: q, desc: prometheus.NewDesc("arena_queue_jobs", "Jobs in the queue by pool and state.", []string{"pool", "state"}, nil)})
+	return reg
+}
+
+type queueCollector struct {
+	q    queue.Queue
+	desc *prometheus.Desc
+}
+
+func (c queueCollector) Describe(ch chan<- *prometheus.Desc) { ch <- c.desc }
+
+func (c queueCollector) Collect(ch chan<- prometheus.Metric) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	lines, err := c.q.Status(ctx)
+	if err != nil {
+		ch <- prometheus.NewInvalidMetric(c.desc, err)
+		return
+	}
+	for _, l := range lines {
+		counts := map[queue.State]int{}
+		for _, p := range l.Places {
+			counts[p.Job.State]++
+		}
+		for _, st := range []queue.State{queue.Queued, queue.Running} {
+			ch <- prometheus.MustNewConstMetric(c.desc, prometheus.GaugeValue, float64(counts[st]), l.Pool, string(st))
+		}
+	}
 }
 
 func openQueue(ctx context.Context, c serveConfig, log *slog.Logger) (queue.Queue, func(), error) {

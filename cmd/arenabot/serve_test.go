@@ -162,9 +162,20 @@ func TestServeEndToEnd(t *testing.T) {
 	if rs := gh.Reactions(repo, commentID); len(rs) != 1 || rs[0].Content != "eyes" {
 		t.Errorf("reactions on the command = %+v, want 👀", rs)
 	}
-	resp, err := http.Get(base + "/healthz")
-	if err != nil || resp.StatusCode != http.StatusOK {
-		t.Errorf("healthz: %v %v", resp, err)
+	for path, want := range map[string]string{
+		"/healthz": "ok",
+		"/":        jobs[0].ID,
+		"/metrics": `arena_queue_jobs{pool="default",state="queued"} 1`,
+	} {
+		resp, err := http.Get(base + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK || !strings.Contains(string(body), want) {
+			t.Errorf("GET %s = %d, want 200 containing %q:\n%s", path, resp.StatusCode, want, body)
+		}
 	}
 	cancel()
 	select {
