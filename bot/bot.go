@@ -4,7 +4,8 @@
 // request", steps 1 and 2).
 //
 // The flow of one request: the webhook verifies and de-duplicates the delivery
-// and answers 202; a worker hands the comment to HandleComment, which reacts 👀,
+// records it in the Inbox and answers 202; a worker pops it and hands the comment
+// to HandleComment (then acks it), which reacts 👀,
 // resolves the plan at the PR head, and creates one status comment (found again
 // by its hidden marker on a retry). A requester with write, maintain or admin
 // permission is approved at once; other requests wait in Pending until such a
@@ -54,13 +55,18 @@ type Config struct {
 	// MaxBody limits a delivery's body; 0 means hook.MaxBody.
 	MaxBody int64
 	// Workers process webhook events concurrently; Inbox bounds the events accepted and
-	// not yet processed (beyond it the webhook answers 503 and GitHub may redeliver).
+	// not yet processed by the default in-memory InboxStore (beyond it the webhook
+	// answers 503 and GitHub may redeliver).
 	Workers, Inbox int
+	// InboxStore holds the accepted deliveries until a worker has handled them; nil means
+	// NewMemoryInbox(Inbox), which a restart empties. A RedisInbox makes them durable.
+	InboxStore Inbox
 	// DeliveryTTL is how long delivery ids are remembered; 0 means the queue's default.
 	DeliveryTTL time.Duration
 	// EventTimeout bounds the processing of one event.
 	EventTimeout time.Duration
-	// Pending stores the requests waiting for approval; nil means NewMemoryPending().
+	// Pending stores the requests waiting for approval; nil means NewMemoryPending(). A
+	// RedisPending keeps them across restarts.
 	Pending Pending
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
@@ -78,9 +84,16 @@ type Bot struct {
 	// expire, head moved), so a 👍 and a /benchmark-approve never both enqueue.
 	mu sync.Mutex
 
-	slots    chan struct{} // capacity Inbox: a slot per accepted, unprocessed event
-	inbox    chan any      // decoded events
+	inbox Inbox
+	// inflight counts the deliveries this Bot pushed and has not handled yet (tests wait
+	// on it); tracked holds their ids, so a delivery recovered from an earlier run, which
+	// was never added, is not subtracted.
 	inflight sync.WaitGroup
+	trackMu  sync.Mutex
+	tracked  map[string]int
+	// failed holds the ids of deliveries SeenDelivery recorded but Push refused, so their
+	// redelivery is pushed instead of answered "duplicate".
+	failed map[string]time.Time
 }
 
 // New returns a Bot. log nil discards.
@@ -109,6 +122,9 @@ func New(cfg Config, gh GitHub, q queue.Queue, log *slog.Logger) *Bot {
 	if cfg.Pending == nil {
 		cfg.Pending = NewMemoryPending()
 	}
+	if cfg.InboxStore == nil {
+		cfg.InboxStore = NewMemoryInbox(cfg.Inbox)
+	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
@@ -116,14 +132,16 @@ func New(cfg Config, gh GitHub, q queue.Queue, log *slog.Logger) *Bot {
 		log = slog.New(slog.DiscardHandler)
 	}
 	return &Bot{
-		cfg: cfg, gh: gh, q: q, log: log, pending: cfg.Pending,
-		slots: make(chan struct{}, cfg.Inbox),
-		inbox: make(chan any, cfg.Inbox),
+		cfg: cfg, gh: gh, q: q, log: log, pending: cfg.Pending, inbox: cfg.InboxStore,
+		tracked: map[string]int{}, failed: map[string]time.Time{},
 	}
 }
 
 // Pending returns the store of requests waiting for approval.
 func (b *Bot) Pending() Pending { return b.pending }
+
+// Inbox returns the store of accepted webhook deliveries.
+func (b *Bot) Inbox() Inbox { return b.inbox }
 
 // canApprove reports whether a repository role may approve benchmark runs.
 func canApprove(perm string) bool {

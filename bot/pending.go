@@ -33,8 +33,8 @@ type Request struct {
 // Pending stores the requests waiting for approval, at most one per pull request.
 //
 // MemoryPending keeps them in process, so a restart forgets them (their status
-// comments stay at "awaiting approval"); a Redis-backed Pending next to the queue
-// is the next step for durability.
+// comments stay at "awaiting approval"); RedisPending keeps them next to the queue,
+// and serve uses it whenever ARENA_REDIS_URL is set.
 type Pending interface {
 	// Put adds or replaces the request of r's pull request.
 	Put(ctx context.Context, r Request) error

@@ -2,6 +2,7 @@ package bot
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"time"
@@ -12,14 +13,20 @@ import (
 // Webhook returns the handler of POST /webhook. It verifies the delivery (a failure
 // answers hook.Status's code and has no side effect), decodes it, answers ping with 200
 // and events the bot does not act on with 202, de-duplicates the rest by delivery id
-// through the queue (a replay answers 200 "duplicate" and does nothing), and answers 202
-// before processing: events go to a bounded in-memory inbox that Run's workers drain.
-// When the inbox is full the answer is 503 and the delivery is not recorded, so GitHub
-// (or a manual redelivery) may send it again.
-//
-// The inbox is not durable: an event accepted just before a restart is lost. A durable
-// inbox (a Redis list next to the queue) is the next step.
+// through the queue (a replay answers 200 "duplicate" and does nothing), and Pushes the
+// delivery to the Inbox before it answers 202; Run's workers pop and handle it. When
+// Push fails (a full in-memory inbox, Redis unavailable) the answer is 503 so GitHub (or
+// a manual redelivery) may send it again; the Bot remembers that id, so the redelivery
+// is pushed rather than answered "duplicate" (by this process: a restart in between
+// forgets it).
 func (b *Bot) Webhook() http.Handler { return http.HandlerFunc(b.serveWebhook) }
+
+// pushTimeout bounds Push; it does not follow the request's context, so a client that
+// hangs up cannot leave a delivery half-recorded.
+const pushTimeout = 10 * time.Second
+
+// maxFailed bounds the ids remembered in Bot.failed.
+const maxFailed = 10000
 
 func (b *Bot) serveWebhook(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodPost {
@@ -50,46 +57,114 @@ func (b *Bot) serveWebhook(w http.ResponseWriter, r *http.Request) {
 		_, _ = fmt.Fprintln(w, "ignored")
 		return
 	}
-	select {
-	case b.slots <- struct{}{}:
-	default:
-		http.Error(w, "busy", http.StatusServiceUnavailable)
-		return
-	}
 	first, err := b.q.SeenDelivery(r.Context(), d.ID, b.cfg.DeliveryTTL)
 	if err != nil {
-		<-b.slots
 		b.log.Error("webhook dedupe", "delivery", d.ID, "err", err)
 		http.Error(w, "queue unavailable", http.StatusServiceUnavailable)
 		return
 	}
-	if !first {
-		<-b.slots
+	if !first && !b.takeFailed(d.ID) {
 		_, _ = fmt.Fprintln(w, "duplicate")
 		return
 	}
-	b.inflight.Add(1)
-	b.inbox <- ev // never blocks: a slot was taken
+	b.track(d.ID)
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), pushTimeout)
+	err = b.inbox.Push(ctx, d)
+	cancel()
+	if err != nil {
+		b.untrack(d.ID)
+		b.putFailed(d.ID)
+		b.log.Error("webhook inbox", "delivery", d.ID, "err", err)
+		msg := "inbox unavailable"
+		if errors.Is(err, ErrInboxFull) {
+			msg = "busy"
+		}
+		http.Error(w, msg, http.StatusServiceUnavailable)
+		return
+	}
 	w.WriteHeader(http.StatusAccepted)
 	_, _ = fmt.Fprintln(w, "accepted")
 }
 
-// Run processes webhook events with Config.Workers workers and polls pending requests
+// takeFailed reports whether id is a delivery whose Push failed, and forgets it (a
+// concurrent redelivery then counts as a duplicate).
+func (b *Bot) takeFailed(id string) bool {
+	b.trackMu.Lock()
+	defer b.trackMu.Unlock()
+	_, ok := b.failed[id]
+	delete(b.failed, id)
+	return ok
+}
+
+func (b *Bot) putFailed(id string) {
+	b.trackMu.Lock()
+	defer b.trackMu.Unlock()
+	if len(b.failed) >= maxFailed {
+		var oldest string
+		var at time.Time
+		for k, t := range b.failed {
+			if oldest == "" || t.Before(at) {
+				oldest, at = k, t
+			}
+		}
+		delete(b.failed, oldest)
+	}
+	b.failed[id] = time.Now()
+}
+
+// track counts a delivery about to be pushed in inflight.
+func (b *Bot) track(id string) {
+	b.trackMu.Lock()
+	defer b.trackMu.Unlock()
+	b.tracked[id]++
+	b.inflight.Add(1)
+}
+
+// untrack ends what track started; a delivery this Bot did not push is ignored.
+func (b *Bot) untrack(id string) {
+	b.trackMu.Lock()
+	defer b.trackMu.Unlock()
+	n, ok := b.tracked[id]
+	if !ok {
+		return
+	}
+	if n <= 1 {
+		delete(b.tracked, id)
+	} else {
+		b.tracked[id] = n - 1
+	}
+	b.inflight.Done()
+}
+
+// Timing of Run's workers.
+const (
+	// popBlock is how long a worker waits in Inbox.Pop; a RedisInbox worker notices
+	// the end of Run's context only after it.
+	popBlock = time.Second
+	// popRetry is the pause after a failed Pop (Redis unavailable).
+	popRetry = time.Second
+	// ackTimeout bounds the ack of a handled delivery.
+	ackTimeout = 10 * time.Second
+)
+
+// Run processes webhook deliveries with Config.Workers workers and polls pending requests
 // every Config.ApprovalPoll until ctx is done. It returns ctx's error after the workers
-// stopped.
+// stopped. When the Inbox is a Recoverer, Run first puts back the deliveries an earlier
+// run popped and did not finish, so a bot killed mid-event handles them again.
 func (b *Bot) Run(ctx context.Context) error {
+	if rec, ok := b.inbox.(Recoverer); ok {
+		n, err := rec.Recover(ctx)
+		if err != nil {
+			b.log.Error("inbox recover", "err", err)
+		} else if n > 0 {
+			b.log.Info("inbox recover", "deliveries", n)
+		}
+	}
 	done := make(chan struct{})
 	for range b.cfg.Workers {
 		go func() {
 			defer func() { done <- struct{}{} }()
-			for {
-				select {
-				case <-ctx.Done():
-					return
-				case ev := <-b.inbox:
-					b.process(ctx, ev)
-				}
-			}
+			b.work(ctx)
 		}()
 	}
 	t := time.NewTicker(b.cfg.ApprovalPoll)
@@ -109,10 +184,46 @@ func (b *Bot) Run(ctx context.Context) error {
 	}
 }
 
-// process handles one event from the inbox.
-func (b *Bot) process(ctx context.Context, ev any) {
-	defer b.inflight.Done()
-	defer func() { <-b.slots }()
+// work is one worker: it pops and handles deliveries until ctx is done.
+func (b *Bot) work(ctx context.Context) {
+	for ctx.Err() == nil {
+		d, ack, err := b.inbox.Pop(ctx, popBlock)
+		switch {
+		case err == nil:
+			b.handle(ctx, d, ack)
+		case errors.Is(err, ErrInboxEmpty) || ctx.Err() != nil:
+		default:
+			b.log.Error("inbox pop", "err", err)
+			select {
+			case <-ctx.Done():
+			case <-time.After(popRetry):
+			}
+		}
+	}
+}
+
+// handle processes one delivery and acks it. A delivery whose handling was cut short by
+// the end of Run's context is not acked: Recover gives it to the next run.
+func (b *Bot) handle(ctx context.Context, d hook.Delivery, ack func(context.Context) error) {
+	defer b.untrack(d.ID)
+	if ev, err := hook.Decode(d); err != nil {
+		b.log.Error("inbox: undecodable delivery dropped", "delivery", d.ID, "event", d.Event, "err", err)
+	} else {
+		b.process(ctx, d.ID, ev)
+		if ctx.Err() != nil {
+			return
+		}
+	}
+	actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), ackTimeout)
+	defer cancel()
+	if err := ack(actx); err != nil {
+		// Recover hands it out again; the handlers are idempotent.
+		b.log.Error("inbox ack", "delivery", d.ID, "err", err)
+	}
+}
+
+// process handles one event.
+func (b *Bot) process(ctx context.Context, delivery string, ev any) {
 	ctx, cancel := context.WithTimeout(ctx, b.cfg.EventTimeout)
 	defer cancel()
 	var err error
@@ -123,6 +234,6 @@ func (b *Bot) process(ctx context.Context, ev any) {
 		err = b.HandlePullRequest(ctx, e)
 	}
 	if err != nil {
-		b.log.Error("event", "err", err)
+		b.log.Error("event", "delivery", delivery, "err", err)
 	}
 }

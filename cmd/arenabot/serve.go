@@ -115,11 +115,13 @@ func parseServe(args []string, getenv func(string) string, stderr io.Writer) (se
 // serve runs the webhook service until ctx ends.
 func serve(ctx context.Context, c serveConfig, stderr io.Writer) error {
 	log := slog.New(slog.NewJSONHandler(stderr, nil))
-	q, closeQueue, err := openQueue(ctx, c, log)
+	q, rdb, err := openQueue(ctx, c, log)
 	if err != nil {
 		return err
 	}
-	defer closeQueue()
+	if rdb != nil {
+		defer rdb.Close()
+	}
 	gh, err := ghapi.New(ghapi.Config{
 		BaseURL: c.APIURL, Token: c.Token, AppID: c.AppID, PrivateKey: c.PrivateKey,
 		BotLogin: c.BotLogin, Logger: log.With("component", "github"),
@@ -127,12 +129,17 @@ func serve(ctx context.Context, c serveConfig, stderr io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("serve: GitHub client: %w", err)
 	}
-	b := bot.New(bot.Config{
+	bc := bot.Config{
 		BotLogin:      c.BotLogin,
 		ApprovalTTL:   c.ApprovalTTL,
 		ApprovalPoll:  c.ApprovalPoll,
 		WebhookSecret: c.Secret,
-	}, gh, q, log.With("component", "bot"))
+	}
+	if rdb != nil { // pending requests and accepted deliveries survive a restart
+		bc.Pending = bot.NewRedisPending(rdb, c.Prefix)
+		bc.InboxStore = bot.NewRedisInbox(rdb, c.Prefix)
+	}
+	b := bot.New(bc, gh, q, log.With("component", "bot"))
 
 	mux := http.NewServeMux()
 	mux.Handle("POST /webhook", b.Webhook())
@@ -214,10 +221,12 @@ func (c queueCollector) Collect(ch chan<- prometheus.Metric) {
 	}
 }
 
-func openQueue(ctx context.Context, c serveConfig, log *slog.Logger) (queue.Queue, func(), error) {
+// openQueue opens the Redis queue when a URL is set (returning its client for the bot's
+// durable records), else the embedded one.
+func openQueue(ctx context.Context, c serveConfig, log *slog.Logger) (queue.Queue, *redis.Client, error) {
 	opts := queue.Options{Prefix: c.Prefix, Depth: c.Depth, Logger: log.With("component", "queue")}
 	if c.RedisURL == "" {
-		return queue.NewMemory(opts), func() {}, nil
+		return queue.NewMemory(opts), nil, nil
 	}
 	ro, err := redis.ParseURL(c.RedisURL)
 	if err != nil {
@@ -228,5 +237,5 @@ func openQueue(ctx context.Context, c serveConfig, log *slog.Logger) (queue.Queu
 		rdb.Close()
 		return nil, nil, fmt.Errorf("serve: Redis at %s does not answer: %w", ro.Addr, err)
 	}
-	return queue.NewRedis(rdb, opts), func() { rdb.Close() }, nil
+	return queue.NewRedis(rdb, opts), rdb, nil
 }
