@@ -70,6 +70,9 @@ type Config struct {
 	Pending Pending
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
+	// WebURL is the web root links point at; "" means https://github.com/ (set it for
+	// GitHub Enterprise).
+	WebURL string
 }
 
 // Bot handles GitHub events. Its methods are safe for concurrent use.
@@ -124,6 +127,12 @@ func New(cfg Config, gh GitHub, q queue.Queue, log *slog.Logger) *Bot {
 	}
 	if cfg.InboxStore == nil {
 		cfg.InboxStore = NewMemoryInbox(cfg.Inbox)
+	}
+	if cfg.WebURL == "" {
+		cfg.WebURL = "https://github.com/"
+	}
+	if !strings.HasSuffix(cfg.WebURL, "/") {
+		cfg.WebURL += "/"
 	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now
@@ -258,6 +267,9 @@ func (b *Bot) request(ctx context.Context, c hook.Comment, cmd command.Command) 
 		b.failReply(ctx, c, cmd, "could not read the pull request from GitHub")
 		return fmt.Errorf("pull request: %w", err)
 	}
+	if pr.State != "" && pr.State != "open" {
+		return b.replyOnce(ctx, c, problemText(cmd.Line, "this pull request is "+pr.State, "benchmarks run on open pull requests only; reopen it and comment again"))
+	}
 	src := source{gh: b.gh, inst: c.Installation, repo: c.Repo, pr: c.Number, sha: pr.HeadSHA}
 	p, err := plan.Resolve(ctx, src, cmd)
 	if err != nil {
@@ -272,6 +284,9 @@ func (b *Bot) request(ctx context.Context, c hook.Comment, cmd command.Command) 
 		ID: requestID(c.CommentID), Repo: c.Repo, PR: c.Number, Installation: c.Installation,
 		Requester: c.Author, CommentID: c.CommentID, Command: cmd, Plan: p, SHA: pr.HeadSHA,
 		Created: now, Expires: now.Add(b.cfg.ApprovalTTL),
+	}
+	if cmd.Save && pr.HeadRepo != "" && !strings.EqualFold(pr.HeadRepo, c.Repo) && !pr.MaintainerCanModify {
+		req.ForkNote = "This pull request comes from a fork that does not allow edits by maintainers, so `--save` cannot commit to it: the result files will be posted as a patch instead. Tick \"Allow edits by maintainers\" to have them committed."
 	}
 	id, err := b.createStatus(ctx, req, b.status(req, report.PhaseAwaitingApproval))
 	if err != nil {
@@ -288,7 +303,7 @@ func (b *Bot) request(ctx context.Context, c hook.Comment, cmd command.Command) 
 		return fmt.Errorf("pending: %w", err)
 	} else if ok && old.ID != req.ID {
 		s := b.status(old, report.PhaseSuperseded)
-		s.SupersededBy = req.ID
+		s.SupersededBy = b.commentURL(req.Repo, req.PR, req.StatusCommentID)
 		s.Reason = "a newer request on this pull request replaces it"
 		b.edit(ctx, old.Installation, old.Repo, old.StatusCommentID, s)
 	}
@@ -335,7 +350,7 @@ func (b *Bot) edit(ctx context.Context, inst int64, repo string, id int64, s rep
 func (b *Bot) status(req Request, phase report.Phase) report.Status {
 	s := report.Status{
 		RequestID: req.ID, Phase: phase, Command: req.Command.Line, Requester: req.Requester,
-		SHA: req.SHA, HeadMoved: req.HeadMoved, Estimate: req.Plan.Estimate,
+		SHA: req.SHA, HeadMoved: req.HeadMoved, Estimate: req.Plan.Estimate, ForkNote: req.ForkNote,
 	}
 	seen := map[string]bool{}
 	for _, t := range req.Plan.Targets {
@@ -354,6 +369,12 @@ func (b *Bot) status(req Request, phase report.Phase) report.Status {
 		s.Expires = req.Expires
 	}
 	return s
+}
+
+// commentURL links to a comment on a pull request, so a displaced requester can follow the
+// request that took their place.
+func (b *Bot) commentURL(repo string, pr int, id int64) string {
+	return fmt.Sprintf("%s%s/pull/%d#issuecomment-%d", b.cfg.WebURL, repo, pr, id)
 }
 
 // jobStatus renders the status of a job when its request is no longer at hand.
@@ -391,7 +412,7 @@ func (b *Bot) approve(ctx context.Context, req Request, approver string) error {
 	}
 	if displaced != nil {
 		s := jobStatus(*displaced, report.PhaseSuperseded)
-		s.SupersededBy = stored.ID
+		s.SupersededBy = b.commentURL(stored.Repo, stored.PR, stored.StatusCommentID)
 		b.edit(ctx, displaced.InstallationID, displaced.Repo, displaced.StatusCommentID, s)
 	}
 	s := b.status(req, report.PhaseQueued)

@@ -25,6 +25,7 @@ type Request struct {
 	Plan            plan.Plan
 	SHA             string // the head SHA shown in the ack; approval measures it
 	HeadMoved       string // the PR's new head when it moved after the ack
+	ForkNote        string // said in the ack when --save cannot push to the PR's fork
 	Created         time.Time
 	Expires         time.Time
 	ETag            string // of the status comment's reactions, for conditional polling
