@@ -139,13 +139,43 @@ func TestServeEndToEnd(t *testing.T) {
 	if n := len(gh.Calls()); n != 0 {
 		t.Fatalf("refused deliveries caused %d GitHub calls", n)
 	}
+
+	// Other events of GitHub's shapes: ping answers 200, installation and a plain-issue
+	// comment are accepted and do nothing.
+	for _, ev := range []struct {
+		event, body string
+		want        int
+	}{
+		{"ping", `{"zen":"Keep it logically awesome.","hook_id":1,"hook":{"type":"App","id":1}}`, http.StatusOK},
+		{"installation", `{"action":"created","installation":{"id":7,"account":{"login":"octo"}},"repositories":[{"full_name":"octo/arena"}],"sender":{"login":"octo","type":"User"}}`, http.StatusAccepted},
+		{"issue_comment", `{"action":"created","issue":{"number":5,"user":{"login":"alice","type":"User"}},"comment":{"id":77,"body":"/benchmark -f nethttp","user":{"login":"alice","type":"User"}},"repository":{"full_name":"octo/arena"},"sender":{"login":"alice","type":"User"}}`, http.StatusAccepted},
+	} {
+		req, _ := http.NewRequest(http.MethodPost, base+"/webhook", strings.NewReader(ev.body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("X-GitHub-Event", ev.event)
+		req.Header.Set("X-GitHub-Delivery", "d-"+ev.event)
+		req.Header.Set("X-Hub-Signature-256", hook.Sign([]byte("s3cret"), []byte(ev.body)))
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != ev.want {
+			t.Errorf("%s delivery answered %d, want %d", ev.event, resp.StatusCode, ev.want)
+		}
+	}
+
+	// GitHub fails and rate-limits while the command is acknowledged: the bot retries and
+	// still ends with exactly one 👀 and one status comment.
+	gh.RateLimitNext(http.MethodPost, "/repos/octo/arena/issues/comments/*/reactions", time.Second)
+	gh.FailNext(http.MethodPost, "/repos/octo/arena/issues/42/comments", 1, http.StatusBadGateway)
 	if code := post(hook.Sign([]byte("s3cret"), payload), "d-1"); code != http.StatusAccepted {
 		t.Fatalf("signed delivery answered %d, want 202", code)
 	}
 
 	q := queue.NewRedis(srv.Client(t), queue.Options{Prefix: "arena:"})
 	var jobs []queue.Job
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(30 * time.Second)
 	for time.Now().Before(deadline) {
 		if jobs, err = q.List(ctx, queue.Filter{}); err == nil && len(jobs) > 0 {
 			break
@@ -154,6 +184,18 @@ func TestServeEndToEnd(t *testing.T) {
 	}
 	if len(jobs) != 1 || jobs[0].SHA != sha || jobs[0].PR != 42 || jobs[0].Requester != "alice" {
 		t.Fatalf("queued jobs = %+v, want one for PR 42 at %s by alice", jobs, sha)
+	}
+	faults := 0
+	for _, c := range gh.Calls() {
+		if c.Status == http.StatusForbidden || c.Status == http.StatusBadGateway {
+			faults++
+		}
+		if strings.Contains(c.Path, "/issues/5/") || strings.Contains(c.Path, "/comments/77/") || strings.Contains(c.Path, "/installation") {
+			t.Errorf("a plain-issue comment or the installation event caused %s %s", c.Method, c.Path)
+		}
+	}
+	if faults != 2 {
+		t.Errorf("%d injected faults were met, want the rate limit and the 502", faults)
 	}
 	comments := gh.Comments(repo, 42) // the command, then the status comment
 	if len(comments) != 2 || !strings.Contains(comments[1].Body, "arenabot:status") {
