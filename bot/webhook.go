@@ -47,11 +47,18 @@ func (b *Bot) serveWebhook(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, http.StatusText(hook.Status(err)), hook.Status(err))
 		return
 	}
-	switch ev.(type) {
+	switch ev := ev.(type) {
 	case hook.Ping:
 		_, _ = fmt.Fprintln(w, "pong")
 		return
 	case hook.Comment, hook.PullRequest:
+	case hook.Installation:
+		// Installation tokens are fetched per call, so nothing needs to change here; the
+		// operator sees which accounts installed or removed the App.
+		b.log.Info("installation", "delivery", d.ID, "action", ev.Action, "installation", ev.ID, "account", ev.Account, "repos", len(ev.Repos))
+		w.WriteHeader(http.StatusAccepted)
+		_, _ = fmt.Fprintln(w, "noted")
+		return
 	default:
 		w.WriteHeader(http.StatusAccepted)
 		_, _ = fmt.Fprintln(w, "ignored")
