@@ -37,6 +37,8 @@ commands:
         the webhook service (needs ARENA_WEBHOOK_SECRET and GitHub credentials)
   queue status | list | cancel <job-id> | drain <pool>
         inspect and manage the job queue (needs ARENA_REDIS_URL)
+  site [--root DIR] [--out DIR]
+        rebuild the leaderboard files (site/data) from every entry's results
 
 run 'arenabot <command> --help' for a command's flags.
 `
@@ -71,6 +73,12 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 			return err
 		}
 		return queueCommand(ctx, cfg, stdout)
+	case "site":
+		cfg, err := parseSite(args[1:], getenv, stderr)
+		if err != nil {
+			return err
+		}
+		return siteCommand(cfg, stdout)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return nil

@@ -1,0 +1,11 @@
+package site
+
+import (
+	"testing"
+
+	"github.com/arenabot/arenabot/internal/deptest"
+)
+
+func TestDeps(t *testing.T) {
+	deptest.Check(t, deptest.Rules{Module: []string{"frameworks", "runner/result"}, StdOnly: true})
+}
