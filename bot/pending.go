@@ -84,13 +84,18 @@ func (m *MemoryPending) List(context.Context) ([]Request, error) {
 	for _, r := range m.reqs {
 		out = append(out, r)
 	}
-	slices.SortFunc(out, func(a, b Request) int {
+	sortRequests(out)
+	return out, nil
+}
+
+// sortRequests orders requests oldest first, ties by id: the order List promises.
+func sortRequests(rs []Request) {
+	slices.SortFunc(rs, func(a, b Request) int {
 		if c := a.Created.Compare(b.Created); c != 0 {
 			return c
 		}
 		return strings.Compare(a.ID, b.ID)
 	})
-	return out, nil
 }
 
 // Delete implements Pending.

@@ -5,8 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"slices"
-	"strings"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -146,12 +144,7 @@ func (p *RedisPending) List(ctx context.Context) ([]Request, error) {
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}
-	slices.SortFunc(out, func(a, b Request) int {
-		if c := a.Created.Compare(b.Created); c != 0 {
-			return c
-		}
-		return strings.Compare(a.ID, b.ID)
-	})
+	sortRequests(out)
 	return out, nil
 }
 

@@ -181,9 +181,16 @@ func header(plan runner.Plan, cfg runner.Config) []string {
 // committed reads an entry's committed result files; an entry that does not subscribe to a
 // profile does not run it.
 func committed(root string) func(entry, profile string, conns int) (*result.Result, bool) {
+	loaded := map[string]*frameworks.Entry{} // each entry's meta.json is read once, not per row
 	return func(entry, test string, conns int) (*result.Result, bool) {
-		e, err := frameworks.Load(root, entry, profile.Names())
-		if err != nil {
+		e, ok := loaded[entry]
+		if !ok {
+			if got, err := frameworks.Load(root, entry, profile.Names()); err == nil {
+				e = &got
+			}
+			loaded[entry] = e
+		}
+		if e == nil {
 			return nil, false
 		}
 		if !e.Subscribes(test) {
