@@ -94,9 +94,6 @@ type Bot struct {
 	inflight sync.WaitGroup
 	trackMu  sync.Mutex
 	tracked  map[string]int
-	// failed holds the ids of deliveries SeenDelivery recorded but Push refused, so their
-	// redelivery is pushed instead of answered "duplicate".
-	failed map[string]time.Time
 }
 
 // New returns a Bot. log nil discards.
@@ -142,7 +139,7 @@ func New(cfg Config, gh GitHub, q queue.Queue, log *slog.Logger) *Bot {
 	}
 	return &Bot{
 		cfg: cfg, gh: gh, q: q, log: log, pending: cfg.Pending, inbox: cfg.InboxStore,
-		tracked: map[string]int{}, failed: map[string]time.Time{},
+		tracked: map[string]int{},
 	}
 }
 

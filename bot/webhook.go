@@ -16,17 +16,13 @@ import (
 // through the queue (a replay answers 200 "duplicate" and does nothing), and Pushes the
 // delivery to the Inbox before it answers 202; Run's workers pop and handle it. When
 // Push fails (a full in-memory inbox, Redis unavailable) the answer is 503 so GitHub (or
-// a manual redelivery) may send it again; the Bot remembers that id, so the redelivery
-// is pushed rather than answered "duplicate" (by this process: a restart in between
-// forgets it).
+// a manual redelivery) may send it again, and the id is forgotten in the queue, so the
+// redelivery is taken as new rather than answered "duplicate".
 func (b *Bot) Webhook() http.Handler { return http.HandlerFunc(b.serveWebhook) }
 
 // pushTimeout bounds Push; it does not follow the request's context, so a client that
 // hangs up cannot leave a delivery half-recorded.
 const pushTimeout = 10 * time.Second
-
-// maxFailed bounds the ids remembered in Bot.failed.
-const maxFailed = 10000
 
 func (b *Bot) serveWebhook(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodPost {
@@ -70,7 +66,7 @@ func (b *Bot) serveWebhook(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "queue unavailable", http.StatusServiceUnavailable)
 		return
 	}
-	if !first && !b.takeFailed(d.ID) {
+	if !first {
 		_, _ = fmt.Fprintln(w, "duplicate")
 		return
 	}
@@ -80,7 +76,12 @@ func (b *Bot) serveWebhook(w http.ResponseWriter, r *http.Request) {
 	cancel()
 	if err != nil {
 		b.untrack(d.ID)
-		b.putFailed(d.ID)
+		// Not accepted: forget the id, so GitHub's redelivery is taken as new.
+		fctx, fcancel := context.WithTimeout(context.WithoutCancel(r.Context()), pushTimeout)
+		if ferr := b.q.ForgetDelivery(fctx, d.ID); ferr != nil {
+			b.log.Error("webhook forget delivery", "delivery", d.ID, "err", ferr)
+		}
+		fcancel()
 		b.log.Error("webhook inbox", "delivery", d.ID, "err", err)
 		msg := "inbox unavailable"
 		if errors.Is(err, ErrInboxFull) {
@@ -91,32 +92,6 @@ func (b *Bot) serveWebhook(w http.ResponseWriter, r *http.Request) {
 	}
 	w.WriteHeader(http.StatusAccepted)
 	_, _ = fmt.Fprintln(w, "accepted")
-}
-
-// takeFailed reports whether id is a delivery whose Push failed, and forgets it (a
-// concurrent redelivery then counts as a duplicate).
-func (b *Bot) takeFailed(id string) bool {
-	b.trackMu.Lock()
-	defer b.trackMu.Unlock()
-	_, ok := b.failed[id]
-	delete(b.failed, id)
-	return ok
-}
-
-func (b *Bot) putFailed(id string) {
-	b.trackMu.Lock()
-	defer b.trackMu.Unlock()
-	if len(b.failed) >= maxFailed {
-		var oldest string
-		var at time.Time
-		for k, t := range b.failed {
-			if oldest == "" || t.Before(at) {
-				oldest, at = k, t
-			}
-		}
-		delete(b.failed, oldest)
-	}
-	b.failed[id] = time.Now()
 }
 
 // track counts a delivery about to be pushed in inflight.

@@ -438,6 +438,16 @@ func (q *Memory) RunReaper(ctx context.Context, interval time.Duration) error {
 	return runReaper(ctx, q.Reap, interval, q.opts.Logger)
 }
 
+func (q *Memory) ForgetDelivery(ctx context.Context, id string) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	delete(q.seen, id)
+	return nil
+}
+
 func (q *Memory) SeenDelivery(ctx context.Context, id string, ttl time.Duration) (bool, error) {
 	if err := ctx.Err(); err != nil {
 		return false, err

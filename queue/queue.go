@@ -85,6 +85,10 @@ type Queue interface {
 	// and reports whether this was the first time it was seen.
 	SeenDelivery(ctx context.Context, id string, ttl time.Duration) (first bool, err error)
 
+	// ForgetDelivery removes a delivery ID recorded by SeenDelivery, for a delivery that
+	// was recorded but could not be accepted: GitHub's redelivery then counts as new.
+	ForgetDelivery(ctx context.Context, id string) error
+
 	// Publish appends an event to the stream. The stream keeps about
 	// Options.MaxEvents events.
 	Publish(ctx context.Context, e Event) error

@@ -309,6 +309,13 @@ func (q *Redis) SeenDelivery(ctx context.Context, id string, ttl time.Duration) 
 	return first, nil
 }
 
+func (q *Redis) ForgetDelivery(ctx context.Context, id string) error {
+	if err := q.rdb.Del(ctx, q.key("delivery", id)).Err(); err != nil {
+		return fmt.Errorf("forget delivery %s: %w", id, err)
+	}
+	return nil
+}
+
 func (q *Redis) Publish(ctx context.Context, e Event) error {
 	if e.Time.IsZero() {
 		e.Time = q.opts.Now()

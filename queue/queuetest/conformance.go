@@ -833,6 +833,14 @@ func testDedupe(t *testing.T, newQueue NewQueue) {
 	time.Sleep(ShortLease * 3 / 2)
 	seen("d-1", true)
 	seen("d-1", false)
+	if err := q.ForgetDelivery(t.Context(), "d-1"); err != nil {
+		t.Fatal(err)
+	}
+	seen("d-1", true) // forgotten: the redelivery counts as new
+	seen("d-1", false)
+	if err := q.ForgetDelivery(t.Context(), "never-seen"); err != nil {
+		t.Errorf("ForgetDelivery of an unknown id = %v, want nil", err)
+	}
 }
 
 func testEvents(t *testing.T, newQueue NewQueue) {
