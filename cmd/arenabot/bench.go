@@ -84,6 +84,11 @@ func bench(ctx context.Context, c benchConfig, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer eng.Close()
+	unlock, err := c.lockHost(ctx, stderr)
+	if err != nil {
+		return err
+	}
+	defer unlock()
 	bar := newProgress(stderr)
 	cfg := c.runnerConfig(ctx, dataDir)
 	cfg.Lite, cfg.Runs, cfg.Duration = c.Lite, c.Runs, c.Duration

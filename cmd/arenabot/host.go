@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -83,6 +84,14 @@ func (h *hostConfig) runnerConfig(ctx context.Context, dataDir string) runner.Co
 		Commit:       runner.GitCommit(ctx, h.Root),
 		Host:         host,
 	}
+}
+
+// lockHost waits for any other arenabot run that starts servers on this host (they share the
+// servers' fixed ports and the CPUs), saying so once.
+func (h *hostConfig) lockHost(ctx context.Context, stderr io.Writer) (func(), error) {
+	return runner.LockHost(ctx, func(holder string) {
+		fmt.Fprintf(stderr, "waiting for another arenabot run on this host to finish (%s holds %s)\n", orNone(holder), runner.HostLockPath)
+	})
 }
 
 func (h *hostConfig) frameworksDir() string { return filepath.Join(h.Root, "frameworks") }

@@ -56,6 +56,11 @@ func validateEntry(ctx context.Context, c validateConfig, stdout, stderr io.Writ
 		return err
 	}
 	defer eng.Close()
+	unlock, err := c.lockHost(ctx, stderr)
+	if err != nil {
+		return err
+	}
+	defer unlock()
 	cfg := c.runnerConfig(ctx, dataDir)
 	cfg.Log = c.logger(stderr)
 	cfg.Progress = newProgress(stderr)

@@ -1,0 +1,60 @@
+package runner
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestLockHostExcludesOtherProcesses holds the lock in a child process (flock(1) on the same
+// file) and checks that LockHost waits, says who holds it, honours cancel, and gets the lock
+// once the child lets go.
+func TestLockHostExcludesOtherProcesses(t *testing.T) {
+	flock, err := exec.LookPath("flock")
+	if err != nil {
+		t.Skip("flock(1) not installed")
+	}
+	old := HostLockPath
+	HostLockPath = filepath.Join(t.TempDir(), "host.lock")
+	t.Cleanup(func() { HostLockPath = old })
+	os.WriteFile(HostLockPath, []byte("pid 1 on elsewhere"), 0o644)
+
+	child := exec.Command(flock, "-x", HostLockPath, "sleep", "1.5")
+	if err := child.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer child.Wait()
+	time.Sleep(300 * time.Millisecond) // let the child take it
+
+	ctx, cancel := context.WithTimeout(t.Context(), 200*time.Millisecond)
+	defer cancel()
+	var told string
+	if _, err := LockHost(ctx, func(h string) { told = h }); err == nil {
+		t.Fatal("LockHost took a lock another process holds")
+	}
+	if !strings.Contains(told, "elsewhere") {
+		t.Errorf("waiting was told %q, want the holder written in the file", told)
+	}
+
+	start := time.Now()
+	unlock, err := LockHost(t.Context(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if waited := time.Since(start); waited < 500*time.Millisecond {
+		t.Errorf("got the lock after %s, before the child released it", waited)
+	}
+	b, _ := os.ReadFile(HostLockPath)
+	if !strings.Contains(string(b), "pid ") {
+		t.Errorf("lock file holds %q, want this process named", b)
+	}
+	unlock()
+	// Released: another process gets it at once.
+	if out, err := exec.Command(flock, "-n", "-x", HostLockPath, "true").CombinedOutput(); err != nil {
+		t.Errorf("after unlock, flock -n failed: %v %s", err, out)
+	}
+}

@@ -1,0 +1,115 @@
+package result
+
+// The runner on the benchmark host and the bot share no code but this: the runner publishes
+// Progress and Row events while a job runs and finishes the job with a Report; the bot turns
+// them into the status comment, the results reply and the results commit. They travel as
+// JSON through the queue's event stream and the job record.
+
+// Progress is the payload of a "progress" event: a measurement began.
+type Progress struct {
+	Entry   string `json:"entry"`   // "nethttp"
+	Profile string `json:"profile"` // "baseline"
+	Conns   int    `json:"conns"`   // 4096
+	Row     int    `json:"row"`     // 1-based index of the row being measured
+	Rows    int    `json:"rows"`    // rows in the whole job
+	Done    int    `json:"done"`    // rows finished (measured or failed)
+	Failed  int    `json:"failed"`  // rows finished without a result
+	Note    string `json:"note,omitempty"`
+}
+
+// A Row is one framework × profile × connection count of a job: its result, or why there is
+// none. It is the payload of a "row" event and an element of Report.Rows.
+type Row struct {
+	Entry     string  `json:"entry"`             // directory name
+	Display   string  `json:"display,omitempty"` // meta.json display_name
+	Profile   string  `json:"profile"`           // "" when the entry failed before its profiles were known
+	Conns     int     `json:"conns,omitempty"`
+	WebSocket bool    `json:"websocket,omitempty"`
+	Result    *Result `json:"result,omitempty"` // nil when the row failed
+	Err       string  `json:"err,omitempty"`    // one line: why the row has no result
+	// BuildLog is the tail of a failed build's log, on the entry's first row.
+	BuildLog []string `json:"build_log,omitempty"`
+}
+
+// A Baseline is one entry's committed results on the base branch, which deltas compare
+// against.
+type Baseline struct {
+	Entry string `json:"entry"`
+	// Present is false when the entry does not exist (or does not load) on the base branch.
+	Present bool `json:"present"`
+	// Tests are the tests the entry subscribes to on the base branch.
+	Tests   []string `json:"tests,omitempty"`
+	Results []Result `json:"results,omitempty"`
+}
+
+// A Report is what a runner returns for a job, stored as the job's result.
+type Report struct {
+	Commit     string     `json:"commit"`                // the measured commit
+	BaseRef    string     `json:"base_ref,omitempty"`    // "main"
+	BaseCommit string     `json:"base_commit,omitempty"` // the base branch's commit the baselines come from
+	Host       string     `json:"host,omitempty"`
+	Mode       string     `json:"mode,omitempty"` // "server CPUs 0, load CPUs 1"
+	Runs       int        `json:"runs,omitempty"`
+	Frameworks []string   `json:"frameworks,omitempty"` // in the order measured
+	Tests      []string   `json:"tests,omitempty"`      // in profile order
+	Rows       []Row      `json:"rows,omitempty"`       // in plan order
+	Baselines  []Baseline `json:"baselines,omitempty"`  // every measured entry and the --compare target
+	Log        []string   `json:"log,omitempty"`        // the tail of the runner's log for this job
+	// Error says why the job as a whole failed (a checkout that failed, a bad meta.json);
+	// "" when rows were measured (some may still have failed).
+	Error string `json:"error,omitempty"`
+}
+
+// Committed returns an entry's committed result for a profile and connection count from the
+// report's baselines (nil when there is none) and whether the entry runs that profile at all.
+func (r Report) Committed(entry, profile string, conns int) (*Result, bool) {
+	for _, b := range r.Baselines {
+		if b.Entry != entry {
+			continue
+		}
+		if !b.Present {
+			return nil, false
+		}
+		subscribed := false
+		for _, t := range b.Tests {
+			if t == profile {
+				subscribed = true
+			}
+		}
+		for i := range b.Results {
+			if b.Results[i].Profile == profile && b.Results[i].Connections == conns {
+				return &b.Results[i], true
+			}
+		}
+		return nil, subscribed
+	}
+	return nil, false
+}
+
+// Failed counts the rows without a result.
+func (r Report) Failed() int {
+	n := 0
+	for _, row := range r.Rows {
+		if row.Result == nil {
+			n++
+		}
+	}
+	return n
+}
+
+// Saved returns the result files of the rows that were measured, keyed by their path in
+// the repository (frameworks/<entry>/results/<profile>-<conns>.json), for a results commit.
+func (r Report) Saved(frameworksDir string) (map[string][]byte, error) {
+	files := map[string][]byte{}
+	for _, row := range r.Rows {
+		if row.Result == nil {
+			continue
+		}
+		b, err := Marshal(*row.Result)
+		if err != nil {
+			return nil, err
+		}
+		files[frameworksDir+"/"+row.Entry+"/"+Dir+"/"+FileName(row.Result.Profile, row.Result.Connections)] = b
+	}
+	return files, nil
+}

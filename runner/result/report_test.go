@@ -1,0 +1,48 @@
+package result
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestReportCommittedAndSaved(t *testing.T) {
+	base := Result{Entry: "gin", Profile: "baseline", Connections: 512, RPS: 1000}
+	r := Report{
+		Rows: []Row{
+			{Entry: "gin", Profile: "baseline", Conns: 512, Result: &Result{Entry: "gin", Profile: "baseline", Connections: 512, RPS: 1100}},
+			{Entry: "gin", Profile: "json", Conns: 4096, Err: "build failed"},
+		},
+		Baselines: []Baseline{
+			{Entry: "gin", Present: true, Tests: []string{"baseline", "json"}, Results: []Result{base}},
+			{Entry: "fiber", Present: false},
+		},
+	}
+	if got, runs := r.Committed("gin", "baseline", 512); got == nil || got.RPS != 1000 || !runs {
+		t.Errorf("gin baseline 512 = %v, %v; want the committed result", got, runs)
+	}
+	if got, runs := r.Committed("gin", "json", 4096); got != nil || !runs {
+		t.Errorf("gin json = %v, %v; want none but subscribed", got, runs)
+	}
+	if got, runs := r.Committed("gin", "static", 512); got != nil || runs {
+		t.Errorf("gin static = %v, %v; want not run", got, runs)
+	}
+	for _, e := range []string{"fiber", "unknown"} {
+		if got, runs := r.Committed(e, "baseline", 512); got != nil || runs {
+			t.Errorf("%s = %v, %v; want absent", e, got, runs)
+		}
+	}
+	if r.Failed() != 1 {
+		t.Errorf("Failed = %d, want 1", r.Failed())
+	}
+	files, err := r.Saved("frameworks")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, ok := files["frameworks/gin/results/baseline-512.json"]
+	if len(files) != 1 || !ok {
+		t.Fatalf("saved files = %v, want only the measured row's", files)
+	}
+	if got, err := Unmarshal(b); err != nil || got.RPS != 1100 || !strings.HasSuffix(string(b), "}\n") {
+		t.Errorf("saved file = %s (%v)", b, err)
+	}
+}
