@@ -1,0 +1,765 @@
+package report
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/arenabot/arenabot/runner/result"
+)
+
+// measuredResult is a realistic result of three runs whose RPS spread by spreadPct percent.
+func measuredResult(entry, display, profile string, conns int, rps float64, mem int64, spreadPct float64) *result.Result {
+	r := &result.Result{
+		Framework: display, Language: "Go", Connections: conns, Threads: 4, Duration: "5s",
+		Pipeline: 1, Entry: entry, Profile: profile, Tool: "wrk", ToolVersion: "4.2.0",
+		Commit: "0123456789abcdef0123456789abcdef01234567", Host: "bench-1",
+		Time: time.Date(2024, 5, 3, 14, 0, 0, 0, time.UTC),
+	}
+	var runs []result.Run
+	for i := range 3 {
+		v := rps * (1 - spreadPct/100*float64(i)/2)
+		runs = append(runs, result.Run{
+			RPS: v, Requests: int64(v * 5), Status2xx: int64(v * 5), DurationS: 5, Bytes: int64(v * 5 * 160),
+			LatencyUS: result.Latency{Mean: 40 * float64(conns) / 64, P50: 35 * float64(conns) / 64,
+				P90: 80 * float64(conns) / 64, P99: 150 * float64(conns) / 64, P999: 400 * float64(conns) / 64, Max: 9000},
+			CPUCores: 3.9, MemoryPeak: mem - int64(i)<<16,
+		})
+	}
+	r.FromRuns(runs)
+	return r
+}
+
+func row(entry, display, profile string, conns int, rps float64, mem int64, spreadPct float64) result.Row {
+	return result.Row{Entry: entry, Display: display, Profile: profile, Conns: conns,
+		Result: measuredResult(entry, display, profile, conns, rps, mem, spreadPct)}
+}
+
+func baseline(entry string, tests []string, rows ...result.Row) result.Baseline {
+	b := result.Baseline{Entry: entry, Present: true, Tests: tests}
+	for _, r := range rows {
+		b.Results = append(b.Results, *r.Result)
+	}
+	return b
+}
+
+// doneResults is a /benchmark of gin on baseline and json, saved, with gin's committed
+// results on main for two of its three rows.
+func doneResults() Results {
+	return Results{
+		RequestID: "pr-42-c1001",
+		Command:   "/benchmark -f gin -t baseline,json --save",
+		Requester: "alice",
+		State:     "done",
+		SHA:       "0123456789abcdef0123456789abcdef01234567",
+		Report: result.Report{
+			Commit: "0123456789abcdef0123456789abcdef01234567", BaseRef: "main",
+			BaseCommit: "abcdef0123456789abcdef0123456789abcdef01",
+			Host:       "bench-1", Mode: "server CPUs 0-3, load CPUs 4-7", Runs: 3,
+			Frameworks: []string{"gin"}, Tests: []string{"baseline", "json"},
+			Rows: []result.Row{
+				row("gin", "gin", "baseline", 512, 182_345, 24<<20, 1.2),
+				row("gin", "gin", "baseline", 4096, 171_020, 41<<20, 2.5),
+				row("gin", "gin", "json", 512, 120_400, 26<<20, 0.8),
+			},
+			Baselines: []result.Baseline{baseline("gin", []string{"baseline", "json"},
+				row("gin", "gin", "baseline", 512, 160_000, 24<<20, 1),
+				row("gin", "gin", "json", 512, 121_000, 25<<20, 1),
+			)},
+			Log: []string{
+				"checkout 0123456789ab",
+				"build gin: ok (42s)",
+				"gin baseline 512c: 182345 rps",
+				"gin baseline 4096c: 171020 rps",
+				"gin json 512c: 120400 rps",
+			},
+		},
+		CommitSHA: "fedcba9876543210fedcba9876543210fedcba98",
+		CommitURL: "https://github.com/o/r/commit/fedcba9876543210fedcba9876543210fedcba98",
+		StatusURL: "https://github.com/o/r/pull/42#issuecomment-1002",
+	}
+}
+
+func resultsCases() map[string]Results {
+	cases := map[string]Results{}
+	cases["single"] = doneResults()
+
+	multi := doneResults()
+	multi.Command = "/benchmark-multiple -f gin,nethttp -t baseline,json"
+	multi.CommitSHA, multi.CommitURL = "", ""
+	multi.Report.Frameworks = []string{"gin", "nethttp"}
+	multi.Report.Rows = append(multi.Report.Rows,
+		row("nethttp", "go-nethttp", "baseline", 512, 98_700, 18<<20, 1.5),
+		row("nethttp", "go-nethttp", "baseline", 4096, 91_300, 33<<20, 3),
+		row("nethttp", "go-nethttp", "json", 512, 71_250, 19<<20, 1),
+	)
+	multi.Report.Baselines = append(multi.Report.Baselines, baseline("nethttp", []string{"baseline", "json"},
+		row("nethttp", "go-nethttp", "baseline", 512, 99_000, 18<<20, 1),
+		row("nethttp", "go-nethttp", "baseline", 4096, 80_000, 30<<20, 1),
+		row("nethttp", "go-nethttp", "json", 512, 71_000, 19<<20, 1),
+	))
+	cases["multi"] = multi
+
+	// gin against fasthttp's committed results: +x% (baseline 512), ~0% (baseline 4096,
+	// inside the spread), NEW (fasthttp runs json but has no committed json result) and
+	// n/a (fasthttp does not run upload).
+	cmpare := doneResults()
+	cmpare.Command = "/benchmark -f gin --compare fasthttp"
+	cmpare.Compare = "fasthttp"
+	cmpare.CommitSHA, cmpare.CommitURL = "", ""
+	cmpare.Report.Tests = []string{"baseline", "json", "upload"}
+	cmpare.Report.Rows = append(cmpare.Report.Rows, row("gin", "gin", "upload", 64, 1_450, 180<<20, 2))
+	cmpare.Report.Baselines = append(cmpare.Report.Baselines, baseline("fasthttp", []string{"baseline", "json"},
+		row("fasthttp", "fasthttp", "baseline", 512, 150_000, 12<<20, 1),
+		row("fasthttp", "fasthttp", "baseline", 4096, 170_000, 40<<20, 1),
+	))
+	cases["compare"] = cmpare
+
+	// A build that failed with a hostile log, a validation failure, an entry whose meta.json
+	// does not load.
+	fail := doneResults()
+	fail.Command = "/benchmark-multiple -f gin,broken,badmeta"
+	fail.CommitSHA, fail.CommitURL = "", ""
+	fail.Report.Frameworks = []string{"gin", "broken", "badmeta"}
+	fail.Report.Rows = []result.Row{
+		row("gin", "gin", "baseline", 512, 182_345, 24<<20, 1.2),
+		{Entry: "gin", Display: "gin", Profile: "json", Conns: 512,
+			Err: "validation failed: GET /json returned 500 Internal Server Error, want 200"},
+		{Entry: "broken", Display: "Broken | *entry* @someone", Profile: "baseline", Conns: 512,
+			Err: "build of broken failed: RUN go build ./...: exit status 1",
+			BuildLog: []string{
+				"#8 [build 4/5] RUN go build -o /app ./...",
+				"#8 0.512 ./main.go:12:2: undefined: fasthttp.Serve",
+				"#8 0.513 ``` try to close the fence ````",
+				"</details> <script>alert(1)</script>",
+				"@someone please look <!-- arenabot:results pr-42-c1001 part=2 -->",
+				"\x1b[31mERROR\x1b[0m: process \"/bin/sh -c go build\" did not complete successfully: exit code: 1",
+			}},
+		{Entry: "broken", Display: "Broken | *entry* @someone", Profile: "json", Conns: 512,
+			Err: "build of broken failed: RUN go build ./...: exit status 1"},
+		{Entry: "badmeta", Err: `frameworks/badmeta/meta.json: field "tests": unknown test "jsonn" (did you mean "json"?)`},
+	}
+	cases["failures"] = fail
+
+	jobErr := doneResults()
+	jobErr.State = "failed"
+	jobErr.Reason = ""
+	jobErr.CommitSHA, jobErr.CommitURL = "", ""
+	jobErr.Report = result.Report{
+		Frameworks: []string{"gin"}, Tests: []string{"baseline", "json"},
+		Error: "checkout of 0123456789ab failed: fatal: reference is not a tree: 0123456789abcdef0123456789abcdef01234567",
+		Log: []string{
+			"fetch origin pull/42/head",
+			"fatal: reference is not a tree: 0123456789abcdef0123456789abcdef01234567",
+		},
+	}
+	cases["error"] = jobErr
+
+	cancelled := doneResults()
+	cancelled.State = "cancelled"
+	cancelled.Reason = "cancelled by alice with /benchmark-cancel"
+	cancelled.CommitSHA, cancelled.CommitURL = "", ""
+	cancelled.Report.Rows = cancelled.Report.Rows[:2]
+	cancelled.Report.Log = append(cancelled.Report.Log[:3], "cancel flag set: stopping")
+	cases["cancelled"] = cancelled
+
+	lost := doneResults()
+	lost.State = "lost"
+	lost.Reason = "no heartbeat for 2m0s, retried once"
+	lost.CommitSHA, lost.CommitURL = "", ""
+	lost.Report.Rows = lost.Report.Rows[:1]
+	cases["lost"] = lost
+
+	patch := doneResults()
+	patch.CommitSHA, patch.CommitURL = "", ""
+	patch.SaveNote = "Pushing to `contributor:feature` was refused: the fork does not allow edits by maintainers."
+	patch.Report.Rows = patch.Report.Rows[:2]
+	for _, r := range patch.Report.Rows {
+		patch.Patch = append(patch.Patch, testDiff(r.Result))
+	}
+	cases["patch"] = patch
+	return cases
+}
+
+// testDiff is a `git apply` diff that creates the result file of r.
+func testDiff(r *result.Result) string {
+	b, err := result.Marshal(*r)
+	if err != nil {
+		panic(err)
+	}
+	path := "frameworks/" + r.Entry + "/" + result.Dir + "/" + result.FileName(r.Profile, r.Connections)
+	lines := strings.Split(strings.TrimSuffix(string(b), "\n"), "\n")
+	var d strings.Builder
+	fmt.Fprintf(&d, "diff --git a/%s b/%s\nnew file mode 100644\n--- /dev/null\n+++ b/%s\n@@ -0,0 +1,%d @@\n", path, path, path, len(lines))
+	for _, l := range lines {
+		d.WriteString("+" + l + "\n")
+	}
+	return d.String()
+}
+
+// commentSeparator joins the comments of a reply in a golden file.
+const commentSeparator = "\n\n-----8<----- next comment -----8<-----\n\n"
+
+func TestRenderResultsGolden(t *testing.T) {
+	for name, r := range resultsCases() {
+		t.Run(name, func(t *testing.T) {
+			parts := RenderResults(r)
+			checkParts(t, r, parts)
+			got := strings.Join(parts, commentSeparator) + "\n"
+			golden := filepath.Join("testdata", "results-"+name+".golden")
+			if *update {
+				if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			want, err := os.ReadFile(golden)
+			if err != nil {
+				t.Fatalf("%v (run go test -update to create it)", err)
+			}
+			if diff := cmp.Diff(string(want), got); diff != "" {
+				t.Errorf("RenderResults mismatch (-%s +got):\n%s\nIf intended, rerun with -update.", golden, diff)
+			}
+		})
+	}
+}
+
+func TestRenderResultsContent(t *testing.T) {
+	cases := resultsCases()
+	for _, tt := range []struct {
+		name       string
+		want, not  []string
+		wantTables int
+	}{
+		{name: "single", wantTables: 1, want: []string{
+			"✅ **Benchmark done** for @alice.", "`/benchmark -f gin -t baseline,json --save`",
+			"committed results on `main` at `abcdef012345`", "**Commit:** `0123456789ab`",
+			"[`fedcba987654`](https://github.com/o/r/commit/", "3 measured, 0 failed",
+			"| baseline | 512 | 182.3K |", "+14.0%", "NEW", "```mermaid\nxychart-beta\n",
+			`x-axis ["baseline 512", "baseline 4096", "json 512"]`, "bar [160000, 0, 121000]\n    bar [182345, 171020, 120400]\n", "<details><summary>Full log (last 5 lines)</summary>",
+		}},
+		{name: "multi", wantTables: 2, want: []string{"### ✅ `gin`", "### ✅ `nethttp` (go-nethttp)", "RPS of `nethttp`"}},
+		{name: "compare", wantTables: 1, want: []string{
+			"Δ against `fasthttp`", "+21.6%", "~0%", "NEW", "n/a", "bar [150000, 170000, 0, 0]\n    bar [182345, 171020, 120400, 1450]\n",
+		}},
+		{name: "failures", wantTables: 3, want: []string{
+			"### ❌ `broken` (Broken \\| \\*entry\\* @\u200bsomeone)",
+			"<details><summary>Build log of <code>broken</code> (last 6 lines)</summary>\n\n`````text\n",
+			"| json | 512 | ❌ validation failed: GET /json returned 500",
+			"| — | — | ❌ frameworks/badmeta/meta.json",
+			"ERROR: process", "1 measured, 4 failed",
+		}, not: []string{"\x1b", "RPS of `broken`", "RPS of `badmeta`", "| — | 0 |"}},
+		{name: "error", wantTables: 0, want: []string{
+			"❌ **Benchmark failed** for @alice: checkout of 0123456789ab failed", "**Error:**\n\n```text\ncheckout",
+			"<details><summary>Full log (last 2 lines)</summary>",
+		}, not: []string{"**Baseline:**", "xychart"}},
+		{name: "cancelled", wantTables: 1, want: []string{
+			"⏹️ **Benchmark cancelled** for @alice: cancelled by alice with /benchmark-cancel. The tables show the rows measured before it stopped.",
+			"2 measured, 0 failed",
+		}},
+		{name: "lost", wantTables: 1, want: []string{"⚠️ **Runner lost** for @alice: the runner stopped responding (no heartbeat"}},
+		{name: "patch", wantTables: 1, want: []string{
+			"> [!NOTE]\n> Pushing to `contributor:feature` was refused",
+			"### 📎 Results patch", "`git apply <file>`",
+			"<details><summary><code>frameworks/gin/results/baseline-512.json</code></summary>\n\n```diff\ndiff --git a/frameworks/gin/results/baseline-512.json",
+			"<summary><code>frameworks/gin/results/baseline-4096.json</code></summary>",
+		}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			out := strings.Join(RenderResults(cases[tt.name]), "\n")
+			for _, w := range tt.want {
+				if !strings.Contains(out, w) {
+					t.Errorf("output lacks %q:\n%s", w, out)
+				}
+			}
+			for _, n := range tt.not {
+				if strings.Contains(out, n) {
+					t.Errorf("output contains %q:\n%s", n, out)
+				}
+			}
+			if n := strings.Count(out, "| Test | Conn |"); n != tt.wantTables {
+				t.Errorf("%d tables, want %d", n, tt.wantTables)
+			}
+		})
+	}
+}
+
+func TestResultsOutcome(t *testing.T) {
+	for state, want := range map[string]string{
+		"done":       "✅ **Benchmark done** for @alice.",
+		"failed":     "❌ **Benchmark failed** for @alice: it broke. The tables show the rows measured before it failed.",
+		"cancelled":  "⏹️ **Benchmark cancelled** for @alice: it broke. The tables show the rows measured before it stopped.",
+		"lost":       "⚠️ **Runner lost** for @alice: the runner stopped responding (it broke). The tables show the rows measured before it was lost.",
+		"superseded": "⏭️ **Benchmark superseded** for @alice: it broke.",
+		"expired":    "⌛ **Benchmark request expired** for @alice: it broke.",
+		"rejected":   "⛔ **Benchmark request declined** for @alice: it broke.",
+		"weird":      "ℹ️ **Benchmark ended** (`weird`) for @alice: it broke.",
+	} {
+		r := doneResults()
+		r.State, r.Reason = state, "it broke"
+		if got := outcome(r); got != want {
+			t.Errorf("%s: outcome\n %q, want\n %q", state, got, want)
+		}
+	}
+	r := doneResults()
+	r.State, r.Reason, r.Report.Rows = "cancelled", "", nil
+	if got, want := outcome(r), "⏹️ **Benchmark cancelled** for @alice. Nothing was measured before it stopped."; got != want {
+		t.Errorf("cancelled before any row: %q, want %q", got, want)
+	}
+}
+
+func TestRenderResultsPatchIsVerbatim(t *testing.T) {
+	r := resultsCases()["patch"]
+	out := strings.Join(RenderResults(r), "\n")
+	for _, d := range r.Patch {
+		if !strings.Contains(out, "```diff\n"+d+"```\n") {
+			t.Errorf("the diff is not rendered verbatim in a diff fence:\n%s", d)
+		}
+	}
+}
+
+func TestResultsMarker(t *testing.T) {
+	if got, want := ResultsMarker("pr-42-c1001", 3), "<!-- arenabot:results pr-42-c1001 part=3 -->"; got != want {
+		t.Errorf("ResultsMarker = %q, want %q", got, want)
+	}
+	if got := ResultsMarker("a -->b\n", 1); strings.Count(got, "-->") != 1 || strings.Contains(got, "\n") {
+		t.Errorf("ResultsMarker of a hostile id = %q", got)
+	}
+}
+
+// bigResults is a job large enough to need several comments: a table longer than a comment,
+// a long build log, a long runner log and a patch with one file larger than a comment.
+func bigResults() Results {
+	r := doneResults()
+	r.Command = "/benchmark-test -t baseline"
+	r.Report.Frameworks = nil
+	r.Report.Rows = nil
+	for i := range 700 {
+		r.Report.Rows = append(r.Report.Rows, row("huge", "Huge", fmt.Sprintf("huge-p%03d", i), 64*(i%8+1), 10_000+float64(i*37), 20<<20, 1))
+	}
+	for i := range 40 {
+		r.Report.Rows = append(r.Report.Rows, row("gin", "gin", fmt.Sprintf("gin-p%03d", i), 512, 150_000+float64(i*11), 24<<20, 1))
+	}
+	r.Report.Rows = append(r.Report.Rows, result.Row{Entry: "broken", Profile: "broken-p000", Conns: 512, Err: "build failed"})
+	for i := range 5000 {
+		r.Report.Rows[len(r.Report.Rows)-1].BuildLog = append(r.Report.Rows[len(r.Report.Rows)-1].BuildLog,
+			fmt.Sprintf("#%d step %d: compiling package %s ```", i, i, strings.Repeat("x", i%90)))
+	}
+	for i := range 3000 {
+		r.Report.Log = append(r.Report.Log, fmt.Sprintf("%05d runner: measured row %d of %d, nothing to see here", i, i, 3000))
+	}
+	r.Patch = []string{
+		testDiff(r.Report.Rows[0].Result),
+		"diff --git a/frameworks/huge/results/mid.json b/frameworks/huge/results/mid.json\n+++ b/frameworks/huge/results/mid.json\n" +
+			strings.Repeat("+"+strings.Repeat("m", 79)+"\n", 500),
+		"diff --git a/frameworks/huge/results/giant.json b/frameworks/huge/results/giant.json\n+++ b/frameworks/huge/results/giant.json\n" +
+			strings.Repeat("+"+strings.Repeat("g", 79)+"\n", 1000),
+	}
+	return r
+}
+
+func TestRenderResultsSplits(t *testing.T) {
+	r := bigResults()
+	parts := RenderResults(r)
+	if len(parts) < 3 {
+		t.Fatalf("%d parts, want at least 3", len(parts))
+	}
+	checkParts(t, r, parts)
+	all := strings.Join(parts, "\n")
+	if !strings.Contains(parts[0], "**Command:**") {
+		t.Error("part 1 lacks the header block")
+	}
+	for i, p := range parts[1:] {
+		if strings.Contains(p, "**Command:**") {
+			t.Errorf("part %d repeats the header block", i+2)
+		}
+	}
+	if !strings.Contains(all, "### ✅ `huge` (Huge) (continued)\n\n| Test | Conn |") {
+		t.Error("the long table does not continue with its heading and column header repeated")
+	}
+	for _, w := range []string{
+		"earlier lines omitted", "02999 runner: measured row 2999", "#4999 step 4999",
+		"The diff of `frameworks/huge/results/giant.json` is too large for a comment and was left out: run `arenabot bench huge --save` locally",
+	} {
+		if !strings.Contains(all, w) {
+			t.Errorf("output lacks %q", w)
+		}
+	}
+	if strings.Contains(all, "00000 runner") {
+		t.Error("the oldest log line survived although the log is longer than a comment")
+	}
+	// The mid-sized diff fits in a comment but not beside the others: it is whole, in one part.
+	mid := r.Patch[1]
+	found := 0
+	for _, p := range parts {
+		if strings.Contains(p, mid) {
+			found++
+		}
+	}
+	if found != 1 {
+		t.Errorf("the mid-sized diff appears whole in %d parts, want 1", found)
+	}
+}
+
+func TestRenderResultsRandomSizes(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	n := 25
+	if testing.Short() {
+		n = 5
+	}
+	for iter := range n {
+		r := randomResults(rng)
+		parts := RenderResults(r)
+		t.Run(fmt.Sprint(iter), func(t *testing.T) {
+			checkParts(t, r, parts)
+			if again := RenderResults(r); !cmp.Equal(parts, again) {
+				t.Error("RenderResults is not deterministic")
+			}
+		})
+	}
+}
+
+func randomResults(rng *rand.Rand) Results {
+	r := doneResults()
+	r.State = []string{"done", "failed", "cancelled", "lost"}[rng.IntN(4)]
+	r.Reason = strings.Repeat("why ", rng.IntN(20))
+	r.Report.Rows = nil
+	r.Report.Frameworks = nil
+	text := func(n int) string {
+		var b strings.Builder
+		for b.Len() < n {
+			switch rng.IntN(12) {
+			case 0:
+				b.WriteString(strings.Repeat("`", rng.IntN(9)))
+			case 1:
+				b.WriteString("</details>")
+			case 2:
+				b.WriteString("@someone")
+			case 3:
+				b.WriteString("\r")
+			case 4:
+				b.WriteString("<!-- x -->")
+			case 5:
+				b.WriteString("é界")
+			default:
+				b.WriteString("word ")
+			}
+		}
+		return b.String()
+	}
+	for f := range rng.IntN(5) {
+		entry := fmt.Sprintf("fw%d", f)
+		r.Report.Frameworks = append(r.Report.Frameworks, entry)
+		n := rng.IntN(400)
+		if rng.IntN(4) == 0 {
+			n = rng.IntN(1500)
+		}
+		for i := range n {
+			profile := fmt.Sprintf("%s-p%04d", entry, i)
+			if rng.IntN(6) == 0 {
+				r.Report.Rows = append(r.Report.Rows, result.Row{Entry: entry, Display: text(rng.IntN(300)), Profile: profile, Conns: 512, Err: text(rng.IntN(400))})
+				continue
+			}
+			r.Report.Rows = append(r.Report.Rows, row(entry, entry, profile, 512, float64(rng.IntN(1e6)), int64(rng.IntN(1<<30)), rng.Float64()*5))
+		}
+		if n > 0 && rng.IntN(3) == 0 {
+			first := len(r.Report.Rows) - n
+			r.Report.Rows[first].Result = nil
+			r.Report.Rows[first].Err = "build failed"
+			for range rng.IntN(3000) {
+				r.Report.Rows[first].BuildLog = append(r.Report.Rows[first].BuildLog, text(rng.IntN(2000)))
+			}
+		}
+	}
+	r.Report.Log = nil
+	for range rng.IntN(4000) {
+		r.Report.Log = append(r.Report.Log, text(rng.IntN(200)))
+	}
+	if rng.IntN(3) == 0 {
+		r.Report.Error = text(rng.IntN(20000))
+	}
+	r.Patch = nil
+	for i := range rng.IntN(6) {
+		path := fmt.Sprintf("frameworks/fw%d/results/p-%d.json", i, i)
+		r.Patch = append(r.Patch, "+++ b/"+path+"\n"+strings.Repeat("+"+text(70)+"\n", rng.IntN(1200)))
+	}
+	return r
+}
+
+var (
+	liveTagRE  = regexp.MustCompile(`</?[A-Za-z!][^>]*>?`)
+	mentionRE  = regexp.MustCompile(`@[A-Za-z0-9]`)
+	headingRE  = regexp.MustCompile(`^## Benchmark Results(?: \(part (\d+) of (\d+)\))?$`)
+	allowedTag = map[string]bool{
+		"<details>": true, "</details>": true, "<summary>": true, "</summary>": true, "<code>": true, "</code>": true,
+	}
+)
+
+// checkParts checks what every reply must satisfy: each part under MaxComment bytes, headed
+// and numbered, ending with its marker, with balanced fences and <details> blocks, no live
+// HTML but the layout's own tags, the requester mentioned exactly once and no one else, and
+// every row of the report in exactly one table row.
+func checkParts(t *testing.T, r Results, parts []string) {
+	t.Helper()
+	if len(parts) == 0 {
+		t.Fatal("no parts")
+	}
+	mentions := 0
+	var tableLines []string
+	for i, p := range parts {
+		name := fmt.Sprintf("part %d of %d", i+1, len(parts))
+		if len(p) >= MaxComment {
+			t.Errorf("%s is %d bytes, want < %d", name, len(p), MaxComment)
+		}
+		marker := ResultsMarker(r.RequestID, i+1)
+		if !strings.HasSuffix(p, "\n"+marker) {
+			t.Errorf("%s does not end with its marker %q", name, marker)
+		}
+		for j := range len(parts) + 1 {
+			if n := strings.Count(p, ResultsMarker(r.RequestID, j+1)); n != 0 && j != i {
+				t.Errorf("%s holds the marker of part %d", name, j+1)
+			}
+		}
+		first, _, _ := strings.Cut(p, "\n")
+		m := headingRE.FindStringSubmatch(first)
+		switch {
+		case m == nil:
+			t.Errorf("%s starts with %q", name, first)
+		case len(parts) == 1 && m[1] != "":
+			t.Errorf("a single part is numbered: %q", first)
+		case len(parts) > 1 && (m[1] != fmt.Sprint(i+1) || m[2] != fmt.Sprint(len(parts))):
+			t.Errorf("%s is headed %q", name, first)
+		}
+
+		var open string
+		details := 0
+		lines := strings.Split(p, "\n")
+		for _, line := range lines[:len(lines)-1] { // the last line is the marker
+			if open != "" {
+				l := strings.TrimLeft(line, " ")
+				if len(line)-len(l) <= 3 && strings.HasPrefix(l, open) && strings.Trim(l, "` ") == "" {
+					open = ""
+				}
+				continue
+			}
+			if strings.HasPrefix(line, "@") && !strings.HasPrefix(line, "@"+r.Requester) {
+				t.Errorf("%s: line starts with a mention: %q", name, line)
+			}
+			if l := strings.TrimLeft(line, "`"); len(line)-len(l) >= 3 {
+				open = line[:len(line)-len(l)]
+				continue
+			}
+			if strings.HasPrefix(line, "|") && !strings.HasPrefix(line, "| Test |") && !strings.HasPrefix(line, "|---") {
+				tableLines = append(tableLines, line)
+			}
+			if strings.HasPrefix(line, "<details>") {
+				details++
+			}
+			if line == "</details>" {
+				details--
+				if details < 0 {
+					t.Errorf("%s closes a <details> it did not open", name)
+				}
+			}
+			if strings.Contains(line, "<!--") {
+				t.Errorf("%s: HTML comment outside code in %q", name, line)
+			}
+			live, code := liveSyntax(line)
+			if code {
+				t.Errorf("%s: unbalanced code span in %q", name, line)
+			}
+			for _, tag := range liveTagRE.FindAllString(live, -1) {
+				if !allowedTag[tag] {
+					t.Errorf("%s: live HTML %q in %q", name, tag, line)
+				}
+			}
+			for _, at := range mentionRE.FindAllStringIndex(live, -1) {
+				mentions++
+				rest, ok := strings.CutPrefix(live[at[0]:], "@"+r.Requester)
+				if i != 0 || !ok || !loginRE.MatchString(r.Requester) || rest != "" && loginRE.MatchString(rest[:1]) {
+					t.Errorf("%s: mention in %q", name, line)
+				}
+			}
+		}
+		if open != "" {
+			t.Errorf("%s leaves a %q fence open", name, open)
+		}
+		if details != 0 {
+			t.Errorf("%s leaves %d <details> open", name, details)
+		}
+	}
+	if want := len(loginRE.FindString(r.Requester)) / max(len(r.Requester), 1); mentions != want {
+		t.Errorf("%d mentions, want %d (requester %q)", mentions, want, r.Requester)
+	}
+	checkCharts(t, strings.Join(parts, "\n"))
+
+	// Every row of the report is exactly one table line.
+	count := map[string]int{}
+	for _, l := range tableLines {
+		cells := strings.SplitN(l, " | ", 3)
+		if len(cells) < 3 {
+			t.Errorf("odd table line %q", l)
+			continue
+		}
+		count[strings.TrimPrefix(cells[0], "| ")+" "+cells[1]]++
+	}
+	want := map[string]int{}
+	for _, row := range r.Report.Rows {
+		p, c := escapeText(inert(fit(row.Profile, 64))), fmt.Sprint(row.Conns)
+		if p == "" {
+			p = "—"
+		}
+		if row.Conns <= 0 {
+			c = "—"
+		}
+		want[p+" "+c]++
+	}
+	if diff := cmp.Diff(want, count); diff != "" {
+		t.Errorf("table rows differ from the report's rows (-want +got):\n%s", diff)
+	}
+}
+
+func TestLogLines(t *testing.T) {
+	got := logLines([]string{
+		"a\r\nb", "progress 10%\rprogress 100%", "\x1b[1;31mred\x1b[0m", "bi\u202edi", "<!-- x -->", "tab\there  ",
+		strings.Repeat("é", 800),
+	})
+	want := []string{"a", "b", "progress 100%", "red", "bidi", "<\u200b!-- x -->", "tab\there"}
+	if diff := cmp.Diff(want, got[:len(want)]); diff != "" {
+		t.Errorf("logLines (-want +got):\n%s", diff)
+	}
+	if last := got[len(got)-1]; len(last) > maxLogLine+len("…") || !strings.HasSuffix(last, "…") {
+		t.Errorf("a long line is %d bytes, want it cut at %d", len(last), maxLogLine)
+	}
+}
+
+func TestFence(t *testing.T) {
+	for _, tt := range []struct {
+		lines []string
+		want  string
+	}{
+		{[]string{"plain"}, "```"},
+		{[]string{"``` inside", "x ```` y"}, "`````"},
+		{nil, "```"},
+	} {
+		got := fence("text", tt.lines)
+		if !strings.HasPrefix(got, tt.want+"text\n") || !strings.HasSuffix(got, "\n"+tt.want+"\n") {
+			t.Errorf("fence(%q) = %q, want fences of %q", tt.lines, got, tt.want)
+		}
+	}
+}
+
+func TestChartText(t *testing.T) {
+	for in, want := range map[string]string{
+		"baseline 512":          "baseline 512",
+		`a"b` + "\n" + `c%%d;e`: "a b c d e",
+		"```":                   "-",
+		"":                      "-",
+		"json-comp 4096":        "json-comp 4096",
+	} {
+		if got := chartText(in, 40); got != want {
+			t.Errorf("chartText(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+var (
+	chartLineRE = regexp.MustCompile(`^(?:xychart-beta|    title "[^"%;` + "`" + `]*"|    y-axis "RPS"|    x-axis \[("[^"%;` + "`" + `]+"(?:, "[^"%;` + "`" + `]+")*)\]|    bar \[(\d+(?:, \d+)*)\])$`)
+)
+
+// checkCharts checks that every mermaid block is an xychart in the subset of the grammar the
+// renderer writes, with as many values in each bar series as labels on the x-axis.
+func checkCharts(t *testing.T, out string) {
+	t.Helper()
+	for _, block := range strings.Split(out, "```mermaid\n")[1:] {
+		block, _, ok := strings.Cut(block, "\n```\n")
+		if !ok {
+			t.Errorf("unterminated mermaid block:\n%s", block)
+			continue
+		}
+		lines := strings.Split(block, "\n")
+		if lines[0] != "xychart-beta" {
+			t.Errorf("chart starts with %q", lines[0])
+		}
+		labels, bars := -1, 0
+		for _, l := range lines {
+			m := chartLineRE.FindStringSubmatch(l)
+			switch {
+			case m == nil:
+				t.Errorf("invalid chart line %q", l)
+			case m[1] != "":
+				labels = strings.Count(m[1], `", "`) + 1
+			case m[2] != "":
+				bars++
+				if n := strings.Count(m[2], ",") + 1; n != labels {
+					t.Errorf("bar series of %d values for %d labels: %q", n, labels, l)
+				}
+			}
+		}
+		if labels < 1 || bars < 1 || bars > 2 || labels > maxChartBars {
+			t.Errorf("chart with %d labels and %d bar series:\n%s", labels, bars, block)
+		}
+	}
+}
+
+func TestRenderResultsHostileText(t *testing.T) {
+	const evil = "@everyone <script>x</script> [x](http://e) www.evil.example fixes #12 | ``` </details> <!-- \"quote\" % ; -->\n# heading"
+	r := resultsCases()["failures"]
+	r.State = "failed"
+	r.Command, r.Reason, r.Compare, r.CommitSHA = evil, evil, evil, evil
+	r.StatusURL, r.CommitURL = "javascript:alert(1)", "https://e/x) [y](https://evil"
+	r.Report.Host, r.Report.Mode, r.Report.BaseRef, r.Report.BaseCommit = evil, evil, evil, evil
+	r.Report.Frameworks = append(r.Report.Frameworks, evil)
+	r.Report.Tests = append(r.Report.Tests, evil)
+	r.Report.Rows = append(r.Report.Rows,
+		result.Row{Entry: evil, Display: evil, Profile: evil, Conns: 1, Err: evil, BuildLog: []string{evil}},
+		row(evil, evil, evil+"2", 2, 1000, 1<<20, 1))
+	r.Report.Log = append(r.Report.Log, evil)
+	r.Report.Error = evil
+	r.Patch = []string{"+++ b/frameworks/" + strings.ReplaceAll(evil, "\n", " ") + "/results/x.json\n+x\n"}
+	for _, req := range []string{"alice", "@everyone", "al ice", "a]b", ""} {
+		r.Requester = req
+		parts := RenderResults(r)
+		checkParts(t, r, parts)
+		var live []string
+		for _, line := range strings.Split(outsideFences(strings.Join(parts, "\n")), "\n") {
+			l, _ := liveSyntax(line)
+			live = append(live, l)
+		}
+		out := strings.Join(live, "\n")
+		if m := regexp.MustCompile(`#[0-9]|(?i)www\.`).FindString(out); m != "" {
+			t.Errorf("requester %q: live %q in the output", req, m)
+		}
+		for _, bad := range []string{"javascript:", "https://evil", "\n# heading", "http://e", "<script"} {
+			if strings.Contains(out, bad) {
+				t.Errorf("requester %q: output contains %q", req, bad)
+			}
+		}
+	}
+}
+
+// outsideFences returns the lines of s outside fenced code blocks.
+func outsideFences(s string) string {
+	var out []string
+	open := ""
+	for _, line := range strings.Split(s, "\n") {
+		if open != "" {
+			if l := strings.TrimLeft(line, " "); strings.HasPrefix(l, open) && strings.Trim(l, "` ") == "" {
+				open = ""
+			}
+			continue
+		}
+		if l := strings.TrimLeft(line, "`"); len(line)-len(l) >= 3 {
+			open = line[:len(line)-len(l)]
+			continue
+		}
+		out = append(out, line)
+	}
+	return strings.Join(out, "\n")
+}
