@@ -39,13 +39,20 @@ type Engine interface {
 	Logs(ctx context.Context, id string, tail int) (string, error)
 	Remove(ctx context.Context, id string) error
 	RemoveLabeled(ctx context.Context, key, value string) (int, error)
+	RemoveImagesLabeled(ctx context.Context, key, value string) (int, error)
+	Ping(ctx context.Context) error
 }
+
+var _ Engine = (*docker.Engine)(nil)
 
 // Labels put on everything the runner creates, so leftovers can be found and removed.
 const (
 	LabelManaged = "arenabot.managed"
 	LabelEntry   = "arenabot.entry"
 	LabelProfile = "arenabot.profile"
+	// LabelJob carries the queue job's ID on the images and containers the worker's jobs
+	// create (through Config.Labels), so a job's leftovers can be removed after it.
+	LabelJob = "arenabot.job"
 )
 
 // Config says how to measure. The zero value of each optional field is documented.
@@ -78,6 +85,22 @@ type Config struct {
 
 	Commit, Host string // recorded in every result
 
+	// Labels are added to the entries' images and to every container (arenabot.job=<id>).
+	// The load-generator image does not get them: it outlives every job.
+	Labels map[string]string
+
+	// EngineWait is how long to wait, before an entry's build and before each row, for a
+	// Docker daemon that does not answer a ping (restarting, say), polling every second; 0
+	// means no check. When it does not come back in time, that row fails, and later rows
+	// fail after one more ping.
+	EngineWait time.Duration
+
+	// OnRowStart, when set, is called as each row of the plan comes up, in plan order, before
+	// it is measured or marked failed; OnRow is called when it is finished, with its Result
+	// or Err. Both are called from Measure's goroutine.
+	OnRowStart func(Row)
+	OnRow      func(Row)
+
 	Log      *slog.Logger // nil means discard
 	Progress Progress     // nil means none
 }
@@ -105,6 +128,8 @@ type Bencher struct {
 	eng   Engine
 	cfg   Config
 	tools map[string]toolCheck
+
+	engineGone error // set when EngineWait passed without an answer
 }
 
 type toolCheck struct {
@@ -233,7 +258,7 @@ func (b *Bencher) ensureLoadgenImage(ctx context.Context) error {
 		return fmt.Errorf("load-generator image: %w", err)
 	}
 	maps.Copy(args, loadgen.ImageBuildArgs())
-	return b.build(ctx, dir, loadgen.Image, "loadgen", args)
+	return b.build(ctx, dir, loadgen.Image, "loadgen", args, nil)
 }
 
 // Measure runs a plan and returns one row per entry × profile × connection count, in plan
@@ -248,7 +273,11 @@ func (b *Bencher) Measure(ctx context.Context, plan Plan) ([]Row, error) {
 		for _, s := range t.Skipped {
 			b.note(fmt.Sprintf("%s: skipping %s", t.Entry.Name, s))
 		}
-		image, entryErr := b.buildEntry(ctx, t.Entry)
+		entryErr := b.waitEngine(ctx)
+		var image string
+		if entryErr == nil {
+			image, entryErr = b.buildEntry(ctx, t.Entry)
+		}
 		var invalid map[string]error
 		if entryErr == nil && !b.cfg.SkipValidation {
 			invalid, entryErr = b.gate(ctx, image, t)
@@ -258,11 +287,16 @@ func (b *Bencher) Measure(ctx context.Context, plan Plan) ([]Row, error) {
 				row := Row{Entry: t.Entry, Profile: p, Conns: conns}
 				done := len(rows) * b.cfg.Runs
 				desc := fmt.Sprintf("%s %s %dc", t.Entry.Name, p.Name, conns)
+				if b.cfg.OnRowStart != nil {
+					b.cfg.OnRowStart(row)
+				}
 				if entryErr != nil {
 					row.Err = entryErr
 				} else if invalid[p.Name] != nil {
 					row.Err = invalid[p.Name]
 				} else if err := ctx.Err(); err != nil {
+					row.Err = err
+				} else if err := b.waitEngine(ctx); err != nil {
 					row.Err = err
 				} else {
 					b.step(desc, done, total)
@@ -273,6 +307,9 @@ func (b *Bencher) Measure(ctx context.Context, plan Plan) ([]Row, error) {
 				}
 				if row.Err != nil {
 					b.cfg.Log.Info("measurement failed", "framework", t.Entry.Name, "test", p.Name, "conns", conns, "err", row.Err)
+				}
+				if b.cfg.OnRow != nil {
+					b.cfg.OnRow(row)
 				}
 				rows = append(rows, row)
 			}
@@ -292,13 +329,13 @@ func (b *Bencher) buildEntry(ctx context.Context, e frameworks.Entry) (string, e
 	if err != nil {
 		return "", fmt.Errorf("build %s: %w", e.Name, err)
 	}
-	if err := b.build(ctx, e.Dir, tag, e.Name, args); err != nil {
+	if err := b.build(ctx, e.Dir, tag, e.Name, args, b.cfg.Labels); err != nil {
 		return "", err
 	}
 	return tag, nil
 }
 
-func (b *Bencher) build(ctx context.Context, dir, tag, name string, args map[string]string) error {
+func (b *Bencher) build(ctx context.Context, dir, tag, name string, args, labels map[string]string) error {
 	scratch, err := b.scratch()
 	if err != nil {
 		return err
@@ -314,7 +351,7 @@ func (b *Bencher) build(ctx context.Context, dir, tag, name string, args map[str
 		ContextDir:  dir,
 		Tag:         tag,
 		BuildArgs:   args,
-		Labels:      map[string]string{LabelManaged: "true", LabelEntry: name},
+		Labels:      b.labels(labels, LabelManaged, "true", LabelEntry, name),
 		NetworkMode: b.cfg.BuildNetwork,
 		Log:         f,
 	})
@@ -523,7 +560,7 @@ func (b *Bencher) serverContainer(image string, e frameworks.Entry, p profile.Pr
 			{Source: filepath.Join(b.cfg.DataDir, arenadata.StaticDir), Target: "/data/static", ReadOnly: true},
 			{Source: filepath.Join(b.cfg.DataDir, arenadata.CertsDir), Target: "/certs", ReadOnly: true},
 		},
-		Labels: map[string]string{LabelManaged: "true", LabelEntry: e.Name, LabelProfile: p.Name},
+		Labels: b.labels(b.cfg.Labels, LabelManaged, "true", LabelEntry, e.Name, LabelProfile, p.Name),
 	}
 }
 
@@ -541,7 +578,7 @@ func (b *Bencher) toolContainer(argv []string) docker.RunOptions {
 		CPUSet:      b.cfg.LoadgenCPUs,
 		Nofile:      b.cfg.Nofile,
 		Mounts:      mounts,
-		Labels:      map[string]string{LabelManaged: "true", LabelEntry: "loadgen"},
+		Labels:      b.labels(b.cfg.Labels, LabelManaged, "true", LabelEntry, "loadgen"),
 	}
 }
 
@@ -593,6 +630,63 @@ func (b *Bencher) logTail(ctx context.Context, id string) string {
 		return "(empty)"
 	}
 	return strings.Join(strings.Fields(strings.ReplaceAll(logs, "\n", " ⏎ ")), " ")
+}
+
+// labels returns extra plus the runner's own labels, given as key, value pairs; the
+// runner's win.
+func (b *Bencher) labels(extra map[string]string, kv ...string) map[string]string {
+	out := maps.Clone(extra)
+	if out == nil {
+		out = make(map[string]string, len(kv)/2)
+	}
+	for i := 0; i+1 < len(kv); i += 2 {
+		out[kv[i]] = kv[i+1]
+	}
+	return out
+}
+
+// enginePoll is how often waitEngine pings a daemon that does not answer.
+const enginePoll = time.Second
+
+// waitEngine returns nil when the Docker daemon answers a ping. When it does not, it waits
+// for it, polling, up to EngineWait, and says so through the progress notes. After one
+// wait that ran out, it pings once and does not wait again.
+func (b *Bencher) waitEngine(ctx context.Context) error {
+	if b.cfg.EngineWait <= 0 {
+		return nil
+	}
+	err := b.eng.Ping(ctx)
+	if err == nil {
+		b.engineGone = nil
+		return nil
+	}
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	if b.engineGone != nil {
+		return b.engineGone
+	}
+	b.cfg.Log.Warn("docker does not answer", "err", err)
+	b.note(fmt.Sprintf("Docker does not answer; waiting up to %s for it to come back", b.cfg.EngineWait))
+	start := time.Now()
+	deadline := start.Add(b.cfg.EngineWait)
+	for time.Now().Before(deadline) {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(min(enginePoll, time.Until(deadline))):
+		}
+		if err = b.eng.Ping(ctx); err == nil {
+			b.note(fmt.Sprintf("Docker answers again after %s", time.Since(start).Round(time.Second)))
+			return nil
+		}
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+	}
+	b.engineGone = fmt.Errorf("the Docker daemon on the runner host did not answer for %s, so this and the remaining measurements were not run; the operator must check the daemon (systemctl status docker), then comment the command again", b.cfg.EngineWait)
+	b.cfg.Log.Error("docker unreachable", "duration", b.cfg.EngineWait, "err", err)
+	return b.engineGone
 }
 
 // DefaultDuration is the length of one run unless the profile or the configuration says

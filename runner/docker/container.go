@@ -292,3 +292,31 @@ func shortID(id string) string {
 	}
 	return id
 }
+
+// RemoveImagesLabeled removes every image that carries the label key=value (any value when
+// value is ""), with its untagged parents, and returns how many it removed. The parents of
+// other build stages are not parents of the labelled image, so they stay as build cache.
+// Images still used by a container are removed too (Force); remove the containers first.
+func (e *Engine) RemoveImagesLabeled(ctx context.Context, key, value string) (int, error) {
+	label := key
+	if value != "" {
+		label += "=" + value
+	}
+	// Intermediate images are not listed: they go with the image on top of them
+	// (PruneChildren), and removing one that still has children would be refused.
+	list, err := e.cli.ImageList(ctx, image.ListOptions{Filters: filters.NewArgs(filters.Arg("label", label))})
+	if err != nil {
+		return 0, fmt.Errorf("list images labelled %s: %w", label, err)
+	}
+	var n int
+	var errs []error
+	for _, img := range list {
+		_, err := e.cli.ImageRemove(ctx, img.ID, image.RemoveOptions{Force: true, PruneChildren: true})
+		if err != nil && !cerrdefs.IsNotFound(err) {
+			errs = append(errs, fmt.Errorf("remove image %s: %w", shortID(strings.TrimPrefix(img.ID, "sha256:")), err))
+			continue
+		}
+		n++
+	}
+	return n, errors.Join(errs...)
+}

@@ -33,12 +33,33 @@ type Engine struct {
 	cli *client.Client
 }
 
+// An Option changes how New connects.
+type Option func(*options)
+
+type options struct {
+	host string
+}
+
+// WithHost connects to the daemon at host ("unix:///run/user/1000/docker.sock",
+// "tcp://10.0.0.2:2375") instead of the one DOCKER_HOST names.
+func WithHost(host string) Option {
+	return func(o *options) { o.host = host }
+}
+
 // New connects to the daemon named by the environment (DOCKER_HOST, DOCKER_API_VERSION,
-// DOCKER_CERT_PATH, DOCKER_TLS_VERIFY; by default unix:///var/run/docker.sock), negotiates
-// the API version and pings the daemon with a 2 s timeout. When no daemon answers, the
-// error wraps ErrUnreachable and says how to fix it.
-func New(ctx context.Context) (*Engine, error) {
-	cli, err := client.NewClientWithOpts(client.FromEnv, client.WithAPIVersionNegotiation())
+// DOCKER_CERT_PATH, DOCKER_TLS_VERIFY; by default unix:///var/run/docker.sock) or by
+// WithHost, negotiates the API version and pings the daemon with a 2 s timeout. When no
+// daemon answers, the error wraps ErrUnreachable and says how to fix it.
+func New(ctx context.Context, opts ...Option) (*Engine, error) {
+	var o options
+	for _, opt := range opts {
+		opt(&o)
+	}
+	copts := []client.Opt{client.FromEnv, client.WithAPIVersionNegotiation()}
+	if o.host != "" {
+		copts = append(copts, client.WithHost(o.host))
+	}
+	cli, err := client.NewClientWithOpts(copts...)
 	if err != nil {
 		return nil, fmt.Errorf("docker client: %w", err)
 	}
@@ -89,6 +110,20 @@ func cause(host string, err error) string {
 }
 
 func (e *unreachableError) Unwrap() []error { return []error{ErrUnreachable, e.err} }
+
+// Ping asks the daemon whether it answers, within 2 s or ctx's deadline if sooner. The
+// error of a daemon that does not answer wraps ErrUnreachable.
+func (e *Engine) Ping(ctx context.Context) error {
+	pctx, cancel := context.WithTimeout(ctx, pingTimeout)
+	defer cancel()
+	if _, err := e.cli.Ping(pctx); err != nil {
+		if ctx.Err() != nil {
+			return fmt.Errorf("ping docker: %w", ctx.Err())
+		}
+		return &unreachableError{host: e.cli.DaemonHost(), cause: cause(e.cli.DaemonHost(), err), err: err}
+	}
+	return nil
+}
 
 // Close releases the connection.
 func (e *Engine) Close() error { return e.cli.Close() }

@@ -163,6 +163,53 @@ func TestNewUnreachable(t *testing.T) {
 	}
 }
 
+func TestNewWithHost(t *testing.T) {
+	t.Setenv("DOCKER_HOST", "") // WithHost wins over the environment either way
+	_, err := docker.New(t.Context(), docker.WithHost("unix:///nonexistent-withhost.sock"))
+	if !errors.Is(err, docker.ErrUnreachable) || !strings.Contains(err.Error(), "unix:///nonexistent-withhost.sock") {
+		t.Errorf("New(WithHost): %v; want ErrUnreachable naming the host", err)
+	}
+}
+
+func TestPing(t *testing.T) {
+	e := engine(t)
+	if err := e.Ping(t.Context()); err != nil {
+		t.Errorf("Ping: %v", err)
+	}
+}
+
+func TestRemoveImagesLabeled(t *testing.T) {
+	e := engine(t)
+	// Two stages: the labelled image goes with its own untagged parents; the first stage
+	// stays as build cache.
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "probe"), probe(t), 0o755)
+	os.WriteFile(filepath.Join(dir, "Dockerfile"), []byte("FROM scratch AS build\nCOPY probe /probe\nFROM scratch\nCOPY --from=build /probe /probe\nENTRYPOINT [\"/probe\"]\n"), 0o644)
+	tag := unique(t) + ":test"
+	removeImage(t, e, tag)
+	key, value := "arenabot.test-"+strconv.FormatInt(time.Now().UnixNano(), 10), "job-1" // no other test's images carry key
+	build := func() {
+		if _, err := e.Build(t.Context(), docker.BuildOptions{ContextDir: dir, Tag: tag, Labels: map[string]string{testLabel: t.Name(), key: value}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	build()
+	n, err := e.RemoveImagesLabeled(t.Context(), key, value)
+	if err != nil || n != 1 {
+		t.Errorf("RemoveImagesLabeled = %d, %v; want 1 image removed", n, err)
+	}
+	if ok, err := e.ImageExists(t.Context(), tag); ok || err != nil {
+		t.Errorf("ImageExists(%s) = %v, %v after the removal", tag, ok, err)
+	}
+	if n, err := e.RemoveImagesLabeled(t.Context(), key, value); n != 0 || err != nil {
+		t.Errorf("second RemoveImagesLabeled = %d, %v; want nothing left", n, err)
+	}
+	build()
+	if n, err := e.RemoveImagesLabeled(t.Context(), key, ""); err != nil || n < 1 {
+		t.Errorf("RemoveImagesLabeled(any value) = %d, %v; want the rebuilt image removed", n, err)
+	}
+}
+
 func TestNewTimeout(t *testing.T) {
 	// A socket that accepts and never answers: New gives up after its 2 s ping timeout.
 	sock := filepath.Join(t.TempDir(), "silent.sock")

@@ -1,0 +1,729 @@
+package runner
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/arenabot/arenabot/frameworks"
+	"github.com/arenabot/arenabot/queue"
+	"github.com/arenabot/arenabot/runner/profile"
+	"github.com/arenabot/arenabot/runner/result"
+)
+
+// WorkQueue is the part of the queue the worker uses; *queue.Redis and *queue.Memory
+// implement it.
+type WorkQueue interface {
+	Claim(ctx context.Context, pool string) (queue.Lease, error)
+	Heartbeat(ctx context.Context, l queue.Lease) (cancelled bool, err error)
+	Finish(ctx context.Context, l queue.Lease, o queue.Outcome) (queue.Job, error)
+	Publish(ctx context.Context, e queue.Event) error
+}
+
+// WorkerConfig says where a worker takes jobs from and how it runs them. The zero value of
+// each optional field is documented.
+type WorkerConfig struct {
+	Pool string // the runner pool to claim from; "" means queue.DefaultPool
+
+	// RepoDir is a git clone of the arena repository, used by this worker only. Each job
+	// fetches the PR's head and BaseRef into refs/arenabot/ from Remote, with read access
+	// only: the runner holds no GitHub credentials.
+	RepoDir string
+	Remote  string // the remote of RepoDir to fetch from; "" means "origin"
+	BaseRef string // the branch baselines come from; "" means "main"
+	// WorkDir holds one workspace per job (the approved commit's frameworks/), removed after
+	// the job; "" means $TMPDIR/arenabot-work.
+	WorkDir string
+
+	Heartbeat time.Duration // how often the lease is renewed and a cancel looked for; 0 means 2s
+	// LeaseTTL is how long the worker goes on without reaching the queue before it stops the
+	// job, which may then be given to another runner; 0 means 30s, the queue's default.
+	LeaseTTL time.Duration
+	// EngineWait is how long to wait for a Docker daemon that does not answer, before each
+	// build and row (Config.EngineWait); 0 means 2m.
+	EngineWait time.Duration
+	LogTail    int // how many lines of the job's log go into its report; 0 means 200
+
+	// Bench is the measurement configuration every job starts from (DataDir, CPUs,
+	// BuildArgs, Runs, Duration, Lite, Host…). Root, Commit, ScratchDir, Labels, EngineWait,
+	// OnRowStart, OnRow, Log and Progress are set per job.
+	Bench Config
+
+	Log *slog.Logger // nil means discard
+}
+
+// A Worker takes approved jobs off the queue and measures them, one at a time: it checks
+// out the approved commit, measures the requested entries, publishes progress and rows on
+// the event stream and finishes the job with a result.Report.
+type Worker struct {
+	q   WorkQueue
+	eng Engine
+	cfg WorkerConfig
+	log *slog.Logger
+}
+
+// NewWorker returns a worker over a queue and a Docker engine.
+func NewWorker(q WorkQueue, eng Engine, cfg WorkerConfig) *Worker {
+	if cfg.Pool == "" {
+		cfg.Pool = queue.DefaultPool
+	}
+	if cfg.Remote == "" {
+		cfg.Remote = "origin"
+	}
+	if cfg.BaseRef == "" {
+		cfg.BaseRef = "main"
+	}
+	if cfg.WorkDir == "" {
+		cfg.WorkDir = filepath.Join(os.TempDir(), "arenabot-work")
+	}
+	if cfg.Heartbeat <= 0 {
+		cfg.Heartbeat = 2 * time.Second
+	}
+	if cfg.LeaseTTL <= 0 {
+		cfg.LeaseTTL = 30 * time.Second
+	}
+	if cfg.EngineWait <= 0 {
+		cfg.EngineWait = 2 * time.Minute
+	}
+	if cfg.LogTail <= 0 {
+		cfg.LogTail = 200
+	}
+	if cfg.Log == nil {
+		cfg.Log = slog.New(slog.DiscardHandler)
+	}
+	if cfg.Bench.Host == "" {
+		cfg.Bench.Host, _ = os.Hostname()
+	}
+	return &Worker{q: q, eng: eng, cfg: cfg, log: cfg.Log}
+}
+
+// Config returns the effective configuration.
+func (w *Worker) Config() WorkerConfig { return w.cfg }
+
+// ErrQueueUnreachable is returned by RunJob when the queue could not be reached for
+// LeaseTTL: the job was stopped and not finished, since the queue may give it to another
+// runner.
+var ErrQueueUnreachable = errors.New("queue unreachable")
+
+// errCancelRequested is the cause of a job context that a /benchmark-cancel ended.
+var errCancelRequested = errors.New("cancel requested")
+
+// Run claims jobs of the pool and runs them one after the other until ctx is done, then
+// returns nil. A failed claim is logged and retried after a backoff. First it removes what
+// an earlier worker on this host left behind: containers, job images, workspaces. When ctx
+// ends during a job, the job is stopped and cleaned up but not finished: its lease runs
+// out and the queue retries it once (on this runner when it comes back, or another).
+func (w *Worker) Run(ctx context.Context) error {
+	w.removeLeftovers(ctx)
+	backoff := time.Second
+	for {
+		l, err := w.q.Claim(ctx, w.cfg.Pool)
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
+			w.log.Error("claim", "pool", w.cfg.Pool, "err", err, "retry_in", backoff)
+			select {
+			case <-ctx.Done():
+				return nil
+			case <-time.After(backoff):
+			}
+			backoff = min(backoff*2, 30*time.Second)
+			continue
+		}
+		backoff = time.Second
+		if _, err := w.RunJob(ctx, l); err != nil && ctx.Err() == nil {
+			w.log.Error("job not finished", "job", l.Job.ID, "err", err)
+		}
+		if ctx.Err() != nil {
+			return nil
+		}
+	}
+}
+
+// removeLeftovers removes what a worker that stopped mid-job left: containers, job-labelled
+// images and workspaces.
+func (w *Worker) removeLeftovers(ctx context.Context) {
+	unlock, err := LockHost(ctx, func(holder string) {
+		w.log.Info("waiting for another arenabot run on this host to finish", "holder", holder)
+	})
+	if err != nil {
+		return
+	}
+	defer unlock()
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+	defer cancel()
+	if n, err := w.eng.RemoveLabeled(ctx, LabelManaged, "true"); err != nil {
+		w.log.Warn("remove leftover containers", "err", err)
+	} else if n > 0 {
+		w.log.Info("removed leftover containers", "count", n)
+	}
+	if n, err := w.eng.RemoveImagesLabeled(ctx, LabelJob, ""); err != nil {
+		w.log.Warn("remove leftover images", "err", err)
+	} else if n > 0 {
+		w.log.Info("removed leftover images", "count", n)
+	}
+	dirs, _ := filepath.Glob(filepath.Join(w.cfg.WorkDir, "job-*"))
+	for _, d := range dirs {
+		if err := os.RemoveAll(d); err != nil {
+			w.log.Warn("remove leftover workspace", "dir", d, "err", err)
+		}
+	}
+}
+
+// RunJob runs one claimed job and finishes it: Done when its rows were measured (some may
+// have failed), Failed when it could not run at all (the checkout failed, nothing in it was
+// runnable, the load tools are missing), Cancelled when a cancel arrived through Heartbeat
+// (with the rows measured until then). It returns the job as finished.
+//
+// It does not finish the job, and returns an error, when the lease was lost (wrapping
+// queue.ErrLeaseLost), when the queue could not be reached for LeaseTTL
+// (ErrQueueUnreachable), or when ctx ended (ctx's error). In every case the job's
+// containers, the images it built and its workspace are removed before RunJob returns.
+func (w *Worker) RunJob(ctx context.Context, l queue.Lease) (queue.Job, error) {
+	start := time.Now()
+	j := newJobRun(w, l)
+	j.log.Info("job started", "pr", l.Job.PR, "sha", l.Job.SHA, "kind", l.Job.Kind, "attempt", l.Job.Attempt)
+
+	jobCtx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	stopBeat := make(chan struct{})
+	beatDone := make(chan struct{})
+	go func() {
+		defer close(beatDone)
+		w.keepLease(ctx, l, cancel, stopBeat, j.log)
+	}()
+	stopBeating := sync.OnceFunc(func() { close(stopBeat); <-beatDone })
+	defer stopBeating()
+
+	state, reason := j.run(jobCtx)
+	// Taken before cleanup: a cancel or shutdown that arrives later changes nothing.
+	interrupted, cause := jobCtx.Err() != nil, context.Cause(jobCtx)
+	w.cleanup(ctx, j)
+	if j.unlock != nil {
+		j.unlock()
+	}
+
+	switch {
+	case errors.Is(cause, queue.ErrLeaseLost), errors.Is(cause, ErrQueueUnreachable):
+		stopBeating()
+		j.log.Warn("job stopped, not finished", "err", cause, "duration", time.Since(start).Round(time.Second))
+		return queue.Job{}, cause
+	case errors.Is(cause, errCancelRequested):
+		// "" lets the queue use the reason Cancel recorded ("cancelled by alice").
+		state, reason = queue.Cancelled, ""
+	case interrupted:
+		stopBeating()
+		j.log.Warn("job stopped, not finished: the worker is shutting down; the queue will retry it", "duration", time.Since(start).Round(time.Second))
+		return queue.Job{}, ctx.Err()
+	}
+	j.log.Info("job finished", "state", state, "reason", reason, "rows", len(j.report.Rows), "failed", j.report.Failed(), "duration", time.Since(start).Round(time.Second))
+	j.report.Log = j.ring.lines()
+	body, err := json.Marshal(j.report)
+	if err != nil {
+		return queue.Job{}, fmt.Errorf("job %s: report: %w", l.Job.ID, err)
+	}
+	done, err := w.finish(ctx, l, queue.Outcome{State: state, Reason: reason, Result: body})
+	stopBeating()
+	return done, err
+}
+
+// finish calls Finish until it succeeds, the lease is lost, or LeaseTTL has passed.
+func (w *Worker) finish(ctx context.Context, l queue.Lease, o queue.Outcome) (queue.Job, error) {
+	ctx = context.WithoutCancel(ctx)
+	deadline := time.Now().Add(w.cfg.LeaseTTL)
+	for {
+		fctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		j, err := w.q.Finish(fctx, l, o)
+		cancel()
+		if err == nil || errors.Is(err, queue.ErrLeaseLost) || time.Now().After(deadline) {
+			if err != nil {
+				return j, fmt.Errorf("finish job %s as %s: %w", l.Job.ID, o.State, err)
+			}
+			return j, nil
+		}
+		w.log.Warn("finish failed; retrying", "job", l.Job.ID, "err", err)
+		time.Sleep(time.Second)
+	}
+}
+
+// keepLease renews the lease every Heartbeat until stop is closed or ctx ends. It cancels
+// the job with errCancelRequested when a cancel was requested (and keeps beating, so the
+// cleanup and Finish happen under a live lease), with queue.ErrLeaseLost when the lease is
+// gone, and with ErrQueueUnreachable when no heartbeat got through for LeaseTTL; after
+// those two it stops.
+func (w *Worker) keepLease(ctx context.Context, l queue.Lease, cancel context.CancelCauseFunc, stop <-chan struct{}, log *slog.Logger) {
+	t := time.NewTicker(w.cfg.Heartbeat)
+	defer t.Stop()
+	lastOK := time.Now()
+	cancelled := false
+	for {
+		select {
+		case <-stop:
+			return
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		hctx, hcancel := context.WithTimeout(ctx, max(w.cfg.Heartbeat, time.Second))
+		c, err := w.q.Heartbeat(hctx, l)
+		hcancel()
+		switch {
+		case err == nil:
+			lastOK = time.Now()
+			if c && !cancelled {
+				cancelled = true
+				log.Info("cancel requested; stopping the job")
+				cancel(errCancelRequested)
+			}
+		case errors.Is(err, queue.ErrLeaseLost):
+			log.Warn("lease lost; stopping the job without finishing it", "err", err)
+			cancel(fmt.Errorf("job %s: %w", l.Job.ID, err))
+			return
+		case ctx.Err() != nil:
+			return
+		default:
+			log.Warn("heartbeat failed", "err", err, "since_ok", time.Since(lastOK).Round(time.Millisecond))
+			if time.Since(lastOK) >= w.cfg.LeaseTTL {
+				log.Error("queue unreachable; stopping the job without finishing it", "duration", w.cfg.LeaseTTL)
+				cancel(fmt.Errorf("job %s: no heartbeat got through for %s: %w", l.Job.ID, w.cfg.LeaseTTL, ErrQueueUnreachable))
+				return
+			}
+		}
+	}
+}
+
+// cleanup removes the job's containers and images and its workspace, even after ctx ended.
+func (w *Worker) cleanup(ctx context.Context, j *jobRun) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Minute)
+	defer cancel()
+	id := j.lease.Job.ID
+	if n, err := w.eng.RemoveLabeled(ctx, LabelJob, id); err != nil {
+		j.log.Error("remove the job's containers", "err", err)
+	} else if n > 0 {
+		j.log.Info("removed the job's containers", "count", n)
+	}
+	if n, err := w.eng.RemoveImagesLabeled(ctx, LabelJob, id); err != nil {
+		j.log.Error("remove the job's images", "err", err)
+	} else if n > 0 {
+		j.log.Info("removed the job's images", "count", n)
+	}
+	if err := os.RemoveAll(j.dir); err != nil {
+		j.log.Error("remove the workspace", "dir", j.dir, "err", err)
+	}
+}
+
+// A jobRun is the state of one job while it runs.
+type jobRun struct {
+	w     *Worker
+	lease queue.Lease
+	log   *slog.Logger
+	ring  *ringLog
+	dir   string // the workspace
+	// unlock releases the host lock, taken before the first container starts; nil when the
+	// job did not get that far.
+	unlock func()
+
+	ctx    context.Context // the job's context, for the progress callbacks
+	report result.Report
+	total  int // rows in the job
+	index  int // 1-based index of the row being measured
+	done   int
+	failed int
+	cur    result.Progress // the latest progress event, repeated with notes
+	first  map[string]bool // entries whose first row was reported
+	order  map[string]int  // entry → position in the job, for the report's row order
+}
+
+func newJobRun(w *Worker, l queue.Lease) *jobRun {
+	ring := newRingLog(w.cfg.LogTail)
+	log := slog.New(slog.NewMultiHandler(w.log.Handler(), ring.handler())).With("job", l.Job.ID)
+	return &jobRun{
+		w:     w,
+		lease: l,
+		log:   log,
+		ring:  ring,
+		dir:   filepath.Join(w.cfg.WorkDir, "job-"+safeName(l.Job.ID)),
+		first: map[string]bool{},
+		order: map[string]int{},
+	}
+}
+
+// run measures the job and returns how it ended; the report is in j.report.
+func (j *jobRun) run(ctx context.Context) (queue.State, string) {
+	j.ctx = ctx
+	job := j.lease.Job
+	cfg := j.w.cfg
+	j.report = result.Report{Commit: job.SHA, BaseRef: cfg.BaseRef, Host: cfg.Bench.Host}
+
+	if err := os.RemoveAll(j.dir); err != nil {
+		return j.fail(fmt.Errorf("workspace: %w", err))
+	}
+	r := repo{dir: cfg.RepoDir, remote: cfg.Remote}
+	j.note("fetching the PR and " + cfg.BaseRef)
+	co, err := r.checkout(ctx, job.PR, job.SHA, cfg.BaseRef, filepath.Join(j.dir, "src")) // see public
+	if err != nil {
+		return j.fail(err)
+	}
+	j.report.BaseCommit = co.BaseCommit
+	if co.Moved != "" {
+		j.note(fmt.Sprintf("the PR's head moved to %s since the approval; measuring the approved commit %s", short(co.Moved), short(co.Commit)))
+	}
+	j.log.Info("checked out", "sha", co.Commit, "base", co.BaseCommit)
+
+	root := filepath.Join(co.Root, "frameworks")
+	plan, planFailed, err := j.plan(root)
+	if err != nil {
+		return j.fail(err)
+	}
+	names := slices.Clone(j.report.Frameworks)
+	if job.Compare != "" && !slices.Contains(names, job.Compare) {
+		names = append(names, job.Compare)
+	}
+	j.report.Baselines = r.baselines(ctx, co.BaseCommit, names, filepath.Join(j.dir, "base"), j.log)
+
+	bc := cfg.Bench
+	bc.Root = co.Root
+	bc.Commit = job.SHA
+	bc.ScratchDir = filepath.Join(j.dir, "scratch")
+	if err := os.MkdirAll(bc.ScratchDir, 0o755); err != nil {
+		return j.fail(fmt.Errorf("workspace: %w", err))
+	}
+	bc.Labels = maps.Clone(bc.Labels)
+	if bc.Labels == nil {
+		bc.Labels = map[string]string{}
+	}
+	bc.Labels[LabelJob] = job.ID
+	bc.EngineWait = cfg.EngineWait
+	bc.OnRowStart, bc.OnRow = j.rowStart, j.rowDone
+	bc.Log, bc.Progress = j.log, j
+	b := New(j.w.eng, bc)
+	eff := b.Config()
+	j.report.Runs = eff.Runs
+	j.report.Mode = modeText(eff)
+	j.total = plan.Rows() + len(planFailed)
+
+	for _, row := range planFailed {
+		j.rowStart(row)
+		j.rowDone(row)
+	}
+	if len(plan.Targets) == 0 {
+		return j.fail(fmt.Errorf("nothing to measure: %s", strings.Join(errorLines(planFailed), "; ")))
+	}
+	// Servers listen on fixed host ports and measurements own the CPUs: a local bench or
+	// validate on this host and the job take turns. RunJob releases the lock after cleanup.
+	unlock, err := LockHost(ctx, func(holder string) {
+		j.note(fmt.Sprintf("waiting for another arenabot run on this host to finish (%s holds the host lock)", orNone(holder)))
+	})
+	if err != nil {
+		return j.fail(err)
+	}
+	j.unlock = unlock
+	if err := b.Prepare(ctx, plan); err != nil {
+		if ctx.Err() != nil {
+			return queue.Cancelled, ""
+		}
+		return j.fail(err)
+	}
+	if _, err := b.Measure(ctx, plan); err != nil {
+		return queue.Cancelled, "" // only a cancelled ctx ends Measure early; RunJob says why
+	}
+	j.sortRows()
+	if n := j.report.Failed(); n > 0 {
+		return queue.Done, fmt.Sprintf("%d of %d rows failed", n, len(j.report.Rows))
+	}
+	return queue.Done, ""
+}
+
+// plan resolves the job's frameworks and tests in the checkout. An entry that cannot be
+// planned (a bad meta.json, an unsubscribed test) becomes a failed row and the others run.
+// The error is for a job that names nothing at all.
+func (j *jobRun) plan(root string) (Plan, []Row, error) {
+	job := j.lease.Job
+	lite := j.w.cfg.Bench.Lite
+	var names []string
+	tests := job.Tests
+	perEntry := map[string][]string{}
+	if job.Kind == queue.BenchmarkTest {
+		if len(tests) == 0 {
+			return Plan{}, nil, errors.New("/benchmark-test names no test; comment it again with -t <test>")
+		}
+		entries, err := frameworks.LoadAll(root, profile.Names())
+		if err != nil {
+			j.log.Warn("entries that do not load are left out", "err", err)
+		}
+		for _, e := range entries {
+			if !e.Meta.Enabled {
+				continue
+			}
+			var sub []string
+			for _, t := range tests {
+				if e.Subscribes(t) {
+					sub = append(sub, t)
+				}
+			}
+			if len(sub) > 0 {
+				names = append(names, e.Name)
+				perEntry[e.Name] = sub
+			}
+		}
+		if len(names) == 0 {
+			return Plan{}, nil, fmt.Errorf("no enabled entry subscribes to %s; check the test name (the tests are: %s)", strings.Join(tests, ", "), strings.Join(profile.Names(), ", "))
+		}
+	} else {
+		for _, n := range job.Frameworks {
+			if !slices.Contains(names, n) {
+				names = append(names, n)
+			}
+		}
+		if len(names) == 0 {
+			return Plan{}, nil, errors.New("the job names no framework; comment the command again with -f <framework>")
+		}
+	}
+	plan := Plan{Lite: lite}
+	var failed []Row
+	testSet := map[string]bool{}
+	for i, name := range names {
+		j.order[name] = i
+		j.report.Frameworks = append(j.report.Frameworks, name)
+		t := tests
+		if sub, ok := perEntry[name]; ok {
+			t = sub
+		}
+		p, err := NewPlan(root, []string{name}, t, lite)
+		if err != nil {
+			row := Row{Entry: frameworks.Entry{Name: name}, Err: err}
+			if e, lerr := frameworks.Load(root, name, profile.Names()); lerr == nil {
+				row.Entry = e
+			}
+			j.log.Warn("framework not runnable", "framework", name, "err", err)
+			failed = append(failed, row)
+			continue
+		}
+		for _, tg := range p.Targets {
+			for _, pr := range tg.Profiles {
+				testSet[pr.Name] = true
+			}
+		}
+		plan.Targets = append(plan.Targets, p.Targets...)
+	}
+	for _, p := range profile.All {
+		if testSet[p.Name] {
+			j.report.Tests = append(j.report.Tests, p.Name)
+		}
+	}
+	return plan, failed, nil
+}
+
+// fail ends the job as failed with err as the report's error and the reason.
+func (j *jobRun) fail(err error) (queue.State, string) {
+	if j.ctx != nil && j.ctx.Err() != nil {
+		return queue.Cancelled, "" // the error is the cancellation's; RunJob says why
+	}
+	msg := j.public(err.Error())
+	j.log.Error("job failed", "err", msg)
+	j.report.Error = msg
+	j.sortRows()
+	return queue.Failed, truncate(msg, 1000)
+}
+
+// rowStart is Config.OnRowStart: a progress event.
+func (j *jobRun) rowStart(r Row) {
+	if j.ctx.Err() != nil {
+		return
+	}
+	j.index++
+	j.cur = result.Progress{
+		Entry: r.Entry.Name, Profile: r.Profile.Name, Conns: r.Conns,
+		Row: j.index, Rows: j.total, Done: j.done, Failed: j.failed,
+	}
+	j.publish(queue.EventProgress, j.cur)
+}
+
+// rowDone is Config.OnRow: the row goes into the report and out as a row event. Rows that
+// end after the job was stopped are left out.
+func (j *jobRun) rowDone(r Row) {
+	if j.ctx.Err() != nil {
+		return
+	}
+	row := result.Row{
+		Entry:     r.Entry.Name,
+		Display:   r.Entry.Meta.DisplayName,
+		Profile:   r.Profile.Name,
+		Conns:     r.Conns,
+		WebSocket: r.Profile.WebSocket,
+		Result:    r.Result,
+	}
+	if r.Err != nil {
+		row.Err = j.public(r.Err.Error())
+		j.failed++
+		if bf, ok := errors.AsType[*BuildFailure](r.Err); ok && !j.first[r.Entry.Name] {
+			row.BuildLog = bf.Tail()
+		}
+	}
+	j.first[r.Entry.Name] = true
+	j.done++
+	j.report.Rows = append(j.report.Rows, row)
+	j.publish(queue.EventRow, row)
+}
+
+// public makes an error fit to post: one line, with the workspace's paths relative to the
+// repository ("frameworks/gin/meta.json"), or to the workspace (build logs).
+func (j *jobRun) public(msg string) string {
+	msg = strings.ReplaceAll(msg, filepath.Join(j.dir, "src")+string(filepath.Separator), "")
+	msg = strings.ReplaceAll(msg, j.dir+string(filepath.Separator), "")
+	return oneLine(msg)
+}
+
+// sortRows puts the report's rows in the job's framework order, keeping plan order within
+// an entry.
+func (j *jobRun) sortRows() {
+	slices.SortStableFunc(j.report.Rows, func(a, b result.Row) int { return j.order[a.Entry] - j.order[b.Entry] })
+}
+
+// Step is part of Progress; rows are reported through OnRowStart instead.
+func (j *jobRun) Step(string, int, int) {}
+
+// Note is part of Progress: a note goes out as a progress event (the Bencher logs it too).
+func (j *jobRun) Note(line string) {
+	if j.ctx.Err() != nil {
+		return
+	}
+	p := j.cur
+	p.Rows, p.Done, p.Failed, p.Note = j.total, j.done, j.failed, line
+	j.publish(queue.EventProgress, p)
+}
+
+// note logs a line of the worker's own and publishes it as a progress note.
+func (j *jobRun) note(line string) {
+	j.log.Info(line)
+	j.Note(line)
+}
+
+// publish sends an event for the job. Events are best effort: a failure is logged and the
+// job goes on (the report carries every row anyway).
+func (j *jobRun) publish(kind string, v any) {
+	data, err := json.Marshal(v)
+	if err != nil {
+		j.log.Error("encode event", "kind", kind, "err", err)
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(j.ctx), 5*time.Second)
+	defer cancel()
+	if err := j.w.q.Publish(ctx, queue.Event{Job: j.lease.Job.ID, Kind: kind, Data: data}); err != nil {
+		j.log.Warn("publish event", "kind", kind, "err", err)
+	}
+}
+
+// modeText describes how the job measured, in the words of arenabot bench's header.
+func modeText(c Config) string {
+	if c.Lite {
+		return "lite (no pinning, load tools in Docker)"
+	}
+	return fmt.Sprintf("server CPUs %s, load CPUs %s", orNone(c.ServerCPUs), orNone(c.LoadgenCPUs))
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "—"
+	}
+	return s
+}
+
+func errorLines(rows []Row) []string {
+	var out []string
+	for _, r := range rows {
+		if r.Err != nil {
+			out = append(out, oneLine(r.Err.Error()))
+		}
+	}
+	return out
+}
+
+// oneLine joins the lines of a message.
+func oneLine(s string) string {
+	return strings.Join(strings.Fields(s), " ")
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
+}
+
+// safeName turns a job ID into a directory name.
+func safeName(id string) string {
+	b := []byte(id)
+	for i, c := range b {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_') {
+			b[i] = '_'
+		}
+	}
+	if len(b) == 0 {
+		return "_"
+	}
+	return string(b)
+}
+
+// A ringLog keeps the last lines of a job's log, as text.
+type ringLog struct {
+	mu    sync.Mutex
+	max   int
+	buf   []string
+	start int
+}
+
+func newRingLog(n int) *ringLog { return &ringLog{max: n} }
+
+// Write takes one record of a slog.TextHandler (one line per call).
+func (r *ringLog) Write(p []byte) (int, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for line := range strings.Lines(string(p)) {
+		line = strings.TrimRight(line, "\n")
+		if len(r.buf) < r.max {
+			r.buf = append(r.buf, line)
+			continue
+		}
+		r.buf[r.start] = line
+		r.start = (r.start + 1) % r.max
+	}
+	return len(p), nil
+}
+
+// lines returns the kept lines, oldest first.
+func (r *ringLog) lines() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append(slices.Clone(r.buf[r.start:]), r.buf[:r.start]...)
+}
+
+// handler logs Info and above into the ring, with the time of day only and without the
+// job ID every line would repeat.
+func (r *ringLog) handler() slog.Handler {
+	return slog.NewTextHandler(r, &slog.HandlerOptions{
+		Level: slog.LevelInfo,
+		ReplaceAttr: func(groups []string, a slog.Attr) slog.Attr {
+			if len(groups) > 0 {
+				return a
+			}
+			switch a.Key {
+			case slog.TimeKey:
+				return slog.String(slog.TimeKey, a.Value.Time().UTC().Format("15:04:05"))
+			case "job":
+				return slog.Attr{}
+			}
+			return a
+		},
+	})
+}

@@ -1,0 +1,882 @@
+package runner
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/arenabot/arenabot/queue"
+	"github.com/arenabot/arenabot/queue/queuetest"
+	"github.com/arenabot/arenabot/runner/arenadata"
+	"github.com/arenabot/arenabot/runner/docker"
+	"github.com/arenabot/arenabot/runner/result"
+)
+
+// testCacheDir is where the arena data is generated once for every test run (shared with
+// the tests of cmd/arenabot).
+var testCacheDir = filepath.Join(os.TempDir(), "arenabot-test-cache")
+
+// realEngine connects to the local Docker daemon (or the one at host, when given) and
+// returns it with the arena data directory. It skips without a daemon, or with -short,
+// except under CI, where it fails.
+func realEngine(t *testing.T, host string) (*docker.Engine, string) {
+	t.Helper()
+	ci := os.Getenv("CI") != ""
+	if testing.Short() && !ci {
+		t.Skip("builds images and measures; skipped with -short")
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
+	defer cancel()
+	var opts []docker.Option
+	if host != "" {
+		opts = append(opts, docker.WithHost(host))
+	}
+	eng, err := docker.New(ctx, opts...)
+	if err != nil {
+		if ci {
+			t.Fatalf("CI needs a Docker Engine: %v", err)
+		}
+		t.Skipf("no Docker Engine: %v", err)
+	}
+	t.Cleanup(func() { eng.Close() })
+	data, err := arenadata.Ensure(testCacheDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return eng, data
+}
+
+// redisQueue is a queue on a private redis-server.
+func redisQueue(t *testing.T) *queue.Redis {
+	t.Helper()
+	rdb := queuetest.StartRedis(t).Client(t)
+	return queue.NewRedis(rdb, queue.Options{Prefix: queuetest.Prefix(t, rdb)})
+}
+
+// testWorker is a worker on the remote's clone, measuring 1 run of 1 s per row.
+func testWorker(t *testing.T, q WorkQueue, eng Engine, repoDir, dataDir string) *Worker {
+	t.Helper()
+	return NewWorker(q, eng, WorkerConfig{
+		RepoDir:   repoDir,
+		WorkDir:   filepath.Join(t.TempDir(), "work"),
+		Heartbeat: 200 * time.Millisecond,
+		Bench:     Config{DataDir: dataDir, Runs: 1, Duration: time.Second, ReadyTimeout: 20 * time.Second},
+		Log:       slog.New(slog.NewTextHandler(t.Output(), nil)),
+	})
+}
+
+// claim enqueues a job and claims it.
+func claim(t *testing.T, q interface {
+	Enqueue(context.Context, queue.Job) (queue.Job, *queue.Job, error)
+	Claim(context.Context, string) (queue.Lease, error)
+}, j queue.Job) queue.Lease {
+	t.Helper()
+	if _, _, err := q.Enqueue(t.Context(), j); err != nil {
+		t.Fatal(err)
+	}
+	l, err := q.Claim(t.Context(), queue.DefaultPool)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return l
+}
+
+func prJob(a *arenaRemote, kind queue.Kind, fws ...string) queue.Job {
+	return queue.Job{Repo: "octo/arena", PR: 7, Requester: "alice", Kind: kind, Frameworks: fws, Tests: []string{"baseline"}, SHA: a.PR}
+}
+
+// report decodes a finished job's report.
+func report(t *testing.T, j queue.Job) result.Report {
+	t.Helper()
+	var r result.Report
+	if err := json.Unmarshal(j.Result, &r); err != nil {
+		t.Fatalf("job result %q: %v", j.Result, err)
+	}
+	return r
+}
+
+// events returns the events of a job on the stream, oldest first.
+func events(t *testing.T, q *queue.Redis, id string) []queue.Event {
+	t.Helper()
+	var out []queue.Event
+	group := fmt.Sprintf("test-%d", time.Now().UnixNano())
+	for {
+		ds, err := q.Events(t.Context(), group, "c", 100, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(ds) == 0 {
+			return out
+		}
+		var ids []string
+		for _, d := range ds {
+			ids = append(ids, d.ID)
+			if d.Job == id {
+				out = append(out, d.Event)
+			}
+		}
+		q.Ack(t.Context(), group, ids...)
+	}
+}
+
+// noLeftovers checks that nothing the job created is left on the engine.
+func noLeftovers(t *testing.T, eng Engine, w *Worker, id string) {
+	t.Helper()
+	ctx := context.WithoutCancel(t.Context())
+	if n, err := eng.RemoveLabeled(ctx, LabelJob, id); n != 0 || err != nil {
+		t.Errorf("%d containers of job %s were left (%v)", n, id, err)
+	}
+	if n, err := eng.RemoveImagesLabeled(ctx, LabelJob, id); n != 0 || err != nil {
+		t.Errorf("%d images of job %s were left (%v)", n, id, err)
+	}
+	if out, err := exec.Command("docker", "images", "--all", "--quiet", "--filter", "label="+LabelJob+"="+id).Output(); err == nil && len(strings.TrimSpace(string(out))) > 0 {
+		t.Errorf("images (intermediate ones included) of job %s were left: %s", id, out)
+	}
+	if des, _ := os.ReadDir(w.cfg.WorkDir); len(des) > 0 {
+		t.Errorf("workspaces were left in %s: %v", w.cfg.WorkDir, des)
+	}
+}
+
+// TestWorkerMeasuresAndReports runs a /benchmark-multiple of the real nethttp entry, an
+// entry whose Dockerfile does not build and one with a bad meta.json, on the real engine,
+// Redis and git, and checks the report, the events and the cleanup.
+func TestWorkerMeasuresAndReports(t *testing.T) {
+	eng, data := realEngine(t, "")
+	q := redisQueue(t)
+	a := newArenaRemote(t)
+	w := testWorker(t, q, eng, a.clone(t), data)
+	l := claim(t, q, prJob(a, queue.BenchmarkMultiple, "broken", "nethttp", "badmeta"))
+
+	start := time.Now()
+	done, err := w.RunJob(t.Context(), l)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("job took %s", time.Since(start).Round(time.Millisecond))
+	if done.State != queue.Done || done.Reason != "3 of 5 rows failed" {
+		t.Errorf("job ended %s (%q), want done (\"3 of 5 rows failed\")", done.State, done.Reason)
+	}
+	r := report(t, done)
+	if r.Commit != a.PR || r.BaseRef != "main" || r.BaseCommit != a.Main || r.Host == "" || r.Runs != 1 || !strings.HasPrefix(r.Mode, "server CPUs ") {
+		t.Errorf("report header: commit %s base %s@%s host %q runs %d mode %q", r.Commit, r.BaseRef, r.BaseCommit, r.Host, r.Runs, r.Mode)
+	}
+	if want := []string{"broken", "nethttp", "badmeta"}; !slices.Equal(r.Frameworks, want) || !slices.Equal(r.Tests, []string{"baseline"}) {
+		t.Errorf("report frameworks %v tests %v, want %v and [baseline]", r.Frameworks, r.Tests, want)
+	}
+	var got []string
+	for _, row := range r.Rows {
+		got = append(got, fmt.Sprintf("%s/%s/%d", row.Entry, row.Profile, row.Conns))
+	}
+	if want := []string{"broken/baseline/512", "broken/baseline/4096", "nethttp/baseline/512", "nethttp/baseline/4096", "badmeta//0"}; !slices.Equal(got, want) {
+		t.Fatalf("rows %v, want %v", got, want)
+	}
+	for i, row := range r.Rows {
+		switch row.Entry {
+		case "nethttp":
+			if row.Result == nil || row.Result.RPS <= 0 || row.Result.Commit != a.PR || row.Err != "" || row.Display != "go-nethttp" {
+				t.Errorf("nethttp row %d: result %+v err %q display %q; want measured", i, row.Result, row.Err, row.Display)
+			} else {
+				t.Logf("nethttp baseline %dc: %d rps", row.Conns, row.Result.RPS)
+			}
+		case "broken":
+			if row.Result != nil || !strings.Contains(row.Err, "build of broken failed") {
+				t.Errorf("broken row %d: err %q, want the build failure", i, row.Err)
+			}
+			if first := i == 0; first != (len(row.BuildLog) > 0) {
+				t.Errorf("broken row %d: build log %q; want it on the entry's first row only", i, row.BuildLog)
+			}
+			if i == 0 && !strings.Contains(strings.Join(row.BuildLog, "\n"), "missing-file") {
+				t.Errorf("build log tail does not show the failing step: %q", row.BuildLog)
+			}
+		case "badmeta":
+			if !strings.HasPrefix(row.Err, "bad input: frameworks/badmeta/meta.json:") || !strings.Contains(row.Err, `"enabled"`) || !strings.Contains(row.Err, "fix") {
+				t.Errorf("badmeta row: err %q, want the file, the field and the fix", row.Err)
+			}
+		}
+	}
+	if len(r.Baselines) != 3 || !r.Baselines[1].Present || r.Baselines[1].Entry != "nethttp" || r.Baselines[0].Present || r.Baselines[2].Present {
+		t.Errorf("baselines %+v, want nethttp present and the others not", r.Baselines)
+	} else if c, ok := r.Committed("nethttp", "baseline", 512); !ok || c == nil || c.RPS != baselineRPS {
+		t.Errorf("Committed(nethttp, baseline, 512) = %+v, %v; want main's result (rps %d)", c, ok, baselineRPS)
+	}
+	logText := strings.Join(r.Log, "\n")
+	for _, want := range []string{"checked out", "image built", "job finished", "removed the job's images"} {
+		if !strings.Contains(logText, want) {
+			t.Errorf("report log lacks %q:\n%s", want, logText)
+		}
+	}
+
+	// Events: a progress event as each row starts, its row event when it ends, in order,
+	// then the queue's outcome.
+	evs := events(t, q, l.Job.ID)
+	var seq []string
+	for _, e := range evs {
+		switch e.Kind {
+		case queue.EventProgress:
+			var p result.Progress
+			json.Unmarshal(e.Data, &p)
+			if p.Note != "" {
+				continue
+			}
+			seq = append(seq, fmt.Sprintf("start %d/%d %s/%s/%d done=%d failed=%d", p.Row, p.Rows, p.Entry, p.Profile, p.Conns, p.Done, p.Failed))
+		case queue.EventRow:
+			var row result.Row
+			json.Unmarshal(e.Data, &row)
+			seq = append(seq, fmt.Sprintf("row %s/%s/%d ok=%v", row.Entry, row.Profile, row.Conns, row.Result != nil))
+		default:
+			seq = append(seq, e.Kind)
+		}
+	}
+	want := []string{
+		"started",
+		"start 1/5 badmeta//0 done=0 failed=0", "row badmeta//0 ok=false",
+		"start 2/5 broken/baseline/512 done=1 failed=1", "row broken/baseline/512 ok=false",
+		"start 3/5 broken/baseline/4096 done=2 failed=2", "row broken/baseline/4096 ok=false",
+		"start 4/5 nethttp/baseline/512 done=3 failed=3", "row nethttp/baseline/512 ok=true",
+		"start 5/5 nethttp/baseline/4096 done=4 failed=3", "row nethttp/baseline/4096 ok=true",
+		"outcome",
+	}
+	if !slices.Equal(seq, want) {
+		t.Errorf("events:\n%s\nwant:\n%s", strings.Join(seq, "\n"), strings.Join(want, "\n"))
+	}
+	noLeftovers(t, eng, w, l.Job.ID)
+}
+
+// TestWorkerCancelStopsTheJob cancels a running job through the queue while its first row
+// is being measured.
+func TestWorkerCancelStopsTheJob(t *testing.T) {
+	eng, data := realEngine(t, "")
+	q := redisQueue(t)
+	a := newArenaRemote(t)
+	w := testWorker(t, q, eng, a.clone(t), data)
+	w.cfg.Bench.Duration = 5 * time.Second
+	l := claim(t, q, prJob(a, queue.Benchmark, "nethttp"))
+
+	type outcome struct {
+		j   queue.Job
+		err error
+	}
+	res := make(chan outcome, 1)
+	go func() {
+		j, err := w.RunJob(t.Context(), l)
+		res <- outcome{j, err}
+	}()
+	// Wait until the first row starts, then let its container and wrk get going.
+	group := "watch"
+	for started := false; !started; {
+		ds, err := q.Events(t.Context(), group, "c", 10, 200*time.Millisecond)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, d := range ds {
+			q.Ack(t.Context(), group, d.ID)
+			var p result.Progress
+			if d.Kind == queue.EventProgress && json.Unmarshal(d.Data, &p) == nil && p.Row == 1 && p.Note == "" {
+				started = true
+			}
+		}
+		select {
+		case o := <-res:
+			t.Fatalf("job ended before its first row: %s %q %v", o.j.State, o.j.Reason, o.err)
+		default:
+		}
+	}
+	time.Sleep(1500 * time.Millisecond)
+	cancelled := time.Now()
+	if _, err := q.Cancel(t.Context(), l.Job.ID, "alice"); err != nil {
+		t.Fatal(err)
+	}
+	var o outcome
+	select {
+	case o = <-res:
+	case <-time.After(30 * time.Second):
+		t.Fatal("job still running 30s after the cancel")
+	}
+	took := time.Since(cancelled)
+	t.Logf("job finished %s after the cancel", took.Round(time.Millisecond))
+	if o.err != nil {
+		t.Fatal(o.err)
+	}
+	if o.j.State != queue.Cancelled || o.j.Reason != "cancelled by alice" {
+		t.Errorf("job ended %s (%q), want cancelled (\"cancelled by alice\")", o.j.State, o.j.Reason)
+	}
+	if took > 5*time.Second {
+		t.Errorf("job took %s to stop after the cancel, want under 5s", took)
+	}
+	r := report(t, o.j)
+	if len(r.Rows) != 0 || r.Commit != a.PR || len(r.Log) == 0 {
+		t.Errorf("report of the cancelled job: %d rows, commit %s, %d log lines; want no rows (the first was cut short), the commit and the log", len(r.Rows), r.Commit, len(r.Log))
+	}
+	if stored, err := q.Get(t.Context(), l.Job.ID); err != nil || stored.State != queue.Cancelled {
+		t.Errorf("stored job: %s, %v", stored.State, err)
+	}
+	noLeftovers(t, eng, w, l.Job.ID)
+}
+
+// TestWorkerFailsWhenTheApprovedCommitIsGone: the approved SHA is not on the PR's ref nor
+// anywhere in the remote. Docker plays no part, so the engine is a fake; the queue (real
+// Redis) and git are real, and the job goes through Run's claim loop.
+func TestWorkerFailsWhenTheApprovedCommitIsGone(t *testing.T) {
+	privateHostLock(t)
+	q := redisQueue(t)
+	a := newArenaRemote(t)
+	eng := &fakeEngine{}
+	w := testWorker(t, q, eng, a.clone(t), t.TempDir())
+	j := prJob(a, queue.Benchmark, "nethttp")
+	j.SHA = strings.Repeat("0123456789", 4)
+	stored, _, err := q.Enqueue(t.Context(), j)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	ran := make(chan error, 1)
+	go func() { ran <- w.Run(ctx) }()
+	var got queue.Job
+	for deadline := time.Now().Add(2 * time.Minute); ; {
+		if got, err = q.Get(t.Context(), stored.ID); err == nil && got.State.Terminal() {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("job is %s after 2m", got.State)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	cancel()
+	if err := <-ran; err != nil {
+		t.Errorf("Run = %v, want nil after ctx ends", err)
+	}
+	want := "the approved commit 012345678901 is not on refs/pull/7/head of origin; was the branch force-pushed? comment the command again"
+	if got.State != queue.Failed || got.Reason != want {
+		t.Errorf("job ended %s (%q), want failed (%q)", got.State, got.Reason, want)
+	}
+	if r := report(t, got); r.Error != want || len(r.Rows) != 0 {
+		t.Errorf("report error %q with %d rows, want %q", r.Error, len(r.Rows), want)
+	}
+	if !slices.Contains(eng.calls(), "RemoveImagesLabeled arenabot.job="+stored.ID) {
+		t.Errorf("the job's images were not removed after it failed: %v", eng.calls())
+	}
+}
+
+// TestWorkerWaitsForDockerToComeBack points the engine at a socket proxy to the real
+// daemon, stops the proxy when the first row has been measured and starts it again 3 s
+// later: the worker waits and measures the second row.
+func TestWorkerWaitsForDockerToComeBack(t *testing.T) {
+	p := startDockerProxy(t)
+	eng, data := realEngine(t, "unix://"+p.path)
+	rq := redisQueue(t)
+	const outage = 3 * time.Second
+	var once sync.Once
+	var downAt time.Time
+	q := &testQueue{WorkQueue: rq, published: func(e queue.Event) {
+		if e.Kind == queue.EventRow {
+			once.Do(func() {
+				p.down()
+				downAt = time.Now()
+				time.AfterFunc(outage, func() {
+					if err := p.up(); err != nil {
+						t.Errorf("restart the proxy: %v", err)
+					}
+				})
+			})
+		}
+	}}
+	a := newArenaRemote(t)
+	w := testWorker(t, q, eng, a.clone(t), data)
+	l := claim(t, rq, prJob(a, queue.Benchmark, "nethttp"))
+	done, err := w.RunJob(t.Context(), l)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if downAt.IsZero() {
+		t.Fatal("no row was published")
+	}
+	r := report(t, done)
+	if done.State != queue.Done || done.Reason != "" || len(r.Rows) != 2 {
+		t.Fatalf("job ended %s (%q) with %d rows, want done with 2", done.State, done.Reason, len(r.Rows))
+	}
+	for _, row := range r.Rows {
+		if row.Result == nil || row.Result.RPS <= 0 {
+			t.Errorf("row %s %d: %q; want measured", row.Profile, row.Conns, row.Err)
+		}
+	}
+	var waited, back string
+	var secondStart time.Time
+	for _, e := range events(t, rq, l.Job.ID) {
+		var pr result.Progress
+		if e.Kind != queue.EventProgress || json.Unmarshal(e.Data, &pr) != nil {
+			continue
+		}
+		switch {
+		case strings.Contains(pr.Note, "Docker does not answer"):
+			waited = pr.Note
+		case strings.Contains(pr.Note, "Docker answers again"):
+			back = pr.Note
+			secondStart = e.Time
+		}
+	}
+	if waited == "" || back == "" {
+		t.Errorf("no progress notes about the wait: waited %q, back %q", waited, back)
+	} else if gap := secondStart.Sub(downAt); gap < outage-500*time.Millisecond {
+		t.Errorf("the second row went on %s after the daemon went away, within the %s outage", gap, outage)
+	} else {
+		t.Logf("notes: %q, then %q (%s after the proxy went down)", waited, back, gap.Round(time.Millisecond))
+	}
+	noLeftovers(t, eng, w, l.Job.ID)
+}
+
+// TestWorkerLeaseLostDoesNotFinish: when Heartbeat says the lease is gone, the job stops at
+// once and is not finished (it is someone else's now); its leftovers are still removed.
+func TestWorkerLeaseLostDoesNotFinish(t *testing.T) {
+	privateHostLock(t)
+	a := newArenaRemote(t)
+	mem := queue.NewMemory(queue.Options{})
+	q := &testQueue{WorkQueue: mem, beat: func(n int) error {
+		if n >= 3 {
+			return fmt.Errorf("heartbeat: %w", queue.ErrLeaseLost)
+		}
+		return nil
+	}}
+	eng := &fakeEngine{blockBuild: true}
+	w := testWorker(t, q, eng, a.clone(t), t.TempDir())
+	w.cfg.Heartbeat = 20 * time.Millisecond
+	w.cfg.Bench.Lite = true
+	l := claim(t, mem, prJob(a, queue.Benchmark, "nethttp"))
+	start := time.Now()
+	_, err := w.RunJob(t.Context(), l)
+	if !errors.Is(err, queue.ErrLeaseLost) {
+		t.Fatalf("RunJob = %v, want ErrLeaseLost", err)
+	}
+	if q.finishes.Load() != 0 {
+		t.Errorf("Finish was called %d times after the lease was lost", q.finishes.Load())
+	}
+	if took := time.Since(start); took > 5*time.Second {
+		t.Errorf("the job took %s to stop", took)
+	}
+	if calls := eng.calls(); !slices.Contains(calls, "RemoveLabeled arenabot.job="+l.Job.ID) || !slices.Contains(calls, "RemoveImagesLabeled arenabot.job="+l.Job.ID) {
+		t.Errorf("leftovers not removed: %v", calls)
+	}
+}
+
+// TestWorkerCancelKeepsTheRowsSoFar: a cancel during a build ends the job as cancelled with
+// the reason Cancel recorded and the rows finished before it (here a bad meta.json's).
+func TestWorkerCancelKeepsTheRowsSoFar(t *testing.T) {
+	privateHostLock(t)
+	a := newArenaRemote(t)
+	mem := queue.NewMemory(queue.Options{})
+	building := make(chan struct{})
+	eng := &fakeEngine{blockBuild: true, onBuild: sync.OnceFunc(func() { close(building) })}
+	w := testWorker(t, mem, eng, a.clone(t), t.TempDir())
+	w.cfg.Heartbeat = 20 * time.Millisecond
+	w.cfg.Bench.Lite = true
+	l := claim(t, mem, prJob(a, queue.BenchmarkMultiple, "badmeta", "nethttp"))
+	go func() {
+		<-building
+		mem.Cancel(context.Background(), l.Job.ID, "bob")
+	}()
+	done, err := w.RunJob(t.Context(), l)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if done.State != queue.Cancelled || done.Reason != "cancelled by bob" {
+		t.Errorf("job ended %s (%q), want cancelled (\"cancelled by bob\")", done.State, done.Reason)
+	}
+	r := report(t, done)
+	if len(r.Rows) != 1 || r.Rows[0].Entry != "badmeta" || r.Rows[0].Err == "" {
+		t.Errorf("rows %+v, want only badmeta's failed row", r.Rows)
+	}
+}
+
+// TestWorkerShutdownLeavesTheJobToTheQueue: when the worker's ctx ends mid-job, the job is
+// cleaned up but not finished, so its lease runs out and the queue retries it.
+func TestWorkerShutdownLeavesTheJobToTheQueue(t *testing.T) {
+	privateHostLock(t)
+	a := newArenaRemote(t)
+	mem := queue.NewMemory(queue.Options{})
+	q := &testQueue{WorkQueue: mem}
+	ctx, cancel := context.WithCancel(t.Context())
+	eng := &fakeEngine{blockBuild: true, onBuild: cancel}
+	w := testWorker(t, q, eng, a.clone(t), t.TempDir())
+	w.cfg.Bench.Lite = true
+	l := claim(t, mem, prJob(a, queue.Benchmark, "nethttp"))
+	if _, err := w.RunJob(ctx, l); !errors.Is(err, context.Canceled) {
+		t.Errorf("RunJob = %v, want context.Canceled", err)
+	}
+	if q.finishes.Load() != 0 {
+		t.Errorf("Finish was called %d times", q.finishes.Load())
+	}
+	if !slices.Contains(eng.calls(), "RemoveImagesLabeled arenabot.job="+l.Job.ID) {
+		t.Errorf("the job's images were not removed: %v", eng.calls())
+	}
+}
+
+// TestWorkerBenchmarkTest: /benchmark-test runs every enabled entry of the checkout that
+// subscribes to the test; entries that do not load are left out.
+func TestWorkerBenchmarkTest(t *testing.T) {
+	privateHostLock(t)
+	a := newArenaRemote(t)
+	mem := queue.NewMemory(queue.Options{})
+	w := testWorker(t, mem, &fakeEngine{}, a.clone(t), t.TempDir())
+	w.cfg.Bench.Lite = true
+	j := prJob(a, queue.BenchmarkTest)
+	done, err := w.RunJob(t.Context(), claim(t, mem, j))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := report(t, done)
+	if want := []string{"broken", "nethttp"}; !slices.Equal(r.Frameworks, want) || !slices.Equal(r.Tests, []string{"baseline"}) {
+		t.Errorf("frameworks %v tests %v, want %v and [baseline]", r.Frameworks, r.Tests, want)
+	}
+	// The fake engine starts no container, so every row fails, and the job is still done.
+	if done.State != queue.Done || done.Reason != "2 of 2 rows failed" {
+		t.Errorf("job ended %s (%q)", done.State, done.Reason)
+	}
+
+	j.Tests = []string{"static-h3"}
+	done, err = w.RunJob(t.Context(), claim(t, mem, j))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if done.State != queue.Failed || !strings.HasPrefix(done.Reason, "no enabled entry subscribes to static-h3") {
+		t.Errorf("job of a test nobody runs ended %s (%q), want failed", done.State, done.Reason)
+	}
+}
+
+// TestWorkerStopsWhenTheQueueIsUnreachable: no heartbeat gets through for LeaseTTL, so the
+// job stops without Finish.
+func TestWorkerStopsWhenTheQueueIsUnreachable(t *testing.T) {
+	privateHostLock(t)
+	a := newArenaRemote(t)
+	mem := queue.NewMemory(queue.Options{})
+	q := &testQueue{WorkQueue: mem, beat: func(int) error { return errors.New("dial tcp: connection refused") }}
+	eng := &fakeEngine{blockBuild: true}
+	w := testWorker(t, q, eng, a.clone(t), t.TempDir())
+	w.cfg.Heartbeat, w.cfg.LeaseTTL = 20*time.Millisecond, 300*time.Millisecond
+	w.cfg.Bench.Lite = true
+	l := claim(t, mem, prJob(a, queue.Benchmark, "nethttp"))
+	start := time.Now()
+	_, err := w.RunJob(t.Context(), l)
+	if !errors.Is(err, ErrQueueUnreachable) {
+		t.Fatalf("RunJob = %v, want ErrQueueUnreachable", err)
+	}
+	if took := time.Since(start); took < 300*time.Millisecond || took > 5*time.Second {
+		t.Errorf("the job stopped after %s, want soon after LeaseTTL (300ms)", took)
+	}
+	if q.finishes.Load() != 0 {
+		t.Errorf("Finish was called %d times", q.finishes.Load())
+	}
+}
+
+// TestWorkerEngineNeverComesBack: the daemon stops answering for good; the rows fail with
+// an error that says so, without waiting again for each, and the job is done.
+func TestWorkerEngineNeverComesBack(t *testing.T) {
+	privateHostLock(t)
+	a := newArenaRemote(t)
+	mem := queue.NewMemory(queue.Options{})
+	eng := &fakeEngine{pingErr: errors.New("Docker is not reachable at unix:///var/run/docker.sock: connection refused")}
+	w := testWorker(t, mem, eng, a.clone(t), t.TempDir())
+	w.cfg.EngineWait = 300 * time.Millisecond
+	w.cfg.Bench.Lite = true
+	l := claim(t, mem, prJob(a, queue.BenchmarkMultiple, "nethttp", "broken"))
+	start := time.Now()
+	done, err := w.RunJob(t.Context(), l)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if took := time.Since(start); took > 3*time.Second {
+		t.Errorf("job took %s; it waited more than once", took)
+	}
+	r := report(t, done)
+	if done.State != queue.Done || done.Reason != "2 of 2 rows failed" { // lite: one connection count
+		t.Errorf("job ended %s (%q), want done with 2 of 2 rows failed", done.State, done.Reason)
+	}
+	for _, row := range r.Rows {
+		if !strings.Contains(row.Err, "Docker daemon on the runner host did not answer for 300ms") {
+			t.Errorf("row %s %s %d: %q, want the engine's absence", row.Entry, row.Profile, row.Conns, row.Err)
+		}
+	}
+	if !strings.Contains(strings.Join(r.Log, "\n"), "waiting up to 300ms") {
+		t.Errorf("the log does not say the worker waited:\n%s", strings.Join(r.Log, "\n"))
+	}
+}
+
+// TestWorkerTakesTurnsOnTheHost: a job waits for the host lock that a local bench holds,
+// says so, and goes on when it is released.
+func TestWorkerTakesTurnsOnTheHost(t *testing.T) {
+	privateHostLock(t)
+	unlock, err := LockHost(t.Context(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := newArenaRemote(t)
+	var released, early atomic.Bool
+	time.AfterFunc(500*time.Millisecond, func() {
+		released.Store(true)
+		unlock()
+	})
+	mem := queue.NewMemory(queue.Options{})
+	eng := &fakeEngine{onRun: func() {
+		if !released.Load() {
+			early.Store(true)
+		}
+	}}
+	w := testWorker(t, mem, eng, a.clone(t), t.TempDir())
+	w.cfg.Bench.Lite = true
+	l := claim(t, mem, prJob(a, queue.Benchmark, "nethttp"))
+	done, err := w.RunJob(t.Context(), l)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if early.Load() || !slices.ContainsFunc(eng.calls(), func(c string) bool { return strings.HasPrefix(c, "Run wrk") }) {
+		t.Errorf("the job used the engine before the lock was released, or not at all: %v", eng.calls())
+	}
+	if r := report(t, done); !strings.Contains(strings.Join(r.Log, "\n"), "waiting for another arenabot run on this host to finish") {
+		t.Errorf("the log does not say the job waited for the host:\n%s", strings.Join(r.Log, "\n"))
+	}
+	// The job released the lock.
+	ctx, cancel := context.WithTimeout(t.Context(), time.Second)
+	defer cancel()
+	if unlock, err := LockHost(ctx, nil); err != nil {
+		t.Errorf("host lock after the job: %v", err)
+	} else {
+		unlock()
+	}
+}
+
+// privateHostLock gives a test that starts no real server its own host lock, so it does not
+// wait for real runs on this host.
+func privateHostLock(t *testing.T) {
+	old := HostLockPath
+	HostLockPath = filepath.Join(t.TempDir(), "host.lock")
+	t.Cleanup(func() { HostLockPath = old })
+}
+
+// TestRingLog keeps the last lines in order.
+func TestRingLog(t *testing.T) {
+	r := newRingLog(3)
+	for i := range 5 {
+		fmt.Fprintf(r, "line %d\n", i)
+	}
+	if got, want := r.lines(), []string{"line 2", "line 3", "line 4"}; !slices.Equal(got, want) {
+		t.Errorf("lines = %q, want %q", got, want)
+	}
+}
+
+// testQueue wraps a queue to count Finish calls, replace heartbeats by errors and watch
+// published events.
+type testQueue struct {
+	WorkQueue
+	beat      func(n int) error   // nil passes heartbeats through; else a non-nil error replaces the n-th
+	published func(e queue.Event) // called after each Publish, from the publishing goroutine
+
+	beats    sync.Mutex
+	n        int
+	finishes atomic.Int64
+}
+
+func (q *testQueue) Heartbeat(ctx context.Context, l queue.Lease) (bool, error) {
+	q.beats.Lock()
+	q.n++
+	n := q.n
+	q.beats.Unlock()
+	if q.beat != nil {
+		if err := q.beat(n); err != nil {
+			return false, err
+		}
+	}
+	return q.WorkQueue.Heartbeat(ctx, l)
+}
+
+func (q *testQueue) Finish(ctx context.Context, l queue.Lease, o queue.Outcome) (queue.Job, error) {
+	q.finishes.Add(1)
+	return q.WorkQueue.Finish(ctx, l, o)
+}
+
+func (q *testQueue) Publish(ctx context.Context, e queue.Event) error {
+	err := q.WorkQueue.Publish(ctx, e)
+	if q.published != nil {
+		q.published(e)
+	}
+	return err
+}
+
+// fakeEngine drives control flow the real engine cannot make repeatable: a build that
+// hangs until it is cancelled, a daemon that never answers. It has every image, and the
+// load generator answers wrk's version.
+type fakeEngine struct {
+	blockBuild bool
+	pingErr    error
+	onRun      func() // called by Run
+	onBuild    func() // called by Build
+
+	mu  sync.Mutex
+	log []string
+}
+
+func (e *fakeEngine) record(s string) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.log = append(e.log, s)
+}
+
+func (e *fakeEngine) calls() []string {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return slices.Clone(e.log)
+}
+
+func (e *fakeEngine) Build(ctx context.Context, o docker.BuildOptions) (string, error) {
+	e.record("Build " + o.Tag)
+	if e.onBuild != nil {
+		e.onBuild()
+	}
+	if e.blockBuild {
+		<-ctx.Done()
+		return "", ctx.Err()
+	}
+	return "sha256:fake", nil
+}
+
+func (e *fakeEngine) ImageExists(context.Context, string) (bool, error) { return true, nil }
+
+func (e *fakeEngine) Start(_ context.Context, o docker.RunOptions) (docker.Container, error) {
+	e.record("Start " + o.Name)
+	return docker.Container{}, errors.New("fake engine: no containers")
+}
+
+func (e *fakeEngine) State(context.Context, string) (bool, int, error) { return false, 1, nil }
+
+func (e *fakeEngine) Run(_ context.Context, o docker.RunOptions, out io.Writer) (int, error) {
+	e.record("Run " + strings.Join(o.Cmd, " "))
+	if e.onRun != nil {
+		e.onRun()
+	}
+	io.WriteString(out, "wrk 4.1.0 [epoll] Copyright (C) 2012 Will Glozer\n")
+	return 1, nil
+}
+
+func (e *fakeEngine) Logs(context.Context, string, int) (string, error) { return "", nil }
+func (e *fakeEngine) Remove(context.Context, string) error              { return nil }
+
+func (e *fakeEngine) RemoveLabeled(_ context.Context, key, value string) (int, error) {
+	e.record("RemoveLabeled " + key + "=" + value)
+	return 0, nil
+}
+
+func (e *fakeEngine) RemoveImagesLabeled(_ context.Context, key, value string) (int, error) {
+	e.record("RemoveImagesLabeled " + key + "=" + value)
+	return 0, nil
+}
+
+func (e *fakeEngine) Ping(context.Context) error { return e.pingErr }
+
+// A dockerProxy forwards a unix socket of its own to the real daemon's socket; down closes
+// it and every connection through it, as a daemon restart would, and up opens it again.
+type dockerProxy struct {
+	path, target string
+
+	mu    sync.Mutex
+	ln    net.Listener
+	conns map[net.Conn]bool
+}
+
+func startDockerProxy(t *testing.T) *dockerProxy {
+	t.Helper()
+	target := "/var/run/docker.sock"
+	if h := os.Getenv("DOCKER_HOST"); strings.HasPrefix(h, "unix://") {
+		target = strings.TrimPrefix(h, "unix://")
+	}
+	dir, err := os.MkdirTemp("", "abproxy") // short: a socket path is limited to about 100 bytes
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &dockerProxy{path: filepath.Join(dir, "docker.sock"), target: target, conns: map[net.Conn]bool{}}
+	if err := p.up(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		p.down()
+		os.RemoveAll(dir)
+	})
+	return p
+}
+
+func (p *dockerProxy) up() error {
+	ln, err := net.Listen("unix", p.path)
+	if err != nil {
+		return err
+	}
+	p.mu.Lock()
+	p.ln = ln
+	p.mu.Unlock()
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			d, err := net.Dial("unix", p.target)
+			if err != nil {
+				c.Close()
+				continue
+			}
+			if !p.track(c, d) {
+				return
+			}
+			go p.pipe(c, d)
+			go p.pipe(d, c)
+		}
+	}()
+	return nil
+}
+
+// track remembers a connection pair; false when the proxy went down meanwhile.
+func (p *dockerProxy) track(cs ...net.Conn) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.ln == nil {
+		for _, c := range cs {
+			c.Close()
+		}
+		return false
+	}
+	for _, c := range cs {
+		p.conns[c] = true
+	}
+	return true
+}
+
+func (p *dockerProxy) pipe(dst, src net.Conn) {
+	io.Copy(dst, src)
+	dst.Close()
+	src.Close()
+	p.mu.Lock()
+	delete(p.conns, dst)
+	delete(p.conns, src)
+	p.mu.Unlock()
+}
+
+func (p *dockerProxy) down() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.ln != nil {
+		p.ln.Close() // removes the socket file
+		p.ln = nil
+	}
+	for c := range p.conns {
+		c.Close()
+		delete(p.conns, c)
+	}
+}
