@@ -11,6 +11,12 @@
 // permission is approved at once; other requests wait in Pending until such a
 // user reacts 👍 to the status comment (PollOnce) or comments /benchmark-approve.
 // Approval enqueues a queue.Job measuring the SHA shown in the ack.
+//
+// RunEvents consumes the queue's event stream (design.md, "Lifecycle of a request", steps
+// 4 and 5): it edits the status comment of a running job with its progress, at most every
+// Config.ProgressEvery, and gives every job that ends exactly one final reply, after
+// committing the result files for --save (or attaching them as a patch when the push is
+// refused).
 package bot
 
 import (
@@ -37,6 +43,14 @@ const (
 	DefaultWorkers      = 4
 	DefaultInbox        = 64
 	DefaultEventTimeout = 2 * time.Minute
+	// DefaultProgressEvery is the least time between two progress edits of one status
+	// comment.
+	DefaultProgressEvery = 5 * time.Second
+	// DefaultFinalRetry is the first wait before a final event whose reply could not be
+	// posted is handled again; the wait doubles up to MaxFinalRetry.
+	DefaultFinalRetry = 5 * time.Second
+	// DefaultFinalRetryFor is how long such an event is retried before it is given up.
+	DefaultFinalRetryFor = 24 * time.Hour
 )
 
 // Config configures a Bot. Zero values take the defaults above.
@@ -73,6 +87,19 @@ type Config struct {
 	// WebURL is the web root links point at; "" means https://github.com/ (set it for
 	// GitHub Enterprise).
 	WebURL string
+
+	// ProgressEvery is the least time between two edits of a running job's status comment
+	// by RunEvents (design.md: "at most every few seconds").
+	ProgressEvery time.Duration
+	// FinalRetry is the first wait before RunEvents handles again a final event whose
+	// reply or status edit failed; each failure doubles it, up to MaxFinalRetry.
+	FinalRetry time.Duration
+	// FinalRetryFor is how long such an event is retried; after that it is acknowledged
+	// and logged as an error, so no event holds a consumer lane forever.
+	FinalRetryFor time.Duration
+	// OnReply, when set, is called by RunEvents after each final reply, with how long it
+	// took; tests and metrics hook in here. It must not block.
+	OnReply func(ReplyTiming)
 }
 
 // Bot handles GitHub events. Its methods are safe for concurrent use.
@@ -94,6 +121,10 @@ type Bot struct {
 	inflight sync.WaitGroup
 	trackMu  sync.Mutex
 	tracked  map[string]int
+
+	// evMu serialises the passes over the queue's event stream (HandleEvents) and guards ev.
+	evMu sync.Mutex
+	ev   eventState
 }
 
 // New returns a Bot. log nil discards.
@@ -134,12 +165,22 @@ func New(cfg Config, gh GitHub, q queue.Queue, log *slog.Logger) *Bot {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
+	if cfg.ProgressEvery <= 0 {
+		cfg.ProgressEvery = DefaultProgressEvery
+	}
+	if cfg.FinalRetry <= 0 {
+		cfg.FinalRetry = DefaultFinalRetry
+	}
+	if cfg.FinalRetryFor <= 0 {
+		cfg.FinalRetryFor = DefaultFinalRetryFor
+	}
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
 	return &Bot{
 		cfg: cfg, gh: gh, q: q, log: log, pending: cfg.Pending, inbox: cfg.InboxStore,
 		tracked: map[string]int{},
+		ev:      newEventState(),
 	}
 }
 

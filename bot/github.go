@@ -24,6 +24,9 @@ type GitHub interface {
 	CreateComment(ctx context.Context, inst int64, repo string, n int, body string) (int64, error)
 	EditComment(ctx context.Context, inst int64, repo string, id int64, body string) error
 	FindComment(ctx context.Context, inst int64, repo string, n int, marker string) (id int64, body string, found bool, err error)
+	// CommitFiles commits files on top of branch in one commit and returns its SHA, or the
+	// head's when the head holds the files already (see ghapi.Client.CommitFiles).
+	CommitFiles(ctx context.Context, inst int64, repo, branch, message string, files map[string][]byte) (sha string, err error)
 }
 
 var _ GitHub = (*ghapi.Client)(nil)

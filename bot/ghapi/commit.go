@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/google/go-github/v60/github"
 )
@@ -16,10 +17,13 @@ import (
 const maxCommitAttempts = 5
 
 // CommitFiles commits files (path → content, mode 100644) on top of branch of repo in one
-// commit through the Git Data API and moves the branch to it without forcing. When the
-// branch moved meanwhile (422 "not a fast forward"), the commit is rebuilt on the new head,
-// a bounded number of times. A 403 or 404 on a write wraps ErrPushDenied; a missing branch
-// wraps ErrNotFound.
+// commit through the Git Data API and moves the branch to it without forcing. UTF-8 files
+// are sent inside the tree, others as blobs, so a commit of text files costs three writes
+// (tree, commit, ref) whatever their number. When the branch moved meanwhile (422 "not a
+// fast forward"), the commit is rebuilt on the new head, a bounded number of times. When
+// the head already holds exactly these files (the tree would not change, as when a call is
+// repeated after its commit landed), no commit is made and the head's SHA is returned. A
+// 403 or 404 on a write wraps ErrPushDenied; a missing branch wraps ErrNotFound.
 func (c *Client) CommitFiles(ctx context.Context, inst int64, repo, branch, message string, files map[string][]byte) (sha string, err error) {
 	owner, name, gh, err := c.prep(inst, repo)
 	if err != nil {
@@ -42,6 +46,14 @@ func (c *Client) CommitFiles(ctx context.Context, inst int64, repo, branch, mess
 		}
 		var entries []*github.TreeEntry
 		for _, p := range paths {
+			if utf8.Valid(files[p]) {
+				// Text goes into the tree itself: one write instead of a blob per file.
+				entries = append(entries, &github.TreeEntry{
+					Path: github.String(p), Mode: github.String("100644"), Type: github.String("blob"),
+					Content: github.String(string(files[p])),
+				})
+				continue
+			}
 			if blobs[p] == "" {
 				b, _, err := gh.Git.CreateBlob(ctx, owner, name, &github.Blob{
 					Content:  github.String(base64.StdEncoding.EncodeToString(files[p])),
@@ -59,6 +71,12 @@ func (c *Client) CommitFiles(ctx context.Context, inst int64, repo, branch, mess
 		tree, _, err := gh.Git.CreateTree(ctx, owner, name, parent.GetTree().GetSHA(), entries)
 		if err != nil {
 			return "", c.writeErr(err, repo, branch, "create tree")
+		}
+		if tree.GetSHA() != "" && tree.GetSHA() == parent.GetTree().GetSHA() {
+			// The head holds these files already (a repeated call after a commit that
+			// landed): an empty commit would add nothing.
+			c.log.Info("files already at the branch head, no commit", "repo", repo, "branch", branch, "sha", head)
+			return head, nil
 		}
 		commit, _, err := gh.Git.CreateCommit(ctx, owner, name, &github.Commit{
 			Message: github.String(message),

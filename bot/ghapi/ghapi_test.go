@@ -464,6 +464,49 @@ func TestCommitFiles(t *testing.T) {
 	if ref := s.Ref(repo, "feature"); ref != sha {
 		t.Errorf("branch at %s, want %s", ref, sha)
 	}
+	// The text file travels inside the tree; only the binary one needs a blob.
+	if n := len(s.CallsTo("POST", "/repos/arena/bench/git/blobs")); n != 1 {
+		t.Errorf("blob creates = %d, want 1", n)
+	}
+}
+
+func TestCommitFilesUnchangedTreeMakesNoCommit(t *testing.T) {
+	s, c, _ := setup(t, nil)
+	s.AddFile(repo, "aaa111", "README.md", []byte("readme"))
+	files := map[string][]byte{"frameworks/gin/results/baseline-512.json": []byte(`{"rps":1}`)}
+	first, err := c.CommitFiles(t.Context(), 0, repo, "feature", "Save results", files)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The same call again (a redelivered event): the head holds the files already.
+	again, err := c.CommitFiles(t.Context(), 0, repo, "feature", "Save results", files)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again != first || len(s.Commits(repo)) != 1 || s.Ref(repo, "feature") != first {
+		t.Errorf("second call: sha %s (first %s), %d commits, branch at %s; want no new commit",
+			again, first, len(s.Commits(repo)), s.Ref(repo, "feature"))
+	}
+	if n := len(s.CallsTo("POST", "/repos/arena/bench/git/commits")); n != 1 {
+		t.Errorf("commit creates = %d, want 1", n)
+	}
+	// Files that exist with the same content at a head made outside the API: nothing to do.
+	s.AddFile(repo, "ccc333", "README.md", []byte("readme"))
+	s.AddFile(repo, "ccc333", "frameworks/gin/results/baseline-512.json", []byte(`{"rps":1}`))
+	s.SetHead(repo, 7, "ccc333")
+	if sha, err := c.CommitFiles(t.Context(), 0, repo, "feature", "Save results", files); err != nil || sha != "ccc333" {
+		t.Errorf("CommitFiles on a head holding the files = %s, %v; want ccc333", sha, err)
+	}
+	// A changed file still commits.
+	files["frameworks/gin/results/baseline-512.json"] = []byte(`{"rps":2}`)
+	sha, err := c.CommitFiles(t.Context(), 0, repo, "feature", "Save results", files)
+	if err != nil {
+		t.Fatal(err)
+	}
+	commits := s.Commits(repo)
+	if last := commits[len(commits)-1]; len(commits) != 2 || last.SHA != sha || !slices.Equal(last.Parents, []string{"ccc333"}) {
+		t.Errorf("commits = %+v, want a second one on ccc333", commits)
+	}
 }
 
 func TestCommitFilesHeadMoved(t *testing.T) {

@@ -414,7 +414,7 @@ func outcome(r Results) string {
 	case stateLost:
 		s := "⚠️ **Runner lost**" + who + ": the runner stopped responding"
 		if reason != "" {
-			s += " (" + strings.TrimRight(prose(reason, 300), ".") + ")"
+			s = "⚠️ **Runner lost**" + who + ": " + strings.TrimRight(prose(reason, 300), ".")
 		}
 		return s + "." + before("was lost")
 	case string(PhaseSuperseded):

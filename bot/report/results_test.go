@@ -263,7 +263,7 @@ func TestRenderResultsContent(t *testing.T) {
 			"⏹️ **Benchmark cancelled** for @alice: cancelled by alice with /benchmark-cancel. The tables show the rows measured before it stopped.",
 			"2 measured, 0 failed",
 		}},
-		{name: "lost", wantTables: 1, want: []string{"⚠️ **Runner lost** for @alice: the runner stopped responding (no heartbeat"}},
+		{name: "lost", wantTables: 1, want: []string{"⚠️ **Runner lost** for @alice: no heartbeat"}},
 		{name: "patch", wantTables: 1, want: []string{
 			"> [!NOTE]\n> Pushing to `contributor:feature` was refused",
 			"### 📎 Results patch", "`git apply <file>`",
@@ -295,7 +295,7 @@ func TestResultsOutcome(t *testing.T) {
 		"done":       "✅ **Benchmark done** for @alice.",
 		"failed":     "❌ **Benchmark failed** for @alice: it broke. The tables show the rows measured before it failed.",
 		"cancelled":  "⏹️ **Benchmark cancelled** for @alice: it broke. The tables show the rows measured before it stopped.",
-		"lost":       "⚠️ **Runner lost** for @alice: the runner stopped responding (it broke). The tables show the rows measured before it was lost.",
+		"lost":       "⚠️ **Runner lost** for @alice: it broke. The tables show the rows measured before it was lost.",
 		"superseded": "⏭️ **Benchmark superseded** for @alice: it broke.",
 		"expired":    "⌛ **Benchmark request expired** for @alice: it broke.",
 		"rejected":   "⛔ **Benchmark request declined** for @alice: it broke.",

@@ -1,0 +1,389 @@
+package bot
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"runtime/debug"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/arenabot/arenabot/bot/ghapi"
+	"github.com/arenabot/arenabot/bot/plan"
+	"github.com/arenabot/arenabot/bot/report"
+	"github.com/arenabot/arenabot/queue"
+	"github.com/arenabot/arenabot/runner/result"
+)
+
+// A ReplyTiming says how long the final reply of one job took, measured on the wall clock
+// from the first read of its final event (design.md, "Reply"). RunEvents logs it and hands
+// it to Config.OnReply.
+type ReplyTiming struct {
+	Job     string      // job ID
+	Event   string      // queue.EventOutcome, EventSuperseded, EventCancelled or EventLost
+	State   queue.State // how the job ended
+	Attempt int         // 1 when the first attempt succeeded
+	// Commit is the time until the --save step ended (the results commit made, found
+	// unnecessary, refused or failed); 0 without --save or when an earlier attempt did it.
+	Commit    time.Duration
+	CommitSHA string
+	// Reply is the time until the last part of the reply was posted, Total until the status
+	// comment showed the final phase.
+	Reply, Total time.Duration
+	Parts        int // comments of the reply
+}
+
+// finalReply posts the one final reply of job j, which ended with event kind, and edits
+// its status comment to the final phase. With --save on a done job (or a cancelled one
+// with measured rows) it first commits the result files to the PR head (saveResults), so
+// the reply links the commit. Every step is idempotent: the commit is skipped when the
+// head holds the files already, each part of the reply is found again by its marker, and
+// edits are repeated harmlessly; so a redelivered event or a retry after a failure posts
+// nothing twice. It returns the reply as built when its --save step reached a final
+// answer, for the next attempt to reuse.
+func (b *Bot) finalReply(ctx context.Context, kind string, j queue.Job, p *parked) (*report.Results, error) {
+	tm := ReplyTiming{Job: j.ID, Event: kind, State: j.State, Attempt: p.attempt + 1}
+	var res report.Results
+	var settled *report.Results
+	if p.saved != nil {
+		res, settled = *p.saved, p.saved
+	} else {
+		res = b.results(kind, j)
+		if j.Save {
+			start := time.Now()
+			if b.saveResults(ctx, j, &res) {
+				settled = &res
+			}
+			tm.Commit = time.Since(p.received)
+			b.log.Info("results commit", "job", j.ID, "sha", res.CommitSHA, "took", time.Since(start), "patch_files", len(res.Patch))
+		}
+	}
+	tm.CommitSHA = res.CommitSHA
+
+	parts := b.renderResults(res)
+	firstID, err := b.postResults(ctx, j, parts)
+	if err != nil {
+		return settled, err
+	}
+	tm.Reply, tm.Parts = time.Since(p.received), len(parts)
+
+	if j.StatusCommentID != 0 {
+		s := b.finalStatus(ctx, kind, j, res)
+		if firstID != 0 {
+			s.ResultsURL = b.commentURL(j.Repo, j.PR, firstID)
+		}
+		if err := b.gh.EditComment(ctx, j.InstallationID, j.Repo, j.StatusCommentID, report.RenderStatus(s)); err != nil {
+			return settled, fmt.Errorf("edit status comment: %w", err)
+		}
+	}
+	tm.Total = time.Since(p.received)
+	b.log.Info("final reply", "job", j.ID, "event", kind, "state", j.State, "repo", j.Repo, "pr", j.PR,
+		"parts", tm.Parts, "commit", tm.CommitSHA, "commit_after", tm.Commit, "reply_after", tm.Reply,
+		"total", tm.Total, "attempt", tm.Attempt)
+	if b.cfg.OnReply != nil {
+		b.cfg.OnReply(tm)
+	}
+	return settled, nil
+}
+
+// renderResults is report.RenderResults, with a short fallback reply when it fails, so
+// that a rendering bug can neither keep a job without its reply nor stop the event loop
+// on an event that would fail again after every restart.
+func (b *Bot) renderResults(res report.Results) (parts []string) {
+	defer func() {
+		if r := recover(); r != nil || len(parts) == 0 {
+			b.log.Error("render results", "job", res.RequestID, "panic", r, "stack", string(debug.Stack()))
+			var sb strings.Builder
+			fmt.Fprintf(&sb, "## Benchmark Results\n\n@%s the job ended (%s), but its results could not be rendered; the bot's log has the details.\n",
+				res.Requester, codeSpan(res.State))
+			if res.CommitURL != "" {
+				fmt.Fprintf(&sb, "\nThe results were committed: %s\n", res.CommitURL)
+			}
+			if res.StatusURL != "" {
+				fmt.Fprintf(&sb, "\nStatus: %s\n", res.StatusURL)
+			}
+			sb.WriteString("\n" + report.ResultsMarker(res.RequestID, 1))
+			parts = []string{sb.String()}
+		}
+	}()
+	return report.RenderResults(res)
+}
+
+// results builds the reply of a job from the job and the runner's report it carries.
+func (b *Bot) results(kind string, j queue.Job) report.Results {
+	res := report.Results{
+		RequestID: j.ID, Command: j.Command, Requester: j.Requester, State: string(j.State),
+		Reason: j.Reason, SHA: j.SHA, Compare: j.Compare,
+	}
+	if j.StatusCommentID != 0 {
+		res.StatusURL = b.commentURL(j.Repo, j.PR, j.StatusCommentID)
+	}
+	switch kind {
+	case queue.EventLost:
+		res.State = "lost"
+	case queue.EventSuperseded:
+		res.State = string(queue.Superseded)
+	case queue.EventCancelled:
+		res.State = string(queue.Cancelled)
+	}
+	if res.State == string(queue.Done) {
+		res.Reason = ""
+	}
+	if len(j.Result) > 0 {
+		if err := json.Unmarshal(j.Result, &res.Report); err != nil {
+			b.log.Error("runner report undecodable", "job", j.ID, "err", err)
+			res.Report = result.Report{Error: "the runner's report could not be read"}
+		}
+	}
+	if res.Reason == "" && res.State != string(queue.Done) {
+		res.Reason = res.Report.Error
+	}
+	if res.Report.Commit == "" {
+		res.Report.Commit = j.SHA
+	}
+	return res
+}
+
+// measured reports whether a report holds at least one measured row.
+func measured(r result.Report) bool {
+	return len(r.Rows) > r.Failed()
+}
+
+// saveResults carries out --save for a job that ended: one commit of all its result files
+// on the PR head branch (in the head repository, a fork's for a fork), or, when that is
+// refused or impossible, a note saying why and the files as a patch. It fills res's
+// CommitSHA, CommitURL, SaveNote and Patch, and reports whether its answer is final (a
+// failure other than a refusal may succeed on a later attempt).
+func (b *Bot) saveResults(ctx context.Context, j queue.Job, res *report.Results) bool {
+	nothing := func(why string) bool {
+		res.SaveNote = "`--save`: nothing was committed: " + why + "."
+		return true
+	}
+	state := queue.State(res.State)
+	switch {
+	case state == queue.Failed || res.State == "lost":
+		return nothing("the job failed")
+	case state != queue.Done && state != queue.Cancelled:
+		return nothing("the job did not run")
+	case !measured(res.Report):
+		return nothing("no measurement succeeded")
+	}
+	files, err := res.Report.Saved(plan.Root)
+	if err != nil {
+		return nothing("the result files could not be written (" + errText(err) + ")")
+	}
+	pr, err := b.gh.PullRequest(ctx, j.InstallationID, j.Repo, j.PR)
+	if err != nil {
+		res.SaveNote = "**The results were not committed:** the pull request could not be read from GitHub (" +
+			errText(err) + "). Apply the patch below to save them."
+		res.Patch = b.resultPatches(ctx, j.InstallationID, j.Repo, j.SHA, files)
+		return false
+	}
+	headRepo, ref := pr.HeadRepo, pr.HeadSHA
+	fork := headRepo != "" && !strings.EqualFold(headRepo, j.Repo)
+	patch := func(note string) {
+		res.SaveNote = note
+		from := headRepo
+		if from == "" {
+			from = j.Repo
+		}
+		res.Patch = b.resultPatches(ctx, j.InstallationID, from, ref, files)
+	}
+	switch {
+	case headRepo == "":
+		patch("**The results were not committed:** the pull request's fork was deleted, so there is no branch to commit to. Apply the patch below to save them.")
+		return true
+	case pr.State != "" && pr.State != "open":
+		patch(fmt.Sprintf("**The results were not committed:** the pull request is %s. Apply the patch below on a branch to save them.", pr.State))
+		return true
+	case fork && !pr.MaintainerCanModify:
+		patch("**The results were not committed:** this pull request comes from a fork that does not allow edits by maintainers, so the bot cannot push to it. Apply the patch below and push it, or tick \"Allow edits by maintainers\" and run the command again.")
+		return true
+	}
+	msg := commitMessage(j, res.Report, files, b.commentURL(j.Repo, j.PR, j.StatusCommentID))
+	sha, err := b.gh.CommitFiles(ctx, j.InstallationID, headRepo, pr.HeadRef, msg, files)
+	switch {
+	case err == nil:
+		res.CommitSHA = sha
+		res.CommitURL = b.cfg.WebURL + headRepo + "/commit/" + sha
+		return true
+	case errors.Is(err, ghapi.ErrPushDenied):
+		b.log.Warn("results commit refused", "job", j.ID, "repo", headRepo, "branch", pr.HeadRef, "err", err)
+		patch(fmt.Sprintf("**The results were not committed:** GitHub refused the push to %s: the branch may be protected, "+
+			"or the app may not write to that repository. Apply the patch below and push it to save them.",
+			codeSpan(headRepo+":"+pr.HeadRef)))
+		return true
+	default:
+		b.log.Error("results commit", "job", j.ID, "repo", headRepo, "branch", pr.HeadRef, "err", err)
+		patch(fmt.Sprintf("**The results commit failed:** %s. Apply the patch below and push it to save them.", errText(err)))
+		return false
+	}
+}
+
+// commitMessage is "Benchmark results: nethttp, fasthttp (baseline)" and a body naming
+// the request and the measured commit.
+func commitMessage(j queue.Job, r result.Report, files map[string][]byte, statusURL string) string {
+	entries, tests := map[string]bool{}, map[string]bool{}
+	for _, row := range r.Rows {
+		if row.Result != nil {
+			entries[row.Entry] = true
+			tests[row.Result.Profile] = true
+		}
+	}
+	ordered := func(order []string, set map[string]bool) []string {
+		var out []string
+		for _, s := range order {
+			if set[s] && !slices.Contains(out, s) {
+				out = append(out, s)
+			}
+		}
+		for _, s := range slices.Sorted(maps.Keys(set)) {
+			if !slices.Contains(out, s) {
+				out = append(out, s)
+			}
+		}
+		return out
+	}
+	fws, ts := ordered(r.Frameworks, entries), ordered(r.Tests, tests)
+	subject := "Benchmark results: " + strings.Join(fws, ", ")
+	if len(ts) > 0 {
+		subject += " (" + strings.Join(ts, ", ") + ")"
+	}
+	if len(subject) > 72 {
+		subject = fmt.Sprintf("Benchmark results: %d frameworks (%s)", len(fws), strings.Join(ts, ", "))
+	}
+	if len(subject) > 72 {
+		subject = fmt.Sprintf("Benchmark results: %d frameworks, %d tests", len(fws), len(ts))
+	}
+	var sb strings.Builder
+	sb.WriteString(subject + "\n\n")
+	fmt.Fprintf(&sb, "Request: %s (%s)\n", j.ID, oneLine(j.Command))
+	fmt.Fprintf(&sb, "Requested by: %s\n", j.Requester)
+	if j.Approver != "" {
+		fmt.Fprintf(&sb, "Approved by: %s\n", j.Approver)
+	}
+	measuredSHA := r.Commit
+	if measuredSHA == "" {
+		measuredSHA = j.SHA
+	}
+	fmt.Fprintf(&sb, "Measured commit: %s\n", measuredSHA)
+	if r.Host != "" {
+		fmt.Fprintf(&sb, "Host: %s\n", oneLine(r.Host))
+	}
+	if j.State == queue.Cancelled {
+		sb.WriteString("The job was cancelled; these are the measurements made before it stopped.\n")
+	}
+	if j.StatusCommentID != 0 {
+		fmt.Fprintf(&sb, "Status: %s\n", statusURL)
+	}
+	fmt.Fprintf(&sb, "\n%d result files:\n", len(files))
+	for _, p := range slices.Sorted(maps.Keys(files)) {
+		sb.WriteString("  " + p + "\n")
+	}
+	return sb.String()
+}
+
+// postResults posts the parts of a reply, each found again by its marker first so that
+// nothing is posted twice, and returns the first part's comment id. A part found with
+// other content (a retry whose reply changed) is edited to the new content.
+func (b *Bot) postResults(ctx context.Context, j queue.Job, parts []string) (int64, error) {
+	var first int64
+	for i, body := range parts {
+		marker := report.ResultsMarker(j.ID, i+1)
+		if !strings.Contains(body, marker) {
+			body = strings.TrimRight(body, "\n") + "\n\n" + marker
+		}
+		id, old, found, err := b.gh.FindComment(ctx, j.InstallationID, j.Repo, j.PR, marker)
+		if err != nil {
+			return 0, fmt.Errorf("find results part %d: %w", i+1, err)
+		}
+		if found && !strings.HasSuffix(strings.TrimSpace(old), marker) {
+			// The marker is quoted inside another comment (a patch of a file holding it), not
+			// the part itself: post the part.
+			b.log.Warn("results marker found inside another comment", "job", j.ID, "part", i+1, "comment", id)
+			found = false
+		}
+		switch {
+		case found && old != body:
+			if err := b.gh.EditComment(ctx, j.InstallationID, j.Repo, id, body); err != nil {
+				return 0, fmt.Errorf("edit results part %d: %w", i+1, err)
+			}
+		case !found:
+			id, err = b.gh.CreateComment(ctx, j.InstallationID, j.Repo, j.PR, body)
+			if err != nil {
+				return 0, fmt.Errorf("post results part %d: %w", i+1, err)
+			}
+		}
+		if i == 0 {
+			first = id
+		}
+	}
+	return first, nil
+}
+
+// finalStatus is what the status comment of a job shows once its reply is posted. It
+// agrees with the edits approve and cancelCommand make when they displace or cancel a
+// waiting job, so the two may follow each other in either order.
+func (b *Bot) finalStatus(ctx context.Context, kind string, j queue.Job, res report.Results) report.Status {
+	var s report.Status
+	switch {
+	case kind == queue.EventSuperseded:
+		s = jobStatus(j, report.PhaseSuperseded)
+		s.SupersededBy = b.supersededBy(ctx, j)
+	case kind == queue.EventLost || j.State == queue.Failed:
+		s = jobStatus(j, report.PhaseFailed)
+		s.Reason = res.Reason
+	case j.State == queue.Cancelled:
+		s = jobStatus(j, report.PhaseCancelled)
+		s.Reason = cancelText(j.Reason)
+	default:
+		s = jobStatus(j, report.PhaseDone)
+		s.Reason = ""
+	}
+	if s.Approver == "" && (s.Phase == report.PhaseDone || s.Phase == report.PhaseFailed) {
+		s.Approver = j.Requester // as approve shows a request its requester could approve
+	}
+	s.CommitURL = res.CommitURL
+	if n := len(res.Report.Rows); n > 0 && s.Phase == report.PhaseFailed {
+		s.Done, s.Total = n, n
+		if jp := b.ev.jobs[j.ID]; jp != nil && jp.status.Total > n {
+			s.Total = jp.status.Total
+		}
+	}
+	return s
+}
+
+// supersededBy links to the status comment of the request that displaced j, which the
+// queue names in j's reason; "" when it cannot be found.
+func (b *Bot) supersededBy(ctx context.Context, j queue.Job) string {
+	_, rest, ok := strings.Cut(j.Reason, "newer request ")
+	if !ok {
+		return ""
+	}
+	id, _, _ := strings.Cut(rest, " ")
+	newer, err := b.q.Get(ctx, id)
+	if err != nil || newer.StatusCommentID == 0 {
+		return ""
+	}
+	return b.commentURL(newer.Repo, newer.PR, newer.StatusCommentID)
+}
+
+// cancelText renders the queue's "cancelled by alice" as cancelCommand does.
+func cancelText(reason string) string {
+	if by, ok := strings.CutPrefix(reason, "cancelled by "); ok && by != "" && !strings.HasPrefix(by, "@") {
+		return "cancelled by @" + by
+	}
+	return reason
+}
+
+// errText renders an error for a reply: one line, at most 300 bytes, as inline code.
+func errText(err error) string {
+	s := oneLine(err.Error())
+	if len(s) > 300 {
+		s = strings.ToValidUTF8(s[:300], "") + "…"
+	}
+	return codeSpan(strings.ReplaceAll(s, "<!--", "< !--"))
+}
