@@ -33,8 +33,11 @@ commands:
         build, measure and print the results tables
   validate <framework> [-t test,...]
         build and start the entry, check every contract it subscribes to
-  serve
-        the webhook service (needs ARENA_WEBHOOK_SECRET and GitHub credentials)
+  serve [--runner]
+        the webhook service (needs ARENA_WEBHOOK_SECRET and GitHub credentials);
+        --runner also runs the runner in the same process (single machine)
+  work
+        the runner on the benchmark host (needs ARENA_REDIS_URL, Docker, ARENA_REPO_DIR)
   queue status | list | cancel <job-id> | drain <pool>
         inspect and manage the job queue (needs ARENA_REDIS_URL)
   site [--root DIR] [--out DIR]
@@ -67,6 +70,12 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 			return err
 		}
 		return serve(ctx, cfg, stderr)
+	case "work":
+		cfg, err := parseWork(args[1:], getenv, stderr)
+		if err != nil {
+			return err
+		}
+		return work(ctx, cfg, stderr)
 	case "queue":
 		cfg, err := parseQueue(args[1:], getenv, stderr)
 		if err != nil {

@@ -22,23 +22,34 @@ import (
 	"github.com/arenabot/arenabot/bot"
 	"github.com/arenabot/arenabot/bot/ghapi"
 	"github.com/arenabot/arenabot/queue"
+	"github.com/arenabot/arenabot/runner/profile"
 )
 
 type serveConfig struct {
-	Listen         string
-	Secret         []byte
-	APIURL         string
-	Token          string
-	AppID          int64
-	PrivateKey     []byte
-	BotLogin       string
-	RedisURL       string
-	Prefix         string
-	Depth          int
-	ApprovalPoll   time.Duration
-	ApprovalTTL    time.Duration
+	Listen        string
+	Secret        []byte
+	APIURL        string
+	Token         string
+	AppID         int64
+	PrivateKey    []byte
+	BotLogin      string
+	RedisURL      string
+	Prefix        string
+	Depth         int
+	ApprovalPoll  time.Duration
+	ApprovalTTL   time.Duration
+	ProgressEvery time.Duration
+	ReapEvery     time.Duration
+	Consumer      string
+	// Runner runs the runner in the same process (serve --runner): the single-machine mode.
+	Runner         bool
+	Work           workConfig
 	ReadyListening func(addr string) // tests: called with the bound address
 }
+
+// runnerListen is where serve --runner listens unless told otherwise: the default :8080 is
+// the entries' own port on the same host.
+const runnerListen = ":9090"
 
 func parseServe(args []string, getenv func(string) string, stderr io.Writer) (serveConfig, error) {
 	fs := pflag.NewFlagSet("serve", pflag.ContinueOnError)
@@ -48,7 +59,7 @@ func parseServe(args []string, getenv func(string) string, stderr io.Writer) (se
 		fs.PrintDefaults()
 	}
 	var c serveConfig
-	var secretFile, keyFile, appID, depth, poll, ttl string
+	var secretFile, keyFile, appID, depth, poll, ttl, progress string
 	fs.StringVar(&c.Listen, "listen", envOr(getenv, "ARENA_LISTEN", ":8080"), "address of the HTTP server (ARENA_LISTEN)")
 	fs.StringVar(&secretFile, "webhook-secret-file", "", "file holding the webhook secret (default: ARENA_WEBHOOK_SECRET; a flag names a file because flag values show in ps)")
 	fs.StringVar(&c.APIURL, "github-api-url", envOr(getenv, "ARENA_GITHUB_API_URL", ghapi.DefaultBaseURL), "GitHub REST API root (ARENA_GITHUB_API_URL)")
@@ -60,6 +71,11 @@ func parseServe(args []string, getenv func(string) string, stderr io.Writer) (se
 	fs.StringVar(&depth, "queue-depth", envOr(getenv, "ARENA_QUEUE_DEPTH", "1"), "waiting places per runner pool (ARENA_QUEUE_DEPTH)")
 	fs.StringVar(&poll, "approval-poll", envOr(getenv, "ARENA_APPROVAL_POLL", "15s"), "how often pending requests' reactions are read (ARENA_APPROVAL_POLL)")
 	fs.StringVar(&ttl, "approval-ttl", envOr(getenv, "ARENA_APPROVAL_TTL", "72h"), "how long a request waits for approval (ARENA_APPROVAL_TTL)")
+	fs.StringVar(&progress, "progress-every", envOr(getenv, "ARENA_PROGRESS_EVERY", "5s"), "least time between two progress edits of a running job's status comment (ARENA_PROGRESS_EVERY)")
+	fs.DurationVar(&c.ReapEvery, "reap-every", 5*time.Second, "how often jobs whose runner stopped heart-beating are looked for")
+	fs.StringVar(&c.Consumer, "consumer", envOr(getenv, "ARENA_BOT_CONSUMER", "arenabot"), "the bot's stable name on the runner event stream; keep it across restarts (ARENA_BOT_CONSUMER)")
+	fs.BoolVar(&c.Runner, "runner", false, "also run the runner in this process (the single-machine mode; the runner flags below apply)")
+	c.Work.runnerFlags(fs, getenv)
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, pflag.ErrHelp) {
 			return c, errReported
@@ -109,7 +125,45 @@ func parseServe(args []string, getenv func(string) string, stderr io.Writer) (se
 	if c.ApprovalTTL, err = time.ParseDuration(ttl); err != nil || c.ApprovalTTL <= 0 {
 		return c, fmt.Errorf("serve: ARENA_APPROVAL_TTL %q: want a duration such as 72h", ttl)
 	}
+	if c.ProgressEvery, err = time.ParseDuration(progress); err != nil || c.ProgressEvery <= 0 {
+		return c, fmt.Errorf("serve: ARENA_PROGRESS_EVERY %q: want a duration such as 5s", progress)
+	}
+	if c.ReapEvery <= 0 {
+		return c, fmt.Errorf("serve: --reap-every %s: want a positive duration", c.ReapEvery)
+	}
+	if c.Runner {
+		if err := c.Work.check("serve --runner"); err != nil {
+			return c, err
+		}
+		c.Work.RedisURL, c.Work.Prefix = c.RedisURL, c.Prefix
+		explicit := fs.Changed("listen") || getenv("ARENA_LISTEN") != ""
+		if port := listenPort(c.Listen); entryPort(port) {
+			if explicit {
+				return c, fmt.Errorf("serve --runner: ARENA_LISTEN %s is port %d, which the entries listen on when they are measured on this host; use another port, e.g. %s", c.Listen, port, runnerListen)
+			}
+			c.Listen = runnerListen
+		}
+	}
 	return c, nil
+}
+
+// listenPort returns the port of a listen address, 0 when it has none.
+func listenPort(addr string) int {
+	_, p, err := net.SplitHostPort(addr)
+	if err != nil {
+		return 0
+	}
+	n, _ := strconv.Atoi(p)
+	return n
+}
+
+// entryPort reports whether the entries' servers listen on port (design.md, Profiles).
+func entryPort(port int) bool {
+	switch port {
+	case profile.PortH1, profile.PortH1TLS, profile.PortH2C, profile.PortTLS:
+		return true
+	}
+	return false
 }
 
 // serve runs the webhook service until ctx ends.
@@ -134,6 +188,7 @@ func serve(ctx context.Context, c serveConfig, stderr io.Writer) error {
 		ApprovalTTL:   c.ApprovalTTL,
 		ApprovalPoll:  c.ApprovalPoll,
 		WebhookSecret: c.Secret,
+		ProgressEvery: c.ProgressEvery,
 	}
 	if rdb != nil { // pending requests and accepted deliveries survive a restart
 		bc.Pending = bot.NewRedisPending(rdb, c.Prefix)
@@ -165,15 +220,24 @@ func serve(ctx context.Context, c serveConfig, stderr io.Writer) error {
 		c.ReadyListening(ln.Addr().String())
 	}
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
-	errc := make(chan error, 3)
+	errc := make(chan error, 5)
 	go func() { errc <- b.Run(ctx) }()
-	go func() { errc <- q.RunReaper(ctx, 5*time.Second) }()
+	go func() { errc <- ignoreCancel(ctx, b.RunEvents(ctx, c.Consumer)) }()
+	go func() { errc <- q.RunReaper(ctx, c.ReapEvery) }()
+	if c.Runner {
+		w, closeEngine, err := c.Work.newWorker(ctx, q, log)
+		if err != nil {
+			return fmt.Errorf("serve --runner: %w", err)
+		}
+		defer closeEngine()
+		go func() { errc <- w.Run(ctx) }()
+	}
 	go func() {
 		if err := srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
 			errc <- err
 		}
 	}()
-	log.Info("serving", "listen", ln.Addr().String(), "redis", c.RedisURL != "")
+	log.Info("serving", "listen", ln.Addr().String(), "redis", c.RedisURL != "", "runner", c.Runner)
 	select {
 	case <-ctx.Done():
 	case err = <-errc:
@@ -225,17 +289,37 @@ func (c queueCollector) Collect(ch chan<- prometheus.Metric) {
 // durable records), else the embedded one.
 func openQueue(ctx context.Context, c serveConfig, log *slog.Logger) (queue.Queue, *redis.Client, error) {
 	opts := queue.Options{Prefix: c.Prefix, Depth: c.Depth, Logger: log.With("component", "queue")}
+	if c.Runner {
+		opts.LeaseTTL = c.Work.LeaseTTL
+	}
 	if c.RedisURL == "" {
 		return queue.NewMemory(opts), nil, nil
 	}
-	ro, err := redis.ParseURL(c.RedisURL)
+	rdb, err := dialRedis(ctx, c.RedisURL, "serve")
 	if err != nil {
-		return nil, nil, fmt.Errorf("serve: ARENA_REDIS_URL: %w; want redis://[user:password@]host:port[/db]", err)
+		return nil, nil, err
+	}
+	return queue.NewRedis(rdb, opts), rdb, nil
+}
+
+// dialRedis connects to the Redis at url and checks that it answers.
+func dialRedis(ctx context.Context, url, cmd string) (*redis.Client, error) {
+	ro, err := redis.ParseURL(url)
+	if err != nil {
+		return nil, fmt.Errorf("%s: ARENA_REDIS_URL: %w; want redis://[user:password@]host:port[/db]", cmd, err)
 	}
 	rdb := redis.NewClient(ro)
 	if err := rdb.Ping(ctx).Err(); err != nil {
 		rdb.Close()
-		return nil, nil, fmt.Errorf("serve: Redis at %s does not answer: %w", ro.Addr, err)
+		return nil, fmt.Errorf("%s: Redis at %s does not answer: %w", cmd, ro.Addr, err)
 	}
-	return queue.NewRedis(rdb, opts), rdb, nil
+	return rdb, nil
+}
+
+// ignoreCancel turns the error a loop returns when its context ends into nil.
+func ignoreCancel(ctx context.Context, err error) error {
+	if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
+		return nil
+	}
+	return err
 }

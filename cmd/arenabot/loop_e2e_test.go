@@ -1,0 +1,263 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/arenabot/arenabot/bot/githubtest"
+	"github.com/arenabot/arenabot/bot/report"
+	"github.com/arenabot/arenabot/runner/result"
+)
+
+// resultsCommit returns the one commit the bot made on top of parent, failing unless there
+// is exactly one.
+func (l *loop) resultsCommit(parent string) githubtest.Commit {
+	l.t.Helper()
+	var found []githubtest.Commit
+	for _, c := range l.gh.Commits(loopRepo) {
+		if len(c.Parents) == 1 && c.Parents[0] == parent {
+			found = append(found, c)
+		}
+	}
+	if len(found) != 1 {
+		l.t.Fatalf("want exactly one commit on top of %s, got %d: %+v", parent, len(found), found)
+	}
+	return found[0]
+}
+
+// changedFiles lists the paths a commit adds or changes against the PR head's files (the
+// fake GitHub gives a moved head the files of the head before it).
+func (l *loop) changedFiles(c githubtest.Commit) map[string][]byte {
+	out := map[string][]byte{}
+	for path, b := range c.Files {
+		if old, ok := l.headFiles[path]; !ok || string(old) != string(b) {
+			out[path] = b
+		}
+	}
+	for path := range l.headFiles {
+		if _, ok := c.Files[path]; !ok {
+			l.t.Errorf("the results commit deletes %s", path)
+		}
+	}
+	return out
+}
+
+// TestLoopMultiSave is the mission end to end: a contributor's signed
+// `/benchmark-multiple -f nethttp,fasthttp -t baseline --save`, a collaborator's 👍, the
+// runner measuring both real entries, and one results comment whose two tables hold exactly
+// the numbers of the one commit the bot made on the PR head.
+func TestLoopMultiSave(t *testing.T) {
+	l := newLoop(t, []string{"nethttp", "fasthttp"}, nil)
+	l.startServe()
+	l.startWork()
+	cmdID := l.comment("carol", "/benchmark-multiple -f nethttp,fasthttp -t baseline --save")
+	l.approve()
+	final := l.waitComment("arenabot:results", 5*time.Minute)
+	time.Sleep(time.Second) // a second reply would come now
+	if n := len(l.results()); n != 1 {
+		t.Fatalf("%d results comments, want 1:\n%s", n, l.dumpComments())
+	}
+	t.Logf("results comment:\n%s", final.Body)
+
+	commit := l.resultsCommit(l.head)
+	if got := l.gh.Ref(loopRepo, loopBranch); got != commit.SHA {
+		t.Errorf("%s points at %s, want the results commit %s", loopBranch, got, commit.SHA)
+	}
+	files := l.changedFiles(commit)
+	rows := tableRows(final.Body)
+	want := []string{"nethttp/baseline/512", "nethttp/baseline/4096", "fasthttp/baseline/512", "fasthttp/baseline/4096"}
+	if len(files) != len(want) || len(rows) != len(want) {
+		t.Errorf("commit changes %d files and the reply has %d rows, want %d each: files %v",
+			len(files), len(rows), len(want), keys(files))
+	}
+	for _, w := range want {
+		parts := strings.Split(w, "/")
+		path := fmt.Sprintf("frameworks/%s/results/%s-%s.json", parts[0], parts[1], parts[2])
+		b, ok := files[path]
+		if !ok {
+			t.Errorf("the commit lacks %s", path)
+			continue
+		}
+		r, err := result.Unmarshal(b)
+		if err != nil {
+			t.Errorf("%s: %v", path, err)
+			continue
+		}
+		if r.RPS <= 0 || r.Commit != l.head || r.Status2xx != r.Requests {
+			t.Errorf("%s: rps %d, commit %q, %d of %d 2xx; want a measurement of %s", path, r.RPS, r.Commit, r.Status2xx, r.Requests, l.head)
+		}
+		cells := rows[w]
+		if cells == nil {
+			t.Errorf("no table row for %s", w)
+			continue
+		}
+		if cells[2] != report.FormatCount(float64(r.RPS)) || cells[8] != report.FormatBytes(r.MemoryPeak) {
+			t.Errorf("%s: table says RPS %s, Mem %s; the committed file says %s, %s", w, cells[2], cells[8],
+				report.FormatCount(float64(r.RPS)), report.FormatBytes(r.MemoryPeak))
+		}
+		// main held a nethttp baseline-512 result: a delta; fasthttp had none: NEW.
+		if w == "nethttp/baseline/512" && (cells[9] == "NEW" || cells[9] == "n/a") {
+			t.Errorf("%s: Δ RPS %q, want a delta against main's committed result", w, cells[9])
+		}
+		if strings.HasPrefix(w, "fasthttp") && cells[9] != "NEW" {
+			t.Errorf("%s: Δ RPS %q, want NEW", w, cells[9])
+		}
+	}
+	if !strings.Contains(final.Body, commit.SHA[:7]) {
+		t.Errorf("the reply does not link the results commit %s", commit.SHA)
+	}
+	if !strings.Contains(final.Body, "```mermaid") || !strings.Contains(final.Body, "<details>") {
+		t.Errorf("the reply lacks the chart or the log")
+	}
+	status := l.waitComment("arenabot:status", time.Second)
+	if !strings.Contains(status.Body, "#issuecomment-") {
+		t.Errorf("the status comment does not link the results:\n%s", status.Body)
+	}
+	if rs := l.gh.Reactions(loopRepo, cmdID); len(rs) == 0 || rs[0].Content != "eyes" {
+		t.Errorf("the command got reactions %+v, want 👀", rs)
+	}
+}
+
+func keys[V any](m map[string]V) []string {
+	var out []string
+	for k := range m {
+		out = append(out, k)
+	}
+	return out
+}
+
+// brokenEntry adds an entry whose Dockerfile fails to build.
+func brokenEntry(dir string) {
+	d := filepath.Join(dir, "frameworks", "broken")
+	os.MkdirAll(d, 0o755)
+	os.WriteFile(filepath.Join(d, "meta.json"), []byte(`{"display_name":"broken","language":"Go","type":"production","engine":"none","description":"fails to build","repo":"","enabled":true,"tests":["baseline"],"maintainers":[]}`+"\n"), 0o644)
+	os.WriteFile(filepath.Join(d, "Dockerfile"), []byte("ARG GO_IMAGE=golang:1.26-bookworm\nFROM ${GO_IMAGE}\nRUN echo 'compiling the broken server' && echo 'error: undefined: handler' >&2 && exit 3\n"), 0o644)
+}
+
+// TestLoopBuildFailureAndGitHub5xx: one framework's build fails (its rows are ❌ with the
+// build log, the other framework is still measured), and GitHub answers the results POST
+// with a 502 once: the reply is posted exactly once.
+func TestLoopBuildFailureAndGitHub5xx(t *testing.T) {
+	l := newLoop(t, []string{"nethttp"}, brokenEntry)
+	l.startServe()
+	l.startWork()
+	l.comment("maintainer", "/benchmark-multiple -f nethttp,broken -t baseline")
+	l.waitFor("the job to run", time.Minute, func() bool {
+		return strings.Contains(l.waitComment("arenabot:status", 30*time.Second).Body, "unning")
+	})
+	l.gh.FailNext(http.MethodPost, "/repos/octo/arena/issues/1/comments", 1, http.StatusBadGateway)
+	final := l.waitComment("arenabot:results", 5*time.Minute)
+	time.Sleep(time.Second)
+	if n := len(l.results()); n != 1 {
+		t.Fatalf("%d results comments, want 1:\n%s", n, l.dumpComments())
+	}
+	t.Logf("results comment:\n%s", final.Body)
+	rows := tableRows(final.Body)
+	for _, c := range []string{"512", "4096"} {
+		if cells := rows["nethttp/baseline/"+c]; cells == nil || strings.HasPrefix(cells[2], "❌") {
+			t.Errorf("nethttp baseline %s: %v, want measured", c, cells)
+		}
+	}
+	if !strings.Contains(final.Body, "### ❌ `broken`") || !strings.Contains(final.Body, "undefined: handler") {
+		t.Errorf("the reply does not show broken's failed build with its log")
+	}
+	bad := 0
+	for _, c := range l.gh.CallsTo(http.MethodPost, "/repos/octo/arena/issues/1/comments") {
+		if c.Status == http.StatusBadGateway {
+			bad++
+		}
+	}
+	if bad != 1 {
+		t.Errorf("%d POSTs met the injected 502, want 1", bad)
+	}
+	if len(l.gh.Commits(loopRepo)) > 0 {
+		for _, c := range l.gh.Commits(loopRepo) {
+			if len(c.Parents) == 1 && c.Parents[0] == l.head {
+				t.Errorf("a job without --save committed %s", c.SHA)
+			}
+		}
+	}
+}
+
+// TestLoopCancelWhileRunning: /benchmark-cancel while the runner measures stops it within
+// seconds, removes its containers, and ends with one final reply saying it was cancelled.
+func TestLoopCancelWhileRunning(t *testing.T) {
+	l := newLoop(t, []string{"nethttp"}, nil)
+	l.startServe()
+	l.startWork("--duration", "3s")
+	cmdID := l.comment("maintainer", "/benchmark -f nethttp -t baseline --save")
+	l.waitFor("a row to be measured", 2*time.Minute, func() bool {
+		return strings.Contains(l.waitComment("arenabot:status", 30*time.Second).Body, "⏳")
+	})
+	asked := time.Now()
+	l.comment("maintainer", "/benchmark-cancel")
+	final := l.waitComment("arenabot:results", time.Minute)
+	t.Logf("cancelled %s after asking; reply:\n%s", time.Since(asked).Round(time.Millisecond), final.Body)
+	if !strings.Contains(strings.ToLower(final.Body), "cancel") {
+		t.Errorf("the final reply does not say the job was cancelled")
+	}
+	time.Sleep(time.Second)
+	if n := len(l.results()); n != 1 {
+		t.Fatalf("%d results comments, want 1", n)
+	}
+	if n := jobContainers(t, fmt.Sprintf("r%d", cmdID)); n != 0 {
+		t.Errorf("%d containers of the runner are left after the cancel", n)
+	}
+	for _, c := range l.gh.Commits(loopRepo) {
+		if len(c.Parents) == 1 && c.Parents[0] == l.head {
+			t.Errorf("a cancelled job committed %s", c.SHA)
+		}
+	}
+}
+
+// TestLoopHeadMovesDuringRun: the PR gets a new commit while the runner measures the
+// approved one; the results are still committed, on the new head.
+func TestLoopHeadMovesDuringRun(t *testing.T) {
+	l := newLoop(t, []string{"nethttp"}, nil)
+	l.startServe()
+	l.startWork()
+	l.comment("maintainer", "/benchmark -f nethttp -t baseline --save")
+	l.waitFor("the job to run", 2*time.Minute, func() bool {
+		return strings.Contains(l.waitComment("arenabot:status", 30*time.Second).Body, "⏳")
+	})
+	const newHead = "feedfacefeedfacefeedfacefeedfacefeedface"
+	l.gh.SetHead(loopRepo, loopPR, newHead)
+	final := l.waitComment("arenabot:results", 5*time.Minute)
+	commit := l.resultsCommit(newHead)
+	if got := l.gh.Ref(loopRepo, loopBranch); got != commit.SHA {
+		t.Errorf("%s points at %s, want the results commit %s", loopBranch, got, commit.SHA)
+	}
+	files := l.changedFiles(commit)
+	for _, c := range []string{"512", "4096"} {
+		b, ok := files["frameworks/nethttp/results/baseline-"+c+".json"]
+		if !ok {
+			t.Errorf("the commit lacks baseline-%s.json; it has %v", c, keys(files))
+			continue
+		}
+		var r result.Result
+		json.Unmarshal(b, &r)
+		if r.Commit != l.head {
+			t.Errorf("baseline-%s.json records commit %s, want the measured (approved) %s", c, r.Commit, l.head)
+		}
+	}
+	if !strings.Contains(final.Body, l.head[:7]) {
+		t.Errorf("the reply does not name the measured commit %s", l.head[:7])
+	}
+}
+
+// jobContainers counts the containers the runner made for a job.
+func jobContainers(t *testing.T, job string) int {
+	t.Helper()
+	out, err := exec.Command("docker", "ps", "-aq", "--filter", "label=arenabot.job="+job).CombinedOutput()
+	if err != nil {
+		t.Fatalf("docker ps: %v\n%s", err, out)
+	}
+	return len(strings.Fields(string(out)))
+}

@@ -1,0 +1,127 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"path/filepath"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"github.com/arenabot/arenabot/queue"
+	"github.com/arenabot/arenabot/runner"
+)
+
+// workConfig is the runner service's configuration: where jobs come from (the queue, the
+// pool), where the arena repository is, and how to measure. serve --runner uses the same
+// flags.
+type workConfig struct {
+	hostConfig
+	RedisURL    string
+	Prefix      string
+	Pool        string
+	Remote      string
+	BaseRef     string
+	WorkDir     string
+	Runs        int
+	Duration    time.Duration
+	LoadgenCPUs string
+	Lite        bool
+	Heartbeat   time.Duration
+	LeaseTTL    time.Duration
+}
+
+// runnerFlags registers the flags the runner needs besides the queue's.
+func (c *workConfig) runnerFlags(fs *pflag.FlagSet, getenv func(string) string) {
+	c.hostConfig.flags(fs, getenv)
+	fs.StringVar(&c.Root, "repo-dir", envOr(getenv, "ARENA_REPO_DIR", "."), "a git clone of the arena repository; jobs fetch the PR head and the base branch from its remote (ARENA_REPO_DIR; --root is the same)")
+	fs.StringVar(&c.Pool, "pool", envOr(getenv, "ARENA_POOL", queue.DefaultPool), "the runner pool to take jobs from (ARENA_POOL)")
+	fs.StringVar(&c.Remote, "remote", envOr(getenv, "ARENA_REMOTE", "origin"), "the remote of the repository to fetch from (ARENA_REMOTE)")
+	fs.StringVar(&c.BaseRef, "base-ref", envOr(getenv, "ARENA_BASE_REF", "main"), "the branch whose committed results deltas compare against (ARENA_BASE_REF)")
+	fs.StringVar(&c.WorkDir, "work-dir", getenv("ARENA_WORK_DIR"), "where each job's workspace is checked out (ARENA_WORK_DIR; default: <cache-dir>/work)")
+	fs.IntVar(&c.Runs, "runs", 3, "runs per measurement; the best is reported")
+	fs.DurationVar(&c.Duration, "duration", 0, "length of one run (default: the test's own, else 5s)")
+	fs.StringVar(&c.LoadgenCPUs, "loadgen-cpus", getenv("ARENA_LOADGEN_CPUS"), "cpuset of the load tools (ARENA_LOADGEN_CPUS; default: upper half)")
+	fs.BoolVar(&c.Lite, "lite", false, "measure as bench --lite does (no pinning, load tools in Docker): for trying the loop on a laptop, not for published numbers")
+	fs.DurationVar(&c.Heartbeat, "heartbeat", 2*time.Second, "how often the job's lease is renewed and a cancel looked for")
+	fs.DurationVar(&c.LeaseTTL, "lease-ttl", 30*time.Second, "how long a job stays this runner's without a heartbeat; after it the queue retries the job once")
+}
+
+func (c *workConfig) check(cmd string) error {
+	if c.Runs < 1 {
+		return fmt.Errorf("%s: --runs %d: need at least one run", cmd, c.Runs)
+	}
+	if c.Duration < 0 || (c.Duration > 0 && c.Duration < time.Second) {
+		return fmt.Errorf("%s: --duration %s: give at least 1s (wrk measures in whole seconds)", cmd, c.Duration)
+	}
+	if c.Heartbeat <= 0 || c.LeaseTTL < 2*c.Heartbeat {
+		return fmt.Errorf("%s: --lease-ttl %s must be at least twice --heartbeat %s", cmd, c.LeaseTTL, c.Heartbeat)
+	}
+	if c.WorkDir == "" {
+		c.WorkDir = filepath.Join(c.CacheDir, "work")
+	}
+	return c.hostConfig.finish(cmd)
+}
+
+func parseWork(args []string, getenv func(string) string, stderr io.Writer) (workConfig, error) {
+	fs := pflag.NewFlagSet("work", pflag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "usage: arenabot work [flags]\n\nThe runner on the benchmark host: takes approved jobs from the queue, checks out the\napproved commit, measures the entries and reports back through the queue. It needs Redis,\nDocker and read access to the arena repository; never GitHub credentials.\nEvery flag defaults to its ARENA_* variable.\n\nflags:")
+		fs.PrintDefaults()
+	}
+	var c workConfig
+	fs.StringVar(&c.RedisURL, "redis-url", getenv("ARENA_REDIS_URL"), "the queue's Redis, shared with serve (ARENA_REDIS_URL)")
+	fs.StringVar(&c.Prefix, "redis-prefix", envOr(getenv, "ARENA_REDIS_PREFIX", "arena:"), "key prefix in Redis (ARENA_REDIS_PREFIX)")
+	c.runnerFlags(fs, getenv)
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, pflag.ErrHelp) {
+			return c, errReported
+		}
+		return c, fmt.Errorf("work: %w; run 'arenabot work --help' for the flags", err)
+	}
+	if fs.NArg() > 0 {
+		return c, fmt.Errorf("work: unexpected argument %q; work takes flags only", fs.Arg(0))
+	}
+	if c.RedisURL == "" {
+		return c, fmt.Errorf("work: no queue; set ARENA_REDIS_URL to the Redis that serve uses (a runner in the same process as the bot is 'arenabot serve --runner')")
+	}
+	return c, c.check("work")
+}
+
+// work runs the runner service until ctx ends.
+func work(ctx context.Context, c workConfig, stderr io.Writer) error {
+	log := slog.New(slog.NewJSONHandler(stderr, nil))
+	rdb, err := dialRedis(ctx, c.RedisURL, "work")
+	if err != nil {
+		return err
+	}
+	defer rdb.Close()
+	q := queue.NewRedis(rdb, queue.Options{Prefix: c.Prefix, LeaseTTL: c.LeaseTTL, Logger: log.With("component", "queue")})
+	w, closeEngine, err := c.newWorker(ctx, q, log)
+	if err != nil {
+		return err
+	}
+	defer closeEngine()
+	log.Info("runner started", "pool", c.Pool, "repo", c.Root, "work_dir", c.WorkDir)
+	return w.Run(ctx)
+}
+
+// newWorker connects to Docker, prepares the arena data and returns the worker.
+func (c *workConfig) newWorker(ctx context.Context, q runner.WorkQueue, log *slog.Logger) (*runner.Worker, func(), error) {
+	eng, dataDir, err := c.connect(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	bench := c.runnerConfig(ctx, dataDir)
+	bench.Commit = "" // set per job: the approved commit
+	bench.Lite, bench.Runs, bench.Duration, bench.LoadgenCPUs = c.Lite, c.Runs, c.Duration, c.LoadgenCPUs
+	w := runner.NewWorker(q, eng, runner.WorkerConfig{
+		Pool: c.Pool, RepoDir: c.Root, Remote: c.Remote, BaseRef: c.BaseRef, WorkDir: c.WorkDir,
+		Heartbeat: c.Heartbeat, LeaseTTL: c.LeaseTTL, Bench: bench, Log: log.With("component", "runner"),
+	})
+	return w, func() { eng.Close() }, nil
+}
