@@ -15,6 +15,23 @@ import (
 
 var update = flag.Bool("update", false, "rewrite testdata/*.golden from current output")
 
+// checkGolden compares got with the golden file, rewriting the file first under -update.
+func checkGolden(t *testing.T, golden, got string) {
+	t.Helper()
+	if *update {
+		if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatalf("%v (run go test -update to create it)", err)
+	}
+	if diff := cmp.Diff(string(want), got); diff != "" {
+		t.Errorf("mismatch with %s (-want +got):\n%s\nIf intended, rerun with -update.", golden, diff)
+	}
+}
+
 func res(rps float64, mem int64, spreadPct float64) *result.Result {
 	r := &result.Result{}
 	r.FromRuns([]result.Run{{
@@ -88,19 +105,7 @@ func TestRenderGolden(t *testing.T) {
 	for _, tt := range cases {
 		t.Run(tt.name, func(t *testing.T) {
 			got := Render(Reply{Title: "Benchmark Results", Header: []string{"**Frameworks:** test"}, Tables: Tables(tt.rows, tt.base), Baseline: tt.base})
-			golden := filepath.Join("testdata", tt.name+".golden")
-			if *update {
-				if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-			want, err := os.ReadFile(golden)
-			if err != nil {
-				t.Fatalf("%v (run go test -update to create it)", err)
-			}
-			if diff := cmp.Diff(string(want), got); diff != "" {
-				t.Errorf("Render mismatch (-%s +got):\n%s\nIf intended, rerun with -update.", golden, diff)
-			}
+			checkGolden(t, filepath.Join("testdata", tt.name+".golden"), got)
 		})
 	}
 }

@@ -3,7 +3,6 @@ package report
 import (
 	"fmt"
 	"math/rand/v2"
-	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -213,19 +212,7 @@ func TestRenderResultsGolden(t *testing.T) {
 			parts := RenderResults(r)
 			checkParts(t, r, parts)
 			got := strings.Join(parts, commentSeparator) + "\n"
-			golden := filepath.Join("testdata", "results-"+name+".golden")
-			if *update {
-				if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-			want, err := os.ReadFile(golden)
-			if err != nil {
-				t.Fatalf("%v (run go test -update to create it)", err)
-			}
-			if diff := cmp.Diff(string(want), got); diff != "" {
-				t.Errorf("RenderResults mismatch (-%s +got):\n%s\nIf intended, rerun with -update.", golden, diff)
-			}
+			checkGolden(t, filepath.Join("testdata", "results-"+name+".golden"), got)
 		})
 	}
 }

@@ -2,13 +2,10 @@ package report
 
 import (
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/google/go-cmp/cmp"
 )
 
 const hostile = "@everyone <script> [x](http://e) | `"
@@ -96,19 +93,7 @@ func TestRenderStatusGolden(t *testing.T) {
 	for name, s := range statusCases() {
 		t.Run(name, func(t *testing.T) {
 			got := RenderStatus(s)
-			golden := filepath.Join("testdata", "status-"+name+".golden")
-			if *update {
-				if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-			want, err := os.ReadFile(golden)
-			if err != nil {
-				t.Fatalf("%v (run go test -update to create it)", err)
-			}
-			if diff := cmp.Diff(string(want), got); diff != "" {
-				t.Errorf("RenderStatus mismatch (-%s +got):\n%s\nIf intended, rerun with -update.", golden, diff)
-			}
+			checkGolden(t, filepath.Join("testdata", "status-"+name+".golden"), got)
 		})
 	}
 }

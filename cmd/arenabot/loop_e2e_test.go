@@ -261,3 +261,24 @@ func jobContainers(t *testing.T, job string) int {
 	}
 	return len(strings.Fields(string(out)))
 }
+
+// TestLoopServeRunner is the single-machine mode: `arenabot serve --runner` with no Redis
+// runs the bot, the embedded queue and the runner in one process, and a collaborator's
+// command ends with its results.
+func TestLoopServeRunner(t *testing.T) {
+	l := newLoop(t, []string{"nethttp"}, nil)
+	l.redisURL = "" // the embedded queue
+	args := append([]string{"--runner"}, l.workArgs()...)
+	l.startServe(args...)
+	l.comment("maintainer", "/benchmark -f nethttp -t baseline")
+	final := l.waitComment("arenabot:results", 5*time.Minute)
+	rows := tableRows(final.Body)
+	for _, c := range []string{"512", "4096"} {
+		if cells := rows["nethttp/baseline/"+c]; cells == nil || strings.HasPrefix(cells[2], "❌") {
+			t.Errorf("nethttp baseline %s: %v, want measured", c, cells)
+		}
+	}
+	if !strings.Contains(l.logs.String(), `"runner":true`) {
+		t.Errorf("serve did not say it runs the runner")
+	}
+}

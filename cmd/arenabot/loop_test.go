@@ -48,6 +48,8 @@ type loop struct {
 	headFiles map[string][]byte
 	botURL    string
 	logs      *syncBuffer
+	// redisURL is the queue serve and work use; "" makes serve use its embedded queue.
+	redisURL string
 
 	cancelServe context.CancelFunc
 	serveDone   chan error
@@ -102,6 +104,8 @@ func newLoop(t *testing.T, entries []string, extra func(dir string)) *loop {
 		}
 	})
 	l.q = queue.NewRedis(l.redis.Client(t), queue.Options{Prefix: "arena:"})
+	l.redisURL = "redis://" + l.redis.Addr
+	l.redisURL = "redis://" + l.redis.Addr
 
 	work := t.TempDir()
 	git(t, work, "init", "-q", "-b", "main")
@@ -159,7 +163,7 @@ func newLoop(t *testing.T, entries []string, extra func(dir string)) *loop {
 func (l *loop) env() map[string]string {
 	return map[string]string{
 		"ARENA_WEBHOOK_SECRET": loopSecret, "ARENA_GITHUB_TOKEN": "tok", "ARENA_GITHUB_API_URL": l.gh.URL,
-		"ARENA_REDIS_URL": "redis://" + l.redis.Addr, "ARENA_LISTEN": "127.0.0.1:0", "ARENA_BOT_LOGIN": "arenabot[bot]",
+		"ARENA_REDIS_URL": l.redisURL, "ARENA_LISTEN": "127.0.0.1:0", "ARENA_BOT_LOGIN": "arenabot[bot]",
 		"ARENA_APPROVAL_POLL": "100ms", "ARENA_PROGRESS_EVERY": "1s",
 	}
 }

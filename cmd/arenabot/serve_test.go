@@ -55,21 +55,40 @@ func TestParseServe(t *testing.T) {
 		{name: "app without key", env: with("ARENA_GITHUB_TOKEN", "", "ARENA_GITHUB_APP_ID", "12"), wantErr: "ARENA_GITHUB_PRIVATE_KEY_FILE"},
 		{name: "bad depth", env: with("ARENA_QUEUE_DEPTH", "0"), wantErr: "ARENA_QUEUE_DEPTH"},
 		{name: "bad poll", env: with("ARENA_APPROVAL_POLL", "soon"), wantErr: "ARENA_APPROVAL_POLL"},
+		{name: "bad progress interval", env: with("ARENA_PROGRESS_EVERY", "0s"), wantErr: "ARENA_PROGRESS_EVERY"},
+		{name: "runner moves off the entries' port", env: base, args: []string{"--runner", "--cache-dir", "/c"}, check: func(t *testing.T, c serveConfig) {
+			if !c.Runner || c.Listen != runnerListen || c.Work.WorkDir != "/c/work" || c.Work.Runs != 3 || c.Consumer != "arenabot" {
+				t.Errorf("serve --runner = listen %q, runner %v, work %+v", c.Listen, c.Runner, c.Work)
+			}
+		}},
+		{name: "runner refuses an entry port given on purpose", env: with("ARENA_LISTEN", ":8080"), args: []string{"--runner"}, wantErr: "port 8080, which the entries listen on"},
+		{name: "runner keeps a free port", env: with("ARENA_LISTEN", "127.0.0.1:9999"), args: []string{"--runner", "--runs", "1"}, check: func(t *testing.T, c serveConfig) {
+			if c.Listen != "127.0.0.1:9999" || c.Work.Runs != 1 {
+				t.Errorf("listen %q runs %d", c.Listen, c.Work.Runs)
+			}
+		}},
+		{name: "runner checks its flags", env: base, args: []string{"--runner", "--heartbeat", "20s"}, wantErr: "--lease-ttl"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			c, err := parseServe(tt.args, func(k string) string { return tt.env[k] }, io.Discard)
-			if tt.wantErr != "" {
-				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
-					t.Fatalf("err = %v, want one naming %q", err, tt.wantErr)
-				}
-				return
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			tt.check(t, c)
+			checkParsed(t, c, err, tt.wantErr, tt.check)
 		})
 	}
+}
+
+// checkParsed checks a parse's outcome: an error naming wantErr, or a config check accepts.
+func checkParsed[C any](t *testing.T, c C, err error, wantErr string, check func(*testing.T, C)) {
+	t.Helper()
+	if wantErr != "" {
+		if err == nil || !strings.Contains(err.Error(), wantErr) {
+			t.Fatalf("err = %v, want one naming %q", err, wantErr)
+		}
+		return
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	check(t, c)
 }
 
 // TestServeEndToEnd runs the webhook service against the fake GitHub and a real Redis: a
@@ -227,5 +246,39 @@ func TestServeEndToEnd(t *testing.T) {
 		}
 	case <-time.After(15 * time.Second):
 		t.Fatal("serve did not stop after its context ended")
+	}
+}
+
+func TestParseWork(t *testing.T) {
+	base := map[string]string{"ARENA_REDIS_URL": "redis://127.0.0.1:6379", "ARENA_REPO_DIR": "/arena", "ARENA_CACHE_DIR": "/cache"}
+	for _, tt := range []struct {
+		name    string
+		env     map[string]string
+		args    []string
+		wantErr string
+		check   func(t *testing.T, c workConfig)
+	}{
+		{name: "defaults", env: base, check: func(t *testing.T, c workConfig) {
+			if c.Root != "/arena" || c.Pool != "default" || c.Remote != "origin" || c.BaseRef != "main" || c.WorkDir != "/cache/work" ||
+				c.Runs != 3 || c.Heartbeat != 2*time.Second || c.LeaseTTL != 30*time.Second {
+				t.Errorf("defaults = %+v", c)
+			}
+		}},
+		{name: "flags", env: base, args: []string{"--repo-dir", "/r", "--pool", "big", "--runs", "1", "--duration", "2s", "--build-arg", "A=b"}, check: func(t *testing.T, c workConfig) {
+			if c.Root != "/r" || c.Pool != "big" || c.Runs != 1 || c.Duration != 2*time.Second || c.BuildArgs["A"] != "b" {
+				t.Errorf("flags = %+v", c)
+			}
+		}},
+		{name: "no redis", env: map[string]string{}, wantErr: "set ARENA_REDIS_URL"},
+		{name: "bad runs", env: base, args: []string{"--runs", "0"}, wantErr: "--runs 0"},
+		{name: "short duration", env: base, args: []string{"--duration", "10ms"}, wantErr: "at least 1s"},
+		{name: "lease shorter than two heartbeats", env: base, args: []string{"--lease-ttl", "3s"}, wantErr: "--lease-ttl 3s must be at least twice"},
+		{name: "argument", env: base, args: []string{"extra"}, wantErr: "unexpected argument"},
+		{name: "bad build arg", env: base, args: []string{"--build-arg", "novalue"}, wantErr: "want KEY=VALUE"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			c, err := parseWork(tt.args, func(k string) string { return tt.env[k] }, io.Discard)
+			checkParsed(t, c, err, tt.wantErr, tt.check)
+		})
 	}
 }
