@@ -10,7 +10,7 @@ WORKDIR /src
 COPY go.mod go.sum ./
 RUN go mod download
 COPY . .
-RUN CGO_ENABLED=0 go build -trimpath -ldflags='-s -w' -o /out/arenabot ./cmd/arenabot
+RUN CGO_ENABLED=0 go build -trimpath -ldflags='-s -w' -o /out/arenabot ./cmd/arenabot && go clean -cache
 
 FROM scratch
 COPY --from=build /etc/ssl/certs/ca-certificates.crt /etc/ssl/certs/ca-certificates.crt
