@@ -566,8 +566,12 @@ func (j *jobRun) rowDone(r Row) {
 	if r.Err != nil {
 		row.Err = j.public(r.Err.Error())
 		j.failed++
-		if bf, ok := errors.AsType[*BuildFailure](r.Err); ok && !j.first[r.Entry.Name] {
-			row.BuildLog = bf.Tail()
+		if bf, ok := errors.AsType[*BuildFailure](r.Err); ok {
+			// The build log file goes with the workspace: the reply shows its tail instead.
+			row.Err = j.public(fmt.Sprintf("build failed: %s; fix the Dockerfile or the source (the build log's tail is below the table)", bf.Err.Msg))
+			if !j.first[r.Entry.Name] {
+				row.BuildLog = bf.Tail()
+			}
 		}
 	}
 	j.first[r.Entry.Name] = true
