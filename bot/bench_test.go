@@ -13,6 +13,7 @@ package bot
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -27,6 +28,7 @@ import (
 	"github.com/arenabot/arenabot/bot/ghapi"
 	"github.com/arenabot/arenabot/bot/githubtest"
 	"github.com/arenabot/arenabot/bot/hook"
+	"github.com/arenabot/arenabot/bot/report"
 	"github.com/arenabot/arenabot/queue"
 )
 
@@ -273,4 +275,82 @@ func BenchmarkWebhookToAck(b *testing.B) {
 // prPayload is secComment on PR n.
 func prPayload(tb testing.TB, n int, id int64, user, body string) []byte {
 	return secComment(tb, "created", n, true, id, user, "User", body)
+}
+
+// BenchmarkFinalReply measures the time from the bot reading a job's final event (a done
+// --save job of four measured rows over two frameworks) to the results commit made on the PR
+// head and to the reply posted, against the fake GitHub. Each iteration is a new PR.
+//
+//   - spacing=test: no write pacing: the bot's own cost and the fake's round trips.
+//   - spacing=1s: ghapi's default WriteSpacing of 1s (GitHub's secondary rate limit for
+//     content-creating calls); run it with -benchtime 1x.
+func BenchmarkFinalReply(b *testing.B) {
+	rep := testReport(false)
+	body, err := json.Marshal(rep)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name    string
+		spacing time.Duration
+	}{
+		{"spacing=test", -1},
+		{"spacing=1s", time.Second},
+	} {
+		b.Run(tc.name, func(b *testing.B) {
+			var mu sync.Mutex
+			var timings []ReplyTiming
+			e := newBenchEnv(b, tc.spacing, nil, Config{OnReply: func(t ReplyTiming) {
+				mu.Lock()
+				timings = append(timings, t)
+				mu.Unlock()
+			}})
+			ctx := context.Background()
+			b.ResetTimer()
+			for i := range b.N {
+				b.StopTimer()
+				n := 2000 + i
+				e.gh.AddPR(repo, githubtest.PR{Number: n, HeadSHA: sha1, HeadRef: fmt.Sprintf("fr%d", n), User: "alice", Files: []string{"frameworks/nethttp/main.go"}})
+				status := e.gh.AddComment(repo, n, githubtest.BotLogin, "status "+report.Marker(fmt.Sprintf("fr%d", i)))
+				if _, _, err := e.q.Enqueue(ctx, queue.Job{ID: fmt.Sprintf("fr%d", i), Repo: repo, PR: n, Requester: "alice",
+					Command: "/benchmark-multiple -f nethttp,gin -t baseline --save", Kind: queue.BenchmarkMultiple,
+					Frameworks: []string{"nethttp", "gin"}, Tests: []string{"baseline"}, Save: true, SHA: sha1, StatusCommentID: status}); err != nil {
+					b.Fatal(err)
+				}
+				l, err := e.q.Claim(ctx, queue.DefaultPool)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if _, err := e.q.Finish(ctx, l, queue.Outcome{State: queue.Done, Result: body}); err != nil {
+					b.Fatal(err)
+				}
+				b.StartTimer()
+				for want := i + 1; ; {
+					if _, err := e.bot.HandleEvents(ctx, "bench", 0); err != nil {
+						b.Fatal(err)
+					}
+					mu.Lock()
+					got := len(timings)
+					mu.Unlock()
+					if got >= want {
+						break
+					}
+				}
+			}
+			b.StopTimer()
+			var commit, reply []time.Duration
+			for _, t := range timings {
+				if t.CommitSHA == "" || t.Parts != 1 {
+					b.Fatalf("final reply %+v: want a commit and one comment", t)
+				}
+				commit, reply = append(commit, t.Commit), append(reply, t.Reply)
+			}
+			slices.Sort(commit)
+			slices.Sort(reply)
+			ms := func(d []time.Duration) float64 { return float64(d[len(d)/2]) / float64(time.Millisecond) }
+			b.ReportMetric(ms(commit), "commit-p50-ms")
+			b.ReportMetric(ms(reply), "reply-p50-ms")
+			b.ReportMetric(0, "ns/op")
+		})
+	}
 }
