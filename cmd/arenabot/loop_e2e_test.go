@@ -263,20 +263,31 @@ func jobContainers(t *testing.T, job string) int {
 }
 
 // TestLoopServeRunner is the single-machine mode: `arenabot serve --runner` with no Redis
-// runs the bot, the embedded queue and the runner in one process, and a collaborator's
-// command ends with its results.
+// runs the bot, the embedded queue and the runner in one process. The command compares
+// with another entry that was not run: its committed results on main are the baseline.
 func TestLoopServeRunner(t *testing.T) {
-	l := newLoop(t, []string{"nethttp"}, nil)
+	l := newLoop(t, []string{"nethttp", "fasthttp"}, nil)
 	l.redisURL = "" // the embedded queue
 	args := append([]string{"--runner"}, l.workArgs()...)
 	l.startServe(args...)
-	l.comment("maintainer", "/benchmark -f nethttp -t baseline")
+	l.comment("maintainer", "/benchmark -f fasthttp -t baseline --compare nethttp")
 	final := l.waitComment("arenabot:results", 5*time.Minute)
+	t.Logf("results comment:\n%s", final.Body)
 	rows := tableRows(final.Body)
 	for _, c := range []string{"512", "4096"} {
-		if cells := rows["nethttp/baseline/"+c]; cells == nil || strings.HasPrefix(cells[2], "❌") {
-			t.Errorf("nethttp baseline %s: %v, want measured", c, cells)
+		if cells := rows["fasthttp/baseline/"+c]; cells == nil || strings.HasPrefix(cells[2], "❌") {
+			t.Errorf("fasthttp baseline %s: %v, want measured", c, cells)
 		}
+	}
+	// main holds nethttp's baseline-512 result (RPS 1000) and no 4096 one.
+	if cells := rows["fasthttp/baseline/512"]; cells != nil && !strings.HasPrefix(cells[9], "+") {
+		t.Errorf("fasthttp baseline 512: Δ RPS %q, want a gain against nethttp's committed 1000 rps", cells[9])
+	}
+	if cells := rows["fasthttp/baseline/4096"]; cells != nil && cells[9] != "NEW" {
+		t.Errorf("fasthttp baseline 4096: Δ RPS %q, want NEW (nethttp has no committed 4096 result)", cells[9])
+	}
+	if !strings.Contains(final.Body, "Δ against `nethttp`") {
+		t.Errorf("the reply does not say the deltas are against nethttp")
 	}
 	if !strings.Contains(l.logs.String(), `"runner":true`) {
 		t.Errorf("serve did not say it runs the runner")
