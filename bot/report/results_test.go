@@ -121,6 +121,17 @@ func resultsCases() map[string]Results {
 	))
 	cases["compare"] = cmpare
 
+	// Splitting: one framework with so many rows that its table continues in a second
+	// comment, with its heading and column header repeated; the log closes part 2.
+	split := doneResults()
+	split.Command = "/benchmark -f gin"
+	split.CommitSHA, split.CommitURL = "", ""
+	split.Report.Rows = nil
+	for i := range 760 {
+		split.Report.Rows = append(split.Report.Rows, row("gin", "gin", fmt.Sprintf("p%03d", i), 512, 150_000+float64(i*13), 24<<20, 1))
+	}
+	cases["split"] = split
+
 	// A build that failed with a hostile log, a validation failure, an entry whose meta.json
 	// does not load.
 	fail := doneResults()
