@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"os/exec"
@@ -122,6 +123,17 @@ func TestLoopMultiSave(t *testing.T) {
 	}
 	if rs := l.gh.Reactions(loopRepo, cmdID); len(rs) == 0 || rs[0].Content != "eyes" {
 		t.Errorf("the command got reactions %+v, want 👀", rs)
+	}
+	resp, err := http.Get(l.botURL + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	metrics, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	for _, want := range []string{`arena_final_replies_total{state="done"} 1`, `arena_final_reply_seconds_count{step="commit"} 1`, `arena_final_reply_seconds_count{step="reply"} 1`} {
+		if !strings.Contains(string(metrics), want) {
+			t.Errorf("/metrics lacks %s", want)
+		}
 	}
 }
 

@@ -183,12 +183,14 @@ func serve(ctx context.Context, c serveConfig, stderr io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("serve: GitHub client: %w", err)
 	}
+	reg, onReply := metrics(q)
 	bc := bot.Config{
 		BotLogin:      c.BotLogin,
 		ApprovalTTL:   c.ApprovalTTL,
 		ApprovalPoll:  c.ApprovalPoll,
 		WebhookSecret: c.Secret,
 		ProgressEvery: c.ProgressEvery,
+		OnReply:       onReply,
 	}
 	if rdb != nil { // pending requests and accepted deliveries survive a restart
 		bc.Pending = bot.NewRedisPending(rdb, c.Prefix)
@@ -204,7 +206,7 @@ func serve(ctx context.Context, c serveConfig, stderr io.Writer) error {
 			http.Error(w, "queue unavailable", http.StatusServiceUnavailable)
 		}
 	})
-	mux.Handle("GET /metrics", promhttp.HandlerFor(metrics(q), promhttp.HandlerOpts{}))
+	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		if _, err := q.Status(r.Context()); err != nil {
 			http.Error(w, "queue unavailable", http.StatusServiceUnavailable)
@@ -252,11 +254,27 @@ func serve(ctx context.Context, c serveConfig, stderr io.Writer) error {
 
 // metrics is the service's Prometheus registry: Go and process collectors, and the jobs
 // per pool and state read from the queue at scrape time.
-func metrics(q queue.Queue) *prometheus.Registry {
+// It also returns the hook that counts the final replies and times them from the final
+// event to the results commit and to the reply.
+func metrics(q queue.Queue) (*prometheus.Registry, func(bot.ReplyTiming)) {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	reg.MustRegister(queueCollector{q: q, desc: prometheus.NewDesc("arena_queue_jobs", "Jobs in the queue by pool and state.", []string{"pool", "state"}, nil)})
-	return reg
+	replies := prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "arena_final_replies_total", Help: "Final replies posted, by how the job ended.",
+	}, []string{"state"})
+	latency := prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name: "arena_final_reply_seconds", Help: "Time from reading a job's final event to its results commit (step=commit) and to its reply posted (step=reply).",
+		Buckets: []float64{0.01, 0.1, 0.5, 1, 2, 5, 10, 30, 60, 300},
+	}, []string{"step"})
+	reg.MustRegister(replies, latency)
+	return reg, func(t bot.ReplyTiming) {
+		replies.WithLabelValues(string(t.State)).Inc()
+		if t.Commit > 0 {
+			latency.WithLabelValues("commit").Observe(t.Commit.Seconds())
+		}
+		latency.WithLabelValues("reply").Observe(t.Reply.Seconds())
+	}
 }
 
 type queueCollector struct {
