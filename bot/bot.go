@@ -29,6 +29,7 @@ import (
 	"time"
 
 	"github.com/arenabot/arenabot/bot/command"
+	"github.com/arenabot/arenabot/bot/ghapi"
 	"github.com/arenabot/arenabot/bot/hook"
 	"github.com/arenabot/arenabot/bot/plan"
 	"github.com/arenabot/arenabot/bot/report"
@@ -323,7 +324,7 @@ func (b *Bot) request(ctx context.Context, c hook.Comment, cmd command.Command) 
 		Requester: c.Author, CommentID: c.CommentID, Command: cmd, Plan: p, SHA: pr.HeadSHA,
 		Created: now, Expires: now.Add(b.cfg.ApprovalTTL),
 	}
-	if cmd.Save && pr.HeadRepo != "" && !strings.EqualFold(pr.HeadRepo, c.Repo) && !pr.MaintainerCanModify {
+	if cmd.Save && forkWithoutEdits(pr, c.Repo) {
 		req.ForkNote = "This pull request comes from a fork that does not allow edits by maintainers, so `--save` cannot commit to it: the result files will be posted as a patch instead. Tick \"Allow edits by maintainers\" to have them committed."
 	}
 	id, err := b.createStatus(ctx, req, b.status(req, report.PhaseAwaitingApproval))
@@ -349,6 +350,12 @@ func (b *Bot) request(ctx context.Context, c hook.Comment, cmd command.Command) 
 		return fmt.Errorf("pending: %w", err)
 	}
 	return nil
+}
+
+// forkWithoutEdits reports whether pr comes from a fork of repo whose author did not allow
+// edits by maintainers, so that the bot cannot push to its branch.
+func forkWithoutEdits(pr ghapi.PR, repo string) bool {
+	return pr.HeadRepo != "" && !strings.EqualFold(pr.HeadRepo, repo) && !pr.MaintainerCanModify
 }
 
 // failReply tells the requester that the request failed for a reason of the bot's.

@@ -183,7 +183,6 @@ func (b *Bot) saveResults(ctx context.Context, j queue.Job, res *report.Results)
 		return false
 	}
 	headRepo, ref := pr.HeadRepo, pr.HeadSHA
-	fork := headRepo != "" && !strings.EqualFold(headRepo, j.Repo)
 	patch := func(note string) {
 		res.SaveNote = note
 		from := headRepo
@@ -199,7 +198,7 @@ func (b *Bot) saveResults(ctx context.Context, j queue.Job, res *report.Results)
 	case pr.State != "" && pr.State != "open":
 		patch(fmt.Sprintf("**The results were not committed:** the pull request is %s. Apply the patch below on a branch to save them.", pr.State))
 		return true
-	case fork && !pr.MaintainerCanModify:
+	case forkWithoutEdits(pr, j.Repo):
 		patch("**The results were not committed:** this pull request comes from a fork that does not allow edits by maintainers, so the bot cannot push to it. Apply the patch below and push it, or tick \"Allow edits by maintainers\" and run the command again.")
 		return true
 	}

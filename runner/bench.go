@@ -105,6 +105,15 @@ type Config struct {
 	Progress Progress     // nil means none
 }
 
+// Mode says in a few words how measurements run: the CPU sets, or --lite. The bench header
+// and the bot's reply show it.
+func (c Config) Mode() string {
+	if c.Lite {
+		return "lite (no pinning, load tools in Docker)"
+	}
+	return fmt.Sprintf("server CPUs %s, load CPUs %s", orNone(c.ServerCPUs), orNone(c.LoadgenCPUs))
+}
+
 // Progress receives the runner's progress; every method is called from one goroutine.
 type Progress interface {
 	// Step is called when a measurement starts: done of total runs are finished.

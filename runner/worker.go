@@ -409,7 +409,7 @@ func (j *jobRun) run(ctx context.Context) (queue.State, string) {
 	b := New(j.w.eng, bc)
 	eff := b.Config()
 	j.report.Runs = eff.Runs
-	j.report.Mode = modeText(eff)
+	j.report.Mode = eff.Mode()
 	j.total = plan.Rows() + len(planFailed)
 
 	for _, row := range planFailed {
@@ -626,14 +626,6 @@ func (j *jobRun) publish(kind string, v any) {
 	if err := j.w.q.Publish(ctx, queue.Event{Job: j.lease.Job.ID, Kind: kind, Data: data}); err != nil {
 		j.log.Warn("publish event", "kind", kind, "err", err)
 	}
-}
-
-// modeText describes how the job measured, in the words of arenabot bench's header.
-func modeText(c Config) string {
-	if c.Lite {
-		return "lite (no pinning, load tools in Docker)"
-	}
-	return fmt.Sprintf("server CPUs %s, load CPUs %s", orNone(c.ServerCPUs), orNone(c.LoadgenCPUs))
 }
 
 func orNone(s string) string {

@@ -79,16 +79,11 @@ func bench(ctx context.Context, c benchConfig, stdout, stderr io.Writer) error {
 			return fmt.Errorf("--compare: %w", err)
 		}
 	}
-	eng, dataDir, err := c.connect(ctx)
+	eng, dataDir, release, err := c.claimHost(ctx, stderr)
 	if err != nil {
 		return err
 	}
-	defer eng.Close()
-	unlock, err := c.lockHost(ctx, stderr)
-	if err != nil {
-		return err
-	}
-	defer unlock()
+	defer release()
 	bar := newProgress(stderr)
 	cfg := c.runnerConfig(ctx, dataDir)
 	cfg.Lite, cfg.Runs, cfg.Duration = c.Lite, c.Runs, c.Duration
@@ -169,10 +164,7 @@ func header(plan runner.Plan, cfg runner.Config) []string {
 			}
 		}
 	}
-	mode := fmt.Sprintf("server CPUs %s, load CPUs %s", orNone(cfg.ServerCPUs), orNone(cfg.LoadgenCPUs))
-	if cfg.Lite {
-		mode = "lite (no pinning, load tools in Docker)"
-	}
+	mode := cfg.Mode()
 	commit := cfg.Commit
 	if len(commit) > 12 {
 		commit = commit[:12]

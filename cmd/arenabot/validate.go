@@ -51,16 +51,11 @@ func validateEntry(ctx context.Context, c validateConfig, stdout, stderr io.Writ
 	if err != nil {
 		return err
 	}
-	eng, dataDir, err := c.connect(ctx)
+	eng, dataDir, release, err := c.claimHost(ctx, stderr)
 	if err != nil {
 		return err
 	}
-	defer eng.Close()
-	unlock, err := c.lockHost(ctx, stderr)
-	if err != nil {
-		return err
-	}
-	defer unlock()
+	defer release()
 	cfg := c.runnerConfig(ctx, dataDir)
 	cfg.Log = c.logger(stderr)
 	cfg.Progress = newProgress(stderr)

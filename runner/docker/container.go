@@ -311,9 +311,8 @@ func (e *Engine) RemoveImagesLabeled(ctx context.Context, key, value string) (in
 	var n int
 	var errs []error
 	for _, img := range list {
-		_, err := e.cli.ImageRemove(ctx, img.ID, image.RemoveOptions{Force: true, PruneChildren: true})
-		if err != nil && !cerrdefs.IsNotFound(err) {
-			errs = append(errs, fmt.Errorf("remove image %s: %w", shortID(strings.TrimPrefix(img.ID, "sha256:")), err))
+		if err := e.RemoveImage(ctx, img.ID); err != nil {
+			errs = append(errs, err)
 			continue
 		}
 		n++
