@@ -18,7 +18,10 @@ func gitApply(t *testing.T, before map[string][]byte, patches []string) map[stri
 	t.Helper()
 	git, err := exec.LookPath("git")
 	if err != nil {
-		t.Skip("git not installed")
+		if os.Getenv("CI") != "" {
+			t.Fatal("git is not installed (apt-get install git)")
+		}
+		t.Skip("git is not installed")
 	}
 	dir := t.TempDir()
 	run := func(stdin string, args ...string) {
@@ -118,7 +121,10 @@ func TestFilePatchIdenticalIsEmpty(t *testing.T) {
 func TestFilePatchRefusesOtherContent(t *testing.T) {
 	git, err := exec.LookPath("git")
 	if err != nil {
-		t.Skip("git not installed")
+		if os.Getenv("CI") != "" {
+			t.Fatal("git is not installed (apt-get install git)")
+		}
+		t.Skip("git is not installed")
 	}
 	dir := t.TempDir()
 	if err := os.WriteFile(filepath.Join(dir, "r.json"), []byte("changed meanwhile\n"), 0o644); err != nil {

@@ -44,6 +44,9 @@ const baselineRPS = 12345
 func newArenaRemote(t *testing.T) *arenaRemote {
 	t.Helper()
 	if _, err := exec.LookPath("git"); err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatal("git is not installed (apt-get install git)")
+		}
 		t.Skip("git is not installed")
 	}
 	base := t.TempDir()
