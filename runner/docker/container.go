@@ -79,15 +79,24 @@ func (e *Engine) create(ctx context.Context, o RunOptions) (string, error) {
 	for _, m := range o.Mounts {
 		hc.Mounts = append(hc.Mounts, mount.Mount{Type: mount.TypeBind, Source: m.Source, Target: m.Target, ReadOnly: m.ReadOnly})
 	}
-	resp, err := e.cli.ContainerCreate(ctx, cfg, hc, nil, nil, o.Name)
+	// A create cancelled in flight may still complete in the daemon after the client gave
+	// up, leaving a container nobody knows of. So the request runs to its answer (bounded),
+	// and a container created after ctx ended is removed here.
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
+	defer cancel()
+	resp, err := e.cli.ContainerCreate(cctx, cfg, hc, nil, nil, o.Name)
 	if err != nil {
 		return "", fmt.Errorf("create container %s from %s: %w", o.Name, o.Image, err)
+	}
+	if ctx.Err() != nil {
+		e.removeDetached(ctx, resp.ID)
+		return "", fmt.Errorf("create container %s from %s: %w", o.Name, o.Image, ctx.Err())
 	}
 	return resp.ID, nil
 }
 
 // Start creates and starts a detached container and returns it with the host PID of its
-// init process. A container that was created but could not start is removed.
+// init process. When Start fails (ctx ending included) no container is left behind.
 func (e *Engine) Start(ctx context.Context, o RunOptions) (Container, error) {
 	id, err := e.create(ctx, o)
 	if err != nil {
@@ -99,7 +108,8 @@ func (e *Engine) Start(ctx context.Context, o RunOptions) (Container, error) {
 	}
 	in, err := e.cli.ContainerInspect(ctx, id)
 	if err != nil {
-		return Container{ID: id, Name: o.Name}, fmt.Errorf("inspect container %s: %w", shortID(id), notFound(err))
+		e.removeDetached(ctx, id)
+		return Container{}, fmt.Errorf("inspect container %s: %w", shortID(id), notFound(err))
 	}
 	c := Container{ID: id, Name: strings.TrimPrefix(in.Name, "/")}
 	if in.State != nil {

@@ -602,3 +602,35 @@ func TestMissing(t *testing.T) {
 		t.Errorf("RemoveLabeled of nothing = %d, %v; want 0, nil", n, err)
 	}
 }
+
+// TestStartCancelledLeavesNoContainer cancels Start at every moment of its first
+// milliseconds (a /benchmark-cancel arriving while a server container is being created):
+// whatever Start answers, no container of it is left once it returns with an error. A create
+// request cancelled in flight used to complete in the daemon after the client had given up.
+func TestStartCancelledLeavesNoContainer(t *testing.T) {
+	e := engine(t)
+	img := probeImage(t, e)
+	lbl := labels(t, e)
+	failed := 0
+	const tries = 20
+	for i := range tries {
+		ctx, cancel := context.WithTimeout(t.Context(), time.Duration(i)*3*time.Millisecond)
+		c, err := e.Start(ctx, docker.RunOptions{Image: img, Cmd: []string{"sleep"}, Labels: lbl})
+		cancel()
+		if err == nil {
+			if err := e.Remove(t.Context(), c.ID); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
+		failed++
+		time.Sleep(100 * time.Millisecond) // a create the client gave up on would land by now
+		if n, err := e.RemoveLabeled(t.Context(), testLabel, t.Name()); err != nil || n != 0 {
+			t.Fatalf("after a Start cancelled at %s, %d container(s) were left (%v)", time.Duration(i)*3*time.Millisecond, n, err)
+		}
+	}
+	if failed == 0 {
+		t.Fatal("no Start was cancelled; the test did not test anything")
+	}
+	t.Logf("%d of %d Starts were cancelled", failed, tries)
+}
