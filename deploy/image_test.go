@@ -1,4 +1,6 @@
-package main
+// Package deploy_test checks the deployment material against the real Docker Engine: the bot's
+// own image (the top-level Dockerfile, which deploy/compose.yaml builds).
+package deploy_test
 
 import (
 	"bytes"
@@ -7,6 +9,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -23,11 +26,13 @@ func TestBotImage(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds an image")
 	}
-	needDocker(t)
 	ctx := t.Context()
 	eng, err := docker.New(ctx)
 	if err != nil {
-		t.Fatal(err)
+		if os.Getenv("CI") != "" {
+			t.Fatalf("CI needs a Docker Engine: %v", err)
+		}
+		t.Skipf("no Docker Engine: %v", err)
 	}
 	t.Cleanup(func() { eng.Close() })
 	args := map[string]string{}
@@ -40,7 +45,7 @@ func TestBotImage(t *testing.T) {
 	const tag = "arenabot:test"
 	var log bytes.Buffer
 	start := time.Now()
-	if _, err := eng.Build(ctx, docker.BuildOptions{ContextDir: repoRoot(t), Tag: tag, BuildArgs: args,
+	if _, err := eng.Build(ctx, docker.BuildOptions{ContextDir: "..", Tag: tag, BuildArgs: args,
 		NetworkMode: "host", Labels: map[string]string{"arenabot.test": "bot-image"}, Log: &log}); err != nil {
 		t.Fatalf("build: %v\n%s", err, log.String())
 	}
