@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path"
 	"path/filepath"
@@ -26,6 +27,10 @@ type BuildOptions struct {
 	ContextDir string
 	// Dockerfile is the Dockerfile's path relative to ContextDir; "" means "Dockerfile".
 	Dockerfile string
+	// DockerfileContent, when not nil, is sent in the context under the Dockerfile's name in
+	// place of the file's own bytes (a Dockerfile with substituted base images); the file
+	// itself is neither read nor changed, and need not exist.
+	DockerfileContent []byte
 	// Tag names the image ("arenabot/gin:latest"); "" leaves it untagged.
 	Tag       string
 	BuildArgs map[string]string
@@ -52,7 +57,7 @@ func (e *BuildError) Error() string { return "build " + e.Tag + ": " + e.Msg }
 // A build that fails returns a *BuildError; other errors (the context cannot be read, the
 // daemon cannot be reached, ctx ends) are returned as they are, wrapped.
 func (e *Engine) Build(ctx context.Context, o BuildOptions) (string, error) {
-	dockerfile, err := checkContext(o.ContextDir, o.Dockerfile)
+	dockerfile, err := checkContext(o.ContextDir, o.Dockerfile, o.DockerfileContent != nil)
 	if err != nil {
 		return "", fmt.Errorf("build %s: %w", o.Tag, err)
 	}
@@ -63,7 +68,7 @@ func (e *Engine) Build(ctx context.Context, o BuildOptions) (string, error) {
 	var tarErr error
 	go func() {
 		defer close(tarDone)
-		tarErr = writeContext(pw, o.ContextDir, dockerfile)
+		tarErr = writeContext(pw, o.ContextDir, dockerfile, o.DockerfileContent)
 		pw.CloseWithError(tarErr)
 	}()
 	// contextErr stops the tarring (if the daemon stopped reading) and returns its error.
@@ -136,8 +141,9 @@ func (e *Engine) Build(ctx context.Context, o BuildOptions) (string, error) {
 }
 
 // checkContext checks the context directory and returns the Dockerfile's path in the
-// context, slash-separated.
-func checkContext(dir, dockerfile string) (string, error) {
+// context, slash-separated. With given, the Dockerfile's bytes come from the caller, so the
+// file need not exist.
+func checkContext(dir, dockerfile string, given bool) (string, error) {
 	if dir == "" {
 		return "", errors.New("no context directory")
 	}
@@ -154,9 +160,13 @@ func checkContext(dir, dockerfile string) (string, error) {
 	if filepath.IsAbs(dockerfile) || !filepath.IsLocal(dockerfile) {
 		return "", fmt.Errorf("dockerfile %s must be a path inside the context %s", dockerfile, dir)
 	}
-	if fi, err := os.Stat(filepath.Join(dir, dockerfile)); err != nil {
+	fi, err = os.Stat(filepath.Join(dir, dockerfile))
+	switch {
+	case given && errors.Is(err, fs.ErrNotExist):
+		// The given bytes stand in for a file that is not there.
+	case err != nil:
 		return "", fmt.Errorf("dockerfile: %w", err)
-	} else if !fi.Mode().IsRegular() {
+	case !fi.Mode().IsRegular():
 		return "", fmt.Errorf("dockerfile %s is not a file", filepath.Join(dir, dockerfile))
 	}
 	return path.Clean(filepath.ToSlash(dockerfile)), nil

@@ -285,6 +285,45 @@ func (e *Engine) ImageExists(ctx context.Context, ref string) (bool, error) {
 	return false, fmt.Errorf("inspect image %s: %w", ref, err)
 }
 
+// PullTimeout bounds one PullImage.
+const PullTimeout = 5 * time.Minute
+
+// A PullError is a pull that the daemon refused or that failed midway: no registry
+// reachable, no such image, no access.
+type PullError struct {
+	Ref string // the reference asked for
+	Msg string // the daemon's reason, one line
+}
+
+func (e *PullError) Error() string { return "pull " + e.Ref + ": " + e.Msg }
+
+// PullImage pulls an image by reference ("alpine:3.23", a name without a tag means :latest)
+// from its registry, reading the daemon's progress stream to its end, within PullTimeout or
+// ctx's deadline if sooner. A pull that the daemon refuses or that fails midway returns a
+// *PullError; an ended ctx returns ctx's error, wrapped.
+func (e *Engine) PullImage(ctx context.Context, ref string) error {
+	pctx, cancel := context.WithTimeout(ctx, PullTimeout)
+	defer cancel()
+	rc, err := e.cli.ImagePull(pctx, ref, image.PullOptions{})
+	if err == nil {
+		defer rc.Close()
+		var msg string
+		_, msg, err = readBuildStream(rc, &lineLog{})
+		if err == nil && msg != "" {
+			return &PullError{Ref: ref, Msg: oneLine(msg)}
+		}
+	}
+	switch {
+	case err == nil:
+		return nil
+	case ctx.Err() != nil:
+		return fmt.Errorf("pull %s: %w", ref, ctx.Err())
+	case pctx.Err() != nil:
+		return &PullError{Ref: ref, Msg: fmt.Sprintf("no answer within %s", PullTimeout)}
+	}
+	return &PullError{Ref: ref, Msg: oneLine(strings.TrimPrefix(err.Error(), "Error response from daemon: "))}
+}
+
 // RemoveImage removes an image by reference (a tag untags it; the image goes with its last
 // tag), with its untagged parents. An image that does not exist is not an error.
 func (e *Engine) RemoveImage(ctx context.Context, ref string) error {

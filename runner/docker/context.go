@@ -19,8 +19,10 @@ import (
 // writeContext writes the build context dir to w as an uncompressed tar: files in lexical
 // order, owned by root, with no access or change times, without .git directories and
 // without what dir/.dockerignore excludes. The Dockerfile (a slash path in dir) and
-// .dockerignore itself are always included, as the docker CLI does.
-func writeContext(w io.Writer, dir, dockerfile string) error {
+// .dockerignore itself are always included, as the docker CLI does. When content is not nil,
+// it is written under the Dockerfile's name in place of the file's bytes (at the end when
+// there is no such file).
+func writeContext(w io.Writer, dir, dockerfile string, content []byte) error {
 	pm, err := readIgnore(dir)
 	if err != nil {
 		return err
@@ -29,6 +31,7 @@ func writeContext(w io.Writer, dir, dockerfile string) error {
 
 	bw := bufio.NewWriterSize(w, 256<<10)
 	tw := tar.NewWriter(bw)
+	wroteContent := false
 	err = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
@@ -59,10 +62,19 @@ func writeContext(w io.Writer, dir, dockerfile string) error {
 				return nil
 			}
 		}
+		if rel == dockerfile && content != nil {
+			wroteContent = true
+			return addContent(tw, rel, d, content)
+		}
 		return addFile(tw, p, rel, d)
 	})
 	if err != nil {
 		return err
+	}
+	if content != nil && !wroteContent {
+		if err := addContent(tw, dockerfile, nil, content); err != nil {
+			return err
+		}
 	}
 	if err := tw.Close(); err != nil {
 		return err
@@ -111,6 +123,27 @@ func mayHoldIncluded(pm *patternmatcher.PatternMatcher, dir, dockerfile string) 
 		}
 	}
 	return false
+}
+
+// addContent writes content as the regular file rel, with the mode and time of d (the file
+// it stands in for) when d is a regular file, else 0644 and no time.
+func addContent(tw *tar.Writer, rel string, d fs.DirEntry, content []byte) error {
+	hdr := &tar.Header{Typeflag: tar.TypeReg, Name: rel, Mode: 0o644, Size: int64(len(content))}
+	if d != nil {
+		fi, err := d.Info()
+		if err != nil {
+			return err
+		}
+		if fi.Mode().IsRegular() {
+			hdr.Mode = int64(fi.Mode().Perm())
+			hdr.ModTime = fi.ModTime().Truncate(time.Second)
+		}
+	}
+	if err := tw.WriteHeader(hdr); err != nil {
+		return err
+	}
+	_, err := tw.Write(content)
+	return err
 }
 
 // addFile writes one directory, regular file or symlink to tw; other kinds are skipped.

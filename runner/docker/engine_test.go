@@ -634,3 +634,60 @@ func TestStartCancelledLeavesNoContainer(t *testing.T) {
 	}
 	t.Logf("%d of %d Starts were cancelled", failed, tries)
 }
+
+// TestPullUnreachable pulls from a registry that cannot exist (.invalid never resolves):
+// the pull fails at once with a *PullError naming the image and the daemon's reason.
+func TestPullUnreachable(t *testing.T) {
+	e := engine(t)
+	ref := "registry.invalid/arenabot/missing:1"
+	start := time.Now()
+	err := e.PullImage(t.Context(), ref)
+	pe, ok := errors.AsType[*docker.PullError](err)
+	if !ok {
+		t.Fatalf("PullImage(%s) = %v; want a *PullError", ref, err)
+	}
+	if pe.Ref != ref || pe.Msg == "" || strings.Contains(pe.Msg, "\n") || strings.HasPrefix(pe.Msg, "Error response from daemon") {
+		t.Errorf("PullError = %+v; want the reference and the daemon's reason on one line", pe)
+	}
+	if d := time.Since(start); d > time.Minute {
+		t.Errorf("the failed pull took %s", d)
+	}
+	t.Logf("PullImage: %v", err)
+	if ok, err := e.ImageExists(t.Context(), ref); ok || err != nil {
+		t.Errorf("ImageExists after the failed pull = %v, %v; want false, nil", ok, err)
+	}
+
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	if err := e.PullImage(ctx, ref); !errors.Is(err, context.Canceled) {
+		t.Errorf("PullImage with a cancelled ctx = %v; want context.Canceled", err)
+	}
+}
+
+// TestBuildDockerfileContent builds from given Dockerfile bytes: the Dockerfile on disk
+// names a base image that cannot exist, the given bytes one that does, and the file stays
+// as it was.
+func TestBuildDockerfileContent(t *testing.T) {
+	e := engine(t)
+	onDisk := "FROM registry.invalid/arenabot/missing:1 AS base\nCOPY probe /probe\nENTRYPOINT [\"/probe\"]\n"
+	dir := contextDir(t, map[string]string{"Dockerfile": onDisk})
+	tag := unique(t) + ":test"
+	removeImage(t, e, tag)
+	var log strings.Builder
+	_, err := e.Build(t.Context(), docker.BuildOptions{
+		ContextDir:        dir,
+		Tag:               tag,
+		DockerfileContent: []byte("FROM scratch AS base\nCOPY probe /probe\nENTRYPOINT [\"/probe\"]\n"),
+		Labels:            map[string]string{testLabel: t.Name()},
+		Log:               &log,
+	})
+	if err != nil {
+		t.Fatalf("Build: %v\nlog:\n%s", err, log.String())
+	}
+	if !strings.Contains(log.String(), "Step 1/4 : FROM scratch AS base\n") {
+		t.Errorf("build log lacks the given FROM:\n%s", log.String())
+	}
+	if b, err := os.ReadFile(filepath.Join(dir, "Dockerfile")); err != nil || string(b) != onDisk {
+		t.Errorf("the Dockerfile on disk is now %q, %v; want it unchanged", b, err)
+	}
+}

@@ -22,7 +22,7 @@ func TestDeps(t *testing.T) {
 func tarNames(t *testing.T, dir, dockerfile string) []string {
 	t.Helper()
 	var buf bytes.Buffer
-	if err := writeContext(&buf, dir, dockerfile); err != nil {
+	if err := writeContext(&buf, dir, dockerfile, nil); err != nil {
 		t.Fatal(err)
 	}
 	var names []string
@@ -110,7 +110,7 @@ func TestWriteContextSymlink(t *testing.T) {
 		t.Fatal(err)
 	}
 	var buf bytes.Buffer
-	if err := writeContext(&buf, dir, "Dockerfile"); err != nil {
+	if err := writeContext(&buf, dir, "Dockerfile", nil); err != nil {
 		t.Fatal(err)
 	}
 	tr := tar.NewReader(&buf)
@@ -143,13 +143,87 @@ func TestCheckContext(t *testing.T) {
 		{"missing", "", false},
 		{"sub", "", false},
 	} {
-		got, err := checkContext(dir, tt.dockerfile)
+		got, err := checkContext(dir, tt.dockerfile, false)
 		if (err == nil) != tt.ok || got != tt.want {
 			t.Errorf("checkContext(%q) = %q, %v; want %q, ok=%v", tt.dockerfile, got, err, tt.want, tt.ok)
 		}
 	}
-	if _, err := checkContext(filepath.Join(dir, "nope"), ""); err == nil {
+	if _, err := checkContext(filepath.Join(dir, "nope"), "", false); err == nil {
 		t.Error("checkContext of a missing dir succeeded")
+	}
+	// Given bytes stand in for a missing Dockerfile, not for a directory.
+	if got, err := checkContext(dir, "missing", true); err != nil || got != "missing" {
+		t.Errorf("checkContext(missing, given) = %q, %v; want missing, nil", got, err)
+	}
+	if _, err := checkContext(dir, "sub", true); err == nil {
+		t.Error("checkContext(sub, given) succeeded; sub is a directory")
+	}
+}
+
+// tarFiles writes the context of dir with content in place of the Dockerfile and returns
+// each regular file's bytes, and the names in order.
+func tarFiles(t *testing.T, dir, dockerfile string, content []byte) (map[string]string, []string) {
+	t.Helper()
+	var buf bytes.Buffer
+	if err := writeContext(&buf, dir, dockerfile, content); err != nil {
+		t.Fatal(err)
+	}
+	files := map[string]string{}
+	var names []string
+	tr := tar.NewReader(&buf)
+	for {
+		h, err := tr.Next()
+		if errors.Is(err, io.EOF) {
+			return files, names
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		names = append(names, h.Name)
+		if h.Typeflag == tar.TypeReg {
+			b, err := io.ReadAll(tr)
+			if err != nil {
+				t.Fatal(err)
+			}
+			files[h.Name] = string(b)
+		}
+	}
+}
+
+func TestWriteContextDockerfileContent(t *testing.T) {
+	dir := t.TempDir()
+	writeFiles(t, dir, map[string]string{"Dockerfile": "FROM golang:1.26-alpine\n", "a.txt": "a", "sub/Dockerfile.x": "FROM alpine\n"})
+	before, err := os.ReadFile(filepath.Join(dir, "Dockerfile"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	files, names := tarFiles(t, dir, "Dockerfile", []byte("FROM arenabot/golang:local\n"))
+	if got := files["Dockerfile"]; got != "FROM arenabot/golang:local\n" {
+		t.Errorf("the tar's Dockerfile holds %q; want the given content", got)
+	}
+	if want := []string{"Dockerfile", "a.txt", "sub/", "sub/Dockerfile.x"}; !slices.Equal(names, want) {
+		t.Errorf("tar holds %q; want %q", names, want)
+	}
+	if after, err := os.ReadFile(filepath.Join(dir, "Dockerfile")); err != nil || !bytes.Equal(after, before) {
+		t.Errorf("the Dockerfile on disk changed: %q, %v", after, err)
+	}
+
+	files, _ = tarFiles(t, dir, "sub/Dockerfile.x", []byte("FROM x\n"))
+	if files["sub/Dockerfile.x"] != "FROM x\n" || files["Dockerfile"] != string(before) {
+		t.Errorf("sub/Dockerfile.x = %q, Dockerfile = %q; want only the named one replaced", files["sub/Dockerfile.x"], files["Dockerfile"])
+	}
+
+	// A Dockerfile that is not on disk is added at the end.
+	files, names = tarFiles(t, dir, "Dockerfile.gen", []byte("FROM y\n"))
+	if files["Dockerfile.gen"] != "FROM y\n" || names[len(names)-1] != "Dockerfile.gen" {
+		t.Errorf("tar holds %q with Dockerfile.gen = %q; want it last with the given content", names, files["Dockerfile.gen"])
+	}
+}
+
+func TestPullErrorText(t *testing.T) {
+	e := &PullError{Ref: "alpine:3.23", Msg: "no such host"}
+	if got, want := e.Error(), "pull alpine:3.23: no such host"; got != want {
+		t.Errorf("Error() = %q; want %q", got, want)
 	}
 }
 
