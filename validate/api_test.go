@@ -21,7 +21,7 @@ import (
 )
 
 func TestStatusString(t *testing.T) {
-	for s, want := range map[validate.Status]string{validate.Pass: "PASS", validate.Fail: "FAIL", validate.Skip: "SKIP", 7: "Status(7)"} {
+	for s, want := range map[validate.Status]string{validate.Pass: "PASS", validate.Fail: "FAIL", validate.Skip: "SKIP", validate.Warn: "WARN", 7: "Status(7)"} {
 		if got := s.String(); got != want {
 			t.Errorf("Status(%d).String() = %q, want %q", int(s), got, want)
 		}
@@ -45,9 +45,16 @@ func TestOutcomeString(t *testing.T) {
 	}
 }
 
+// missed reports whether the outcome is a miss of its tier: a FAIL, or a WARN of an
+// advisory check.
+func missed(o validate.Outcome) bool {
+	return o.Status == validate.Fail || o.Status == validate.Warn && o.Tier == validate.Advisory
+}
+
 func TestSummaryAndFirstFailure(t *testing.T) {
 	out := []validate.Outcome{
 		{Profile: "baseline", Check: "a", Status: validate.Pass},
+		{Profile: "baseline", Check: "w", Status: validate.Warn, Tier: validate.Advisory},
 		{Profile: "baseline", Check: "b", Status: validate.Fail},
 		{Profile: "baseline", Check: "c", Status: validate.Fail},
 		{Profile: "json", Check: "d", Status: validate.Pass},
@@ -65,6 +72,19 @@ func TestSummaryAndFirstFailure(t *testing.T) {
 	}
 	if _, _, _, line := validate.Summary(nil); line != "0 passed, 0 failed, 0 skipped" {
 		t.Errorf("Summary(nil) line = %q", line)
+	}
+	if w := validate.Warnings(out); len(w) != 1 || w[0].Check != "w" {
+		t.Errorf("Warnings = %v, want the one WARN", w)
+	}
+	if line := validate.AdvisoryLine(out); !strings.HasPrefix(line, "1 advisory warning (WARN): ") || !strings.Contains(line, "--strict") {
+		t.Errorf("AdvisoryLine = %q", line)
+	}
+	strict := validate.Strict(out)
+	if _, f, _, _ := validate.Summary(strict); f != 3 || validate.AdvisoryLine(strict) != "" || out[1].Status != validate.Warn {
+		t.Errorf("Strict: %d failed, advisory line %q, original %v; want 3, none, the original untouched", f, validate.AdvisoryLine(strict), out[1].Status)
+	}
+	if o, ok := validate.FirstFailure(out, "baseline"); !ok || o.Check != "b" {
+		t.Errorf("FirstFailure skips a WARN: got %q", o.Check)
 	}
 }
 
@@ -209,8 +229,8 @@ func TestNeverHangs(t *testing.T) {
 	tg := validate.Target{Host: "127.0.0.1", Port: addr.Port, DataDir: data(t), Timeout: 100 * time.Millisecond}
 	out := validate.Run(t.Context(), tg, runnable)
 	for _, o := range out {
-		if o.Status != validate.Fail {
-			t.Errorf("against a silent server: %v, want FAIL", o)
+		if !missed(o) {
+			t.Errorf("against a silent server: %v, want FAIL (WARN for an advisory check)", o)
 		}
 	}
 	if d := time.Since(start); d > 20*time.Second {
@@ -229,7 +249,7 @@ func TestNothingListening(t *testing.T) {
 	ln.Close()
 	out := validate.Run(t.Context(), validate.Target{Port: port, DataDir: data(t), Timeout: time.Second}, []string{"baseline", "static"})
 	for _, o := range out {
-		if o.Status != validate.Fail || !strings.Contains(o.Got, "connect") {
+		if !missed(o) || !strings.Contains(o.Got, "connect") {
 			t.Errorf("with nothing listening: %v, want a connect FAIL", o)
 		}
 	}
@@ -245,7 +265,7 @@ func TestMissingDataDir(t *testing.T) {
 		if strings.HasPrefix(o.Check, "probe") || strings.Contains(o.Check, "Content-Type") || strings.Contains(o.Check, "404") {
 			continue
 		}
-		if o.Status != validate.Fail || !strings.Contains(o.Got, "cannot check") {
+		if !missed(o) || !strings.Contains(o.Got, "cannot check") {
 			t.Errorf("without data: %v, want FAIL (cannot check)", o)
 		}
 	}
@@ -287,12 +307,12 @@ func TestWrongServers(t *testing.T) {
 			port := srv.Listener.Addr().(*net.TCPAddr).Port
 			out := validate.Run(t.Context(), validate.Target{Port: port, DataDir: data(t), Timeout: testTimeout}, runnable)
 			for _, o := range out {
-				want := validate.Fail
 				if slices.Contains(tt.passing, o.Profile+"/"+o.Check) {
-					want = validate.Pass
-				}
-				if o.Status != want {
-					t.Errorf("%v, want %v", o, want)
+					if o.Status != validate.Pass {
+						t.Errorf("%v, want PASS", o)
+					}
+				} else if !missed(o) {
+					t.Errorf("%v, want FAIL (WARN for an advisory check)", o)
 				}
 			}
 		})

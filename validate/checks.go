@@ -7,15 +7,18 @@ import (
 	"strings"
 )
 
-// Where the contracts are written down.
-const (
-	refProfiles = "design.md Profiles; httparena.md §2"
-	refValidate = "httparena.md §2, §5"
-)
+// DocsFile is where every profile's contract and checks are written down for contributors,
+// in this repository (generated from the profile table and these checks).
+const DocsFile = "docs/profiles.md"
 
-// contract renders a pointer to a profile's contract: "baseline — GET … → 200 … (where)".
-func contract(profileName, text, ref string) string {
-	return profileName + " — " + text + " (" + ref + ")"
+// contract renders what a check asks for and where it is written down: "baseline — GET … →
+// 200 … (docs/profiles.md#baseline)", with the RFC the rule comes from first, if any.
+func contract(profileName, text, rfc string) string {
+	where := DocsFile + "#" + profileName
+	if rfc != "" {
+		where = rfc + "; " + where
+	}
+	return profileName + " — " + text + " (" + where + ")"
 }
 
 // suites are the checks of every profile validate knows, by profile name.
@@ -35,7 +38,7 @@ var suites = map[string][]check{
 func probeCheck(profileName, path string) check {
 	return check{
 		name:     "probe GET " + path,
-		contract: contract(profileName, "the readiness probe GET "+path+" → 200", "runner/profile Probe; httparena.md §3.3"),
+		contract: contract(profileName, "the readiness probe GET "+path+" → 200", ""),
 		run: func(ctx context.Context, e *env) result {
 			raw := request("GET", path, nil, nil)
 			r, err := exchange(ctx, e, "GET", raw)

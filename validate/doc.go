@@ -2,7 +2,7 @@
 // before its numbers are worth measuring.
 //
 // Every profile the runner can run has a list of checks ([Checks]), each a named
-// requirement of the profile's contract (design.md Profiles; httparena.md §2 and §5): status
+// requirement of the profile's contract (docs/profiles.md, generated from them): status
 // codes, Content-Type, framing (a Content-Length that matches the body, or a valid chunked
 // encoding), exact bodies and JSON values for fixed and random inputs, compression when
 // asked for and only then, pipelined responses in order, uploads of several sizes, static

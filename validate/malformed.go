@@ -12,8 +12,9 @@ import (
 const followUpTarget = "/baseline11?a=50&b=5"
 
 // malformedChecks send the arena's noise requests, each on its own connection. A server
-// must reject one with a 4xx (or close the connection without answering) and then go on
-// serving. Where RFC 9110/9112 let a recipient repair the message instead (obsolete line
+// should reject one with a 4xx (or close the connection without answering): the RFCs ask
+// for it, the arena never did, so a miss is a Warn. It must then go on serving: a server
+// that stops answering has no number worth measuring, so that part is required. Where RFC 9110/9112 let a recipient repair the message instead (obsolete line
 // folding, bare CR or NUL in a field value, all replaced by SP) or set no limit (a large
 // header section), the correct answer to the repaired request passes too.
 func malformedChecks(p string) []check {
@@ -31,15 +32,20 @@ func malformedChecks(p string) []check {
 			text += `, or 200 "55" after ` + repair
 		}
 		text += fmt.Sprintf(`; then a new GET %s → 200 "55"`, followUpTarget)
+		answer := "a 4xx or a close"
+		if repair != "" {
+			answer += ", or the repaired answer"
+		}
 		return check{
-			name:     "malformed " + name,
-			contract: contract(p, text, ref),
-			serial:   true,
-			run:      func(ctx context.Context, e *env) result { return malformed(ctx, e, raw, repair) },
+			name:         "malformed " + name,
+			contract:     contract(p, text, ref),
+			advisoryPart: "the answer to the malformed request itself (" + answer + "; " + ref + "); that the server still answers afterwards is required",
+			serial:       true,
+			run:          func(ctx context.Context, e *env) result { return malformed(ctx, e, raw, repair) },
 		}
 	}
 	return []check{
-		m("bad Content-Length", "Content-Length: abc", "", "RFC 9112 §6.3; httparena.md §5",
+		m("bad Content-Length", "Content-Length: abc", "", "RFC 9112 §6.3",
 			[]byte("POST /baseline11?a=13&b=42 HTTP/1.1\r\nHost: localhost:8080\r\nContent-Type: text/plain\r\nContent-Length: abc\r\n\r\n20")),
 		m("bad header", `whitespace between a field name and its colon ("X-Bad : 1")`, "", "RFC 9112 §5.1",
 			[]byte(get+"X-Bad : 1\r\n\r\n")),
@@ -64,13 +70,16 @@ func malformed(ctx context.Context, e *env, raw []byte, repair string) result {
 	exp += fmt.Sprintf(`; then a new GET %s → 200 "55"`, followUpTarget)
 	req := show(raw)
 	first, ok := malformedAnswer(ctx, e, raw, repair != "")
-	if !ok {
-		return failed(req, exp, first)
-	}
 	follow := request("GET", followUpTarget, nil, nil)
 	r := expectText(ctx, e, "GET", follow, "55")
 	if r.status != Pass {
 		return failed(req, exp, fmt.Sprintf("%s; then the new request %s got %s: the server stopped serving", first, show(follow), r.got))
+	}
+	if !ok {
+		// The server answered wrongly but goes on serving: only the advisory part missed.
+		res := failed(req, exp, first+`; the new request after it got "55"`)
+		res.advisory = true
+		return res
 	}
 	return passed(req, exp, first+`; then the new request got "55"`)
 }

@@ -23,9 +23,12 @@ const (
 	Pass Status = iota // the server did what the contract asks
 	Fail               // it did not; the outcome says what was sent, expected and got
 	Skip               // the check was not run; the outcome says why
+	// Warn is an advisory check that the server missed: reported with the same detail as a
+	// Fail, but it does not gate measurement (Strict turns it into a Fail).
+	Warn
 )
 
-// String returns "PASS", "FAIL" or "SKIP".
+// String returns "PASS", "FAIL", "SKIP" or "WARN".
 func (s Status) String() string {
 	switch s {
 	case Pass:
@@ -34,15 +37,43 @@ func (s Status) String() string {
 		return "FAIL"
 	case Skip:
 		return "SKIP"
+	case Warn:
+		return "WARN"
 	}
 	return "Status(" + strconv.Itoa(int(s)) + ")"
 }
 
+// A Tier says what a missed check means.
+type Tier int
+
+const (
+	// Required checks are the arena's own contract (everything the old arena's suite asserts)
+	// and what the measured number's meaning depends on (exact bodies and values, bytes
+	// actually read, answers in order, a server that still answers): a miss fails the check
+	// and the profile is not measured.
+	Required Tier = iota
+	// Advisory checks are RFC conformance and good practice beyond the arena's contract: a
+	// miss is a Warn, reported but not gating.
+	Advisory
+)
+
+// String returns "required" or "advisory".
+func (t Tier) String() string {
+	if t == Advisory {
+		return "advisory"
+	}
+	return "required"
+}
+
 // An Outcome is the result of one check against one server.
 type Outcome struct {
-	Profile  string // "baseline"
-	Check    string // "GET sum 13+42"; empty for an outcome about the whole profile
-	Status   Status
+	Profile string // "baseline"
+	Check   string // "GET sum 13+42"; empty for an outcome about the whole profile
+	Status  Status
+	// Tier is the tier of what the outcome judged: a Warn is always Advisory; a check with an
+	// advisory part (Info.Advisory) reports its Required part as Fail and its advisory part
+	// as Warn.
+	Tier     Tier
 	Request  string        // what was sent, printable and cut to about 300 bytes
 	Expected string        // what the contract asks for
 	Got      string        // what came back, printable and cut short
@@ -52,7 +83,8 @@ type Outcome struct {
 }
 
 // String renders the outcome on one line: "PASS baseline: GET sum 13+42", "FAIL baseline:
-// POST chunked body: sent …; expected …; got …; contract: …" or "SKIP json-tls: reason".
+// POST chunked body: sent …; expected …; got …; contract: …" (WARN alike) or "SKIP json-tls:
+// reason".
 func (o Outcome) String() string {
 	name := o.Profile
 	if o.Check != "" {
@@ -104,6 +136,26 @@ func Checks(profileName string) []string {
 	return names
 }
 
+// Info describes one check for documentation.
+type Info struct {
+	Name     string
+	Tier     Tier
+	Contract string // what the check asks for, and where the rule comes from
+	// Advisory, on a Required check, is the part of it that is advisory: a miss of only
+	// that part is a Warn ("answered with a 4xx or a close (RFC 9112 §5.1)").
+	Advisory string
+}
+
+// Describe returns the checks of a profile with their tiers, in the order Run reports
+// them; nil for a profile without checks.
+func Describe(profileName string) []Info {
+	var out []Info
+	for _, c := range suites[profileName] {
+		out = append(out, Info{Name: c.name, Tier: c.tier, Contract: c.contract, Advisory: c.advisoryPart})
+	}
+	return out
+}
+
 // Run runs the checks of the given profiles against a server and returns one outcome per
 // check, in profile order (runner/profile) and then check order (Checks), whatever the
 // order of profiles. A profile the harness cannot run yet yields one SKIP with the reason;
@@ -134,7 +186,7 @@ func Run(ctx context.Context, t Target, profiles []string) []Outcome {
 			if near := frameworks.Closest(name, profile.Names(), 3); len(near) > 0 {
 				exp = "a profile name such as " + strings.Join(near, ", ")
 			}
-			out = append(out, Outcome{Profile: name, Status: Fail, Expected: exp, Got: "unknown profile " + strconv.Quote(name), Contract: "the profile table (runner/profile; design.md Profiles)"})
+			out = append(out, Outcome{Profile: name, Status: Fail, Expected: exp, Got: "unknown profile " + strconv.Quote(name), Contract: "the profile table (" + DocsFile + ")"})
 			continue
 		}
 		if !p.Runnable() {
@@ -158,7 +210,7 @@ func Run(ctx context.Context, t Target, profiles []string) []Outcome {
 		}
 		for _, c := range checks {
 			j := job{len(out), c, e}
-			out = append(out, Outcome{Profile: name, Check: c.name, Contract: c.contract})
+			out = append(out, Outcome{Profile: name, Check: c.name, Contract: c.contract, Tier: c.tier})
 			if c.serial {
 				serial = append(serial, j)
 			} else {
@@ -224,6 +276,9 @@ func runCheck(ctx context.Context, e *env, c check, o Outcome) Outcome {
 	o.Elapsed = time.Since(start)
 	o.Request, o.Expected, o.Got = clip(r.request, 400), clip(r.expected, 400), clip(r.got, 700)
 	o.Status, o.Reason = r.status, r.reason
+	if o.Status == Fail && (c.tier == Advisory || r.advisory) {
+		o.Status, o.Tier = Warn, Advisory
+	}
 	switch {
 	case ctx.Err() != nil && r.status != Pass:
 		o.Status, o.Reason = Skip, "cancelled: "+ctx.Err().Error()
@@ -234,6 +289,7 @@ func runCheck(ctx context.Context, e *env, c check, o Outcome) Outcome {
 }
 
 // Summary counts the outcomes and renders the final line, "N passed, N failed, N skipped".
+// Warnings are in none of the three: AdvisoryLine counts them.
 func Summary(o []Outcome) (pass, fail, skip int, line string) {
 	for _, x := range o {
 		switch x.Status {
@@ -241,11 +297,47 @@ func Summary(o []Outcome) (pass, fail, skip int, line string) {
 			pass++
 		case Fail:
 			fail++
-		default:
+		case Skip:
 			skip++
 		}
 	}
 	return pass, fail, skip, fmt.Sprintf("%d passed, %d failed, %d skipped", pass, fail, skip)
+}
+
+// Warnings returns the outcomes that are Warn, in order.
+func Warnings(o []Outcome) []Outcome {
+	var w []Outcome
+	for _, x := range o {
+		if x.Status == Warn {
+			w = append(w, x)
+		}
+	}
+	return w
+}
+
+// AdvisoryLine renders the line printed above the summary: how many advisory checks
+// missed and what that means; "" when none did.
+func AdvisoryLine(o []Outcome) string {
+	n := len(Warnings(o))
+	if n == 0 {
+		return ""
+	}
+	s := "s"
+	if n == 1 {
+		s = ""
+	}
+	return fmt.Sprintf("%d advisory warning%s (WARN): RFC conformance or good practice beyond the arena's contract; not gating measurement (--strict makes them failures)", n, s)
+}
+
+// Strict returns the outcomes with every Warn turned into a Fail (validate --strict).
+func Strict(o []Outcome) []Outcome {
+	out := slices.Clone(o)
+	for i := range out {
+		if out[i].Status == Warn {
+			out[i].Status = Fail
+		}
+	}
+	return out
 }
 
 // FirstFailure returns the first failing outcome of the named profile, if there is one.
@@ -274,8 +366,18 @@ func (e *env) rand() *rand.Rand { return rand.New(rand.NewPCG(rand.Uint64(), ran
 type check struct {
 	name     string
 	contract string
-	serial   bool // run alone, after the others (malformed requests)
-	run      func(ctx context.Context, e *env) result
+	tier     Tier
+	// advisoryPart, on a Required check, names the part of it whose miss is only a Warn;
+	// run marks such a miss with result.advisory.
+	advisoryPart string
+	serial       bool // run alone, after the others (malformed requests)
+	run          func(ctx context.Context, e *env) result
+}
+
+// advisory returns the check with its tier set to Advisory.
+func (c check) advisory() check {
+	c.tier = Advisory
+	return c
 }
 
 // A result is what a check found.
@@ -283,6 +385,7 @@ type result struct {
 	status                 Status
 	request, expected, got string
 	reason                 string
+	advisory               bool // a Fail of the check's advisory part: reported as Warn
 }
 
 func passed(request, expected, got string) result {

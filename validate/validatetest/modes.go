@@ -74,6 +74,7 @@ var modes = func() map[string]string {
 		"static.probe-status":        "GET /static/reset.css as a connection's first request answers 503",
 		"static.static-identity":     "hero.webp without Accept-Encoding has its last byte changed",
 		"static.static-content-type": ".woff2 without Accept-Encoding is application/octet-stream",
+		"static.static-css-type":     "reset.css without Accept-Encoding is text/plain",
 		"static.static-uncompressed": "the precompressed twins are never served",
 		"static.static-404":          "a missing file gets 200 with an empty body",
 		"static.static-no-vary":      "static responses have no Vary (extra)",

@@ -859,6 +859,9 @@ func (s *Server) static(r *req) reply {
 	if s.mode == "static-content-type" && ae == "" && path.Ext(name) == ".woff2" {
 		ct = "application/octet-stream"
 	}
+	if s.mode == "static-css-type" && ae == "" && name == "reset.css" {
+		ct = "text/plain"
+	}
 	rep := reply{status: 200, headers: []string{"Content-Type: " + ct}}
 	if s.mode != "static-no-vary" {
 		rep.headers = append(rep.headers, "Vary: Accept-Encoding")
