@@ -27,6 +27,7 @@ import (
 	"github.com/arenabot/arenabot/runner/loadgen"
 	"github.com/arenabot/arenabot/runner/profile"
 	"github.com/arenabot/arenabot/runner/result"
+	"github.com/arenabot/arenabot/validate"
 )
 
 // Engine is the part of the Docker Engine API the runner uses; *docker.Engine implements it.
@@ -129,6 +130,9 @@ type Row struct {
 	Conns   int
 	Result  *result.Result
 	Err     error
+	// Advisories, on an entry's first row, are the advisory checks its validation missed
+	// (WARN outcomes): reported beside the results, never a reason not to measure.
+	Advisories []validate.Outcome
 }
 
 // Bencher runs plans. It is not safe for concurrent use: one bench at a time owns the host's
@@ -288,12 +292,17 @@ func (b *Bencher) Measure(ctx context.Context, plan Plan) ([]Row, error) {
 			image, entryErr = b.buildEntry(ctx, t.Entry)
 		}
 		var invalid map[string]error
+		var advisories []validate.Outcome
 		if entryErr == nil && !b.cfg.SkipValidation {
-			invalid, entryErr = b.gate(ctx, image, t)
+			invalid, advisories, entryErr = b.gate(ctx, image, t)
 		}
+		first := true
 		for _, p := range t.Profiles {
 			for _, conns := range p.ConnCounts(plan.Lite) {
 				row := Row{Entry: t.Entry, Profile: p, Conns: conns}
+				if first {
+					row.Advisories, first = advisories, false
+				}
 				done := len(rows) * b.cfg.Runs
 				desc := fmt.Sprintf("%s %s %dc", t.Entry.Name, p.Name, conns)
 				if b.cfg.OnRowStart != nil {
@@ -619,10 +628,17 @@ func (b *Bencher) waitReady(ctx context.Context, c docker.Container, e framework
 			return ctx.Err()
 		}
 		if running, code, serr := b.eng.State(ctx, c.ID); serr == nil && !running {
-			return fmt.Errorf("%s exited with status %d before answering %s; container log: %s", e.Name, code, url, b.logTail(ctx, c.ID))
+			return &ReadyError{
+				Msg:  fmt.Sprintf("%s exited with status %d before answering %s; container log: %s", e.Name, code, url, b.logTail(ctx, c.ID)),
+				Cell: fmt.Sprintf("exited with status %d before answering", code),
+			}
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("%s did not answer GET %s within %s (last error: %v); make the server listen on 0.0.0.0:%d; container log: %s", e.Name, url, b.cfg.ReadyTimeout, err, port, b.logTail(ctx, c.ID))
+			return &ReadyError{
+				Msg:   fmt.Sprintf("%s did not answer GET %s within %s (last error: %v); make the server listen on 0.0.0.0:%d; container log: %s", e.Name, url, b.cfg.ReadyTimeout, err, port, b.logTail(ctx, c.ID)),
+				Cell:  "not ready after " + b.cfg.ReadyTimeout.String(),
+				Cause: err,
+			}
 		}
 		select {
 		case <-ctx.Done():

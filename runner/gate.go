@@ -19,6 +19,14 @@ func (f *ValidationFailure) Error() string {
 	return "validation failed, not measured: " + f.Outcome.String()
 }
 
+// Short is the table cell: "validation: <check>".
+func (f *ValidationFailure) Short() string {
+	if f.Outcome.Check == "" {
+		return "validation: " + f.Outcome.Profile
+	}
+	return "validation: " + f.Outcome.Check
+}
+
 // Validate builds an entry (or reuses its image), starts it exactly as a measurement does,
 // waits until it answers, and runs the validation checks of the named profiles against it.
 // Profiles the harness cannot run yet come back as SKIP outcomes.
@@ -58,8 +66,9 @@ func (b *Bencher) validateImage(ctx context.Context, image string, e frameworks.
 }
 
 // gate validates the selected profiles of an entry before any of them is measured and
-// returns, per profile, why it must not be measured.
-func (b *Bencher) gate(ctx context.Context, image string, t Target) (map[string]error, error) {
+// returns, per profile, why it must not be measured, and the advisory checks it missed
+// (which do not gate).
+func (b *Bencher) gate(ctx context.Context, image string, t Target) (map[string]error, []validate.Outcome, error) {
 	names := make([]string, len(t.Profiles))
 	for i, p := range t.Profiles {
 		names[i] = p.Name
@@ -67,7 +76,7 @@ func (b *Bencher) gate(ctx context.Context, image string, t Target) (map[string]
 	b.note(fmt.Sprintf("%s: validating %d test(s)", t.Entry.Name, len(names)))
 	outcomes, err := b.validateImage(ctx, image, t.Entry, names)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	failed := map[string]error{}
 	for _, name := range names {
@@ -76,5 +85,9 @@ func (b *Bencher) gate(ctx context.Context, image string, t Target) (map[string]
 			b.note(fmt.Sprintf("%s: %s fails validation and will not be measured: %s", t.Entry.Name, name, o.String()))
 		}
 	}
-	return failed, nil
+	warnings := validate.Warnings(outcomes)
+	if len(warnings) > 0 {
+		b.note(fmt.Sprintf("%s: %d advisory check(s) missed; measured all the same: %s", t.Entry.Name, len(warnings), warnings[0].String()))
+	}
+	return failed, warnings, nil
 }

@@ -563,8 +563,12 @@ func (j *jobRun) rowDone(r Row) {
 		WebSocket: r.Profile.WebSocket,
 		Result:    r.Result,
 	}
+	for _, o := range r.Advisories {
+		row.Advisories = append(row.Advisories, j.public(o.String()))
+	}
 	if r.Err != nil {
 		row.Err = j.public(r.Err.Error())
+		row.Short = j.public(ShortReason(r.Err))
 		j.failed++
 		if bf, ok := errors.AsType[*BuildFailure](r.Err); ok {
 			// The build log file goes with the workspace: the reply shows its tail instead.

@@ -5,6 +5,7 @@ package report
 import (
 	"fmt"
 	"math"
+	"strconv"
 	"strings"
 
 	"github.com/arenabot/arenabot/runner/result"
@@ -18,6 +19,9 @@ type Row struct {
 	Result *result.Result
 	// Err says in one line why the row has no result.
 	Err string
+	// Short is the failed row's table cell ("validation: GET sum 13+42", "build failed");
+	// "" shows Err, cut to about 80 characters. Err goes under the table when it is longer.
+	Short string
 	// Baseline is what the deltas compare against; nil when there is none.
 	Baseline *result.Result
 	// NotApplicable marks a row whose compare target does not run this profile.
@@ -31,6 +35,59 @@ type Table struct {
 	Entry   string // directory name
 	Display string // meta.json display_name
 	Rows    []Row
+	// Advisories are the WARN lines of the advisory checks the entry missed: reported, not
+	// gating.
+	Advisories []string
+}
+
+// cellMax is about how long a failed row's cell may be.
+const cellMax = 80
+
+// cell is the failed row's reason as its table cell shows it: Short as it is (the caller
+// bounds it), else Err cut to about cellMax characters.
+func (r Row) cell() string {
+	if s := strings.TrimSpace(r.Short); s != "" {
+		return s
+	}
+	return fit(oneLine(r.Err), cellMax)
+}
+
+// explained reports whether the cell says all of Err, so nothing goes under the table.
+func (r Row) explained() bool {
+	full := strings.TrimSpace(r.Err)
+	return full == "" || full == r.cell()
+}
+
+// Failures returns, for the failed rows whose whole reason does not fit their cell, one
+// line per distinct reason: "json 512, json 4096: validation failed, not measured: …".
+func (t Table) Failures() []string {
+	var order []string
+	where := map[string][]string{}
+	for _, r := range t.Rows {
+		if r.Result != nil {
+			continue
+		}
+		if r.explained() {
+			continue
+		}
+		full := strings.TrimSpace(r.Err)
+		if _, ok := where[full]; !ok {
+			order = append(order, full)
+		}
+		at := r.Profile
+		if at == "" || at == "—" {
+			at = "the entry"
+		}
+		if r.Conns > 0 {
+			at += " " + strconv.Itoa(r.Conns)
+		}
+		where[full] = append(where[full], at)
+	}
+	lines := make([]string, len(order))
+	for i, full := range order {
+		lines[i] = strings.Join(where[full], ", ") + ": " + full
+	}
+	return lines
 }
 
 // Failed reports whether any row of the table failed.
@@ -69,7 +126,7 @@ func RenderTable(t Table) string {
 func cells(r Row) []string {
 	c := []string{escapeText(r.Profile), fmt.Sprint(r.Conns)}
 	if r.Result == nil {
-		msg := "❌ " + escapeText(oneLine(r.Err))
+		msg := "❌ " + escapeText(r.cell())
 		c = append(c, msg)
 		for len(c) < len(Columns) {
 			c = append(c, "—")

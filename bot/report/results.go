@@ -218,6 +218,14 @@ func resultsPieces(r Results, budget int) []piece {
 	}
 	for _, t := range tables {
 		pieces = append(pieces, tablePiece(t))
+		if lines := t.Failures(); len(lines) > 0 {
+			title := "Why rows of <code>" + htmlText(t.Entry) + "</code> failed"
+			pieces = append(pieces, piece{text: detailsBlock(title, lines, budget)})
+		}
+		if len(t.Advisories) > 0 {
+			title := "Advisories of <code>" + htmlText(t.Entry) + "</code>"
+			pieces = append(pieces, piece{text: AdvisoryHeadline(t) + "\n\n" + detailsBlock(title, logLines(t.Advisories), budget)})
+		}
 		if lines := buildLog(rep.Rows, t.Entry); lines != nil {
 			title := "Build log of <code>" + htmlText(t.Entry) + "</code>"
 			pieces = append(pieces, piece{text: logBlock(title, logLines(lines), budget)})
@@ -265,9 +273,17 @@ func measuredRows(rows []result.Row, entries, profiles map[string]string) []Meas
 			Profile:   shown(profiles, row.Profile, inert(fit(row.Profile, 64))),
 			Conns:     row.Conns,
 			Result:    row.Result,
-			Err:       inert(oneLine(row.Err)),
+			Err:       inert(fit(row.Err, 2000)), // whole, for the list under the table
 			WebSocket: row.WebSocket,
 		}
+		if row.Result == nil {
+			short := row.Short
+			if strings.TrimSpace(short) == "" {
+				short = oneLine(row.Err)
+			}
+			m.Short = inert(fit(short, cellMax))
+		}
+		m.Advisories = row.Advisories
 		if m.Entry == "" {
 			m.Entry = "—"
 		}
@@ -275,7 +291,7 @@ func measuredRows(rows []result.Row, entries, profiles map[string]string) []Meas
 			m.Profile = "—"
 		}
 		if m.Result == nil && strings.TrimSpace(m.Err) == "" {
-			m.Err = "no result"
+			m.Err, m.Short = "no result", "no result"
 		}
 		out = append(out, m)
 	}
@@ -655,10 +671,22 @@ func patchEntry(path string) (string, bool) {
 // newest lines that fit in budget bytes and saying how many earlier ones were left out.
 // title is HTML.
 func logBlock(title string, lines []string, budget int) string {
+	return foldBlock(func(keep int) string { return fmt.Sprintf("%s (last %s)", title, plural(keep, "line")) }, lines, budget)
+}
+
+// detailsBlock is logBlock for a list whose count the title gives: its summary is the
+// title and the count of lines shown.
+func detailsBlock(title string, lines []string, budget int) string {
+	return foldBlock(func(keep int) string { return fmt.Sprintf("%s (%d)", title, keep) }, lines, budget)
+}
+
+// foldBlock renders lines in a fenced block inside <details>, keeping the newest that fit
+// in budget bytes; summary titles it for the number of lines kept.
+func foldBlock(summary func(keep int) string, lines []string, budget int) string {
 	render := func(keep int) string {
 		shown := lines[len(lines)-keep:]
 		var b strings.Builder
-		fmt.Fprintf(&b, "<details><summary>%s (last %s)</summary>\n\n", title, plural(keep, "line"))
+		fmt.Fprintf(&b, "<details><summary>%s</summary>\n\n", summary(keep))
 		if omitted := len(lines) - keep; omitted > 0 {
 			fmt.Fprintf(&b, "… %s omitted\n\n", plural(omitted, "earlier line"))
 		}

@@ -141,9 +141,11 @@ func resultsCases() map[string]Results {
 	fail.Report.Rows = []result.Row{
 		row("gin", "gin", "baseline", 512, 182_345, 24<<20, 1.2),
 		{Entry: "gin", Display: "gin", Profile: "json", Conns: 512,
-			Err: "validation failed: GET /json returned 500 Internal Server Error, want 200"},
+			Err:   "validation failed, not measured: FAIL json: GET /json Content-Type: sent GET /json/50?m=1 HTTP/1.1; expected 200 with Content-Type application/json; got HTTP/1.1 500 Internal Server Error; contract: json — GET /json/{count}?m={m} → 200 application/json (docs/profiles.md#json)",
+			Short: "validation: GET /json Content-Type"},
 		{Entry: "broken", Display: "Broken | *entry* @someone", Profile: "baseline", Conns: 512,
-			Err: "build of broken failed: RUN go build ./...: exit status 1",
+			Err:   "build of broken failed: RUN go build ./...: exit status 1",
+			Short: "build failed",
 			BuildLog: []string{
 				"#8 [build 4/5] RUN go build -o /app ./...",
 				"#8 0.512 ./main.go:12:2: undefined: fasthttp.Serve",
@@ -153,8 +155,12 @@ func resultsCases() map[string]Results {
 				"\x1b[31mERROR\x1b[0m: process \"/bin/sh -c go build\" did not complete successfully: exit code: 1",
 			}},
 		{Entry: "broken", Display: "Broken | *entry* @someone", Profile: "json", Conns: 512,
-			Err: "build of broken failed: RUN go build ./...: exit status 1"},
+			Err: "build of broken failed: RUN go build ./...: exit status 1", Short: "build failed"},
 		{Entry: "badmeta", Err: `frameworks/badmeta/meta.json: field "tests": unknown test "jsonn" (did you mean "json"?)`},
+	}
+	fail.Report.Rows[0].Advisories = []string{
+		`WARN baseline: malformed bad header: sent GET /baseline11?a=13&b=42 HTTP/1.1\r\nX-Bad : 1\r\n\r\n; expected a 4xx response or the connection closed without one; got HTTP/1.1 200 OK @someone; contract: baseline — … (RFC 9112 §5.1; docs/profiles.md#baseline)`,
+		"WARN json-comp: Vary: Accept-Encoding: sent GET /json/25?m=4 HTTP/1.1; expected 200 with Vary: Accept-Encoding; got HTTP/1.1 200 OK ``` </details>; contract: json-comp — … (RFC 9110 §12.5.5; docs/profiles.md#json-comp)",
 	}
 	cases["failures"] = fail
 
@@ -249,7 +255,14 @@ func TestRenderResultsContent(t *testing.T) {
 		{name: "failures", wantTables: 3, want: []string{
 			"### ❌ `broken` (Broken \\| \\*entry\\* @\u200bsomeone)",
 			"<details><summary>Build log of <code>broken</code> (last 6 lines)</summary>\n\n`````text\n",
-			"| json | 512 | ❌ validation failed: GET /json returned 500",
+			"| json | 512 | ❌ validation: GET /json Content-Type |",
+			"<details><summary>Why rows of <code>gin</code> failed (1)</summary>",
+			"json 512: validation failed, not measured: FAIL json: GET /json Content-Type: sent GET /json/50?m=1",
+			"| baseline | 512 | ❌ build failed |",
+			"baseline 512, json 512: build of broken failed: RUN go build ./...: exit status 1",
+			"⚠️ 2 advisories for `gin`: ",
+			"<details><summary>Advisories of <code>gin</code> (2)</summary>",
+			"WARN baseline: malformed bad header: sent",
 			"| — | — | ❌ frameworks/badmeta/meta.json",
 			"ERROR: process", "1 measured, 4 failed",
 		}, not: []string{"\x1b", "RPS of `broken`", "RPS of `badmeta`", "| — | 0 |"}},

@@ -14,7 +14,10 @@ type Measured struct {
 	Conns          int
 	Result         *result.Result // nil when the row failed
 	Err            string         // why it failed
+	Short          string         // the failed row's cell; "" means Err, cut short
 	WebSocket      bool
+	// Advisories are WARN lines of the entry's validation, on any of its rows.
+	Advisories []string
 }
 
 // A Baseline says what deltas compare against.
@@ -56,7 +59,8 @@ func Tables(rows []Measured, b Baseline) []Table {
 			index[m.Entry] = i
 			tables = append(tables, Table{Entry: m.Entry, Display: m.Display})
 		}
-		row := Row{Profile: m.Profile, Conns: m.Conns, Result: m.Result, Err: m.Err, WebSocket: m.WebSocket}
+		tables[i].Advisories = append(tables[i].Advisories, m.Advisories...)
+		row := Row{Profile: m.Profile, Conns: m.Conns, Result: m.Result, Err: m.Err, Short: m.Short, WebSocket: m.WebSocket}
 		if m.Result != nil {
 			row.Baseline, row.NotApplicable = b.lookup(m, sameRun)
 		}
@@ -109,5 +113,32 @@ func Render(r Reply) string {
 	for _, t := range r.Tables {
 		b.WriteString("\n" + RenderTable(t))
 	}
+	for _, t := range r.Tables {
+		if f := t.Failures(); len(f) > 0 {
+			fmt.Fprintf(&b, "\nWhy rows of `%s` failed:\n\n", escapeCode(t.Entry))
+			for _, line := range f {
+				b.WriteString("- " + escapeText(line) + "\n")
+			}
+		}
+	}
+	for _, t := range r.Tables {
+		if len(t.Advisories) > 0 {
+			fmt.Fprintf(&b, "\n%s\n\n", AdvisoryHeadline(t))
+			for _, line := range t.Advisories {
+				b.WriteString("- " + escapeText(line) + "\n")
+			}
+		}
+	}
 	return b.String()
+}
+
+// AdvisoryHeadline is the one line above an entry's advisories: "⚠️ 3 advisories for
+// `nethttp`: …".
+func AdvisoryHeadline(t Table) string {
+	n := len(t.Advisories)
+	word := "advisories"
+	if n == 1 {
+		word = "advisory"
+	}
+	return fmt.Sprintf("⚠️ %d %s for `%s`: checks beyond the arena's contract (RFC conformance, good practice) that it missed; they do not stop a measurement, and `arenabot validate --strict` makes them failures.", n, word, escapeCode(t.Entry))
 }

@@ -103,8 +103,11 @@ func bench(ctx context.Context, c benchConfig, stdout, stderr io.Writer) error {
 	var failures []runner.Row
 	for _, r := range rows {
 		m := report.Measured{Entry: r.Entry.Name, Display: r.Entry.Meta.DisplayName, Profile: r.Profile.Name, Conns: r.Conns, Result: r.Result, WebSocket: r.Profile.WebSocket}
+		for _, o := range r.Advisories {
+			m.Advisories = append(m.Advisories, o.String())
+		}
 		if r.Err != nil {
-			m.Err = r.Err.Error()
+			m.Err, m.Short = r.Err.Error(), runner.ShortReason(r.Err)
 			failures = append(failures, r)
 		}
 		measured = append(measured, m)

@@ -16,17 +16,19 @@ type validateConfig struct {
 	hostConfig
 	Framework string
 	Tests     []string
+	Strict    bool
 }
 
 func parseValidate(args []string, getenv func(string) string, stderr io.Writer) (validateConfig, error) {
 	fs := pflag.NewFlagSet("validate", pflag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: arenabot validate <framework> [-t test,...] [flags]\n\nBuilds and starts the entry as the runner does and checks that it implements the\ncontract of every test it subscribes to (or the ones named).\n\nflags:")
+		fmt.Fprintln(stderr, "usage: arenabot validate <framework> [-t test,...] [--strict] [flags]\n\nBuilds and starts the entry as the runner does and checks that it implements the\ncontract of every test it subscribes to (or the ones named): PASS, FAIL (a required\ncheck: the test is not measured), WARN (an advisory check: reported, not gating) or\nSKIP. Every check and its tier is listed in docs/profiles.md.\n\nflags:")
 		fs.PrintDefaults()
 	}
 	var c validateConfig
 	fs.StringSliceVarP(&c.Tests, "test", "t", nil, "tests to check, comma separated (default: every test the entry subscribes to)")
+	fs.BoolVar(&c.Strict, "strict", false, "treat advisory checks (RFC conformance and good practice beyond the arena's contract) as required: a WARN becomes a FAIL")
 	c.hostConfig.flags(fs, getenv)
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, pflag.ErrHelp) {
@@ -45,7 +47,8 @@ func parseValidate(args []string, getenv func(string) string, stderr io.Writer) 
 	return c, c.hostConfig.finish("validate")
 }
 
-// validateEntry prints one line per check and the summary line; any failure is an error.
+// validateEntry prints one line per check, the advisory line when advisory checks missed,
+// and the summary line; any failure is an error (with --strict, an advisory miss too).
 func validateEntry(ctx context.Context, c validateConfig, stdout, stderr io.Writer) error {
 	entry, tests, err := runner.ValidationTests(c.frameworksDir(), c.Framework, c.Tests)
 	if err != nil {
@@ -70,8 +73,14 @@ func validateEntry(ctx context.Context, c validateConfig, stdout, stderr io.Writ
 		}
 		return err
 	}
+	if c.Strict {
+		outcomes = validate.Strict(outcomes)
+	}
 	for _, o := range outcomes {
 		fmt.Fprintln(stdout, o.String())
+	}
+	if line := validate.AdvisoryLine(outcomes); line != "" {
+		fmt.Fprintln(stdout, line)
 	}
 	_, failed, _, line := validate.Summary(outcomes)
 	fmt.Fprintln(stdout, line)

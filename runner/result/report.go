@@ -27,6 +27,13 @@ type Row struct {
 	WebSocket bool    `json:"websocket,omitempty"`
 	Result    *Result `json:"result,omitempty"` // nil when the row failed
 	Err       string  `json:"err,omitempty"`    // one line: why the row has no result
+	// Short is the failed row's table cell, at most about 80 characters ("validation: GET
+	// sum 13+42", "build failed", "not ready after 30s"); Err goes under the table. ""
+	// means Err is short enough to be its own cell.
+	Short string `json:"short,omitempty"`
+	// Advisories, on an entry's first row, are the advisory checks its validation missed:
+	// one WARN line each (request, expected, got, contract). They never stop a measurement.
+	Advisories []string `json:"advisories,omitempty"`
 	// BuildLog is the tail of a failed build's log, on the entry's first row.
 	BuildLog []string `json:"build_log,omitempty"`
 }

@@ -1,0 +1,64 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"unicode/utf8"
+)
+
+// ShortMax is about how long a failed row's table cell may be; the whole reason goes under
+// the table.
+const ShortMax = 80
+
+// A ReadyError is a server that did not answer its readiness probe: it exited first, or
+// did not answer in time.
+type ReadyError struct {
+	Msg   string // the whole reason, with the container's log tail
+	Cell  string // "not ready after 30s", "exited with status 2 before answering"
+	Cause error  // the probe's last error, if any
+}
+
+func (e *ReadyError) Error() string { return e.Msg }
+
+// Short is the table cell.
+func (e *ReadyError) Short() string { return e.Cell }
+
+func (e *ReadyError) Unwrap() error { return e.Cause }
+
+// Short is the table cell of a failed build.
+func (f *BuildFailure) Short() string { return "build failed" }
+
+// ShortReason returns the table cell for a row's error, at most about ShortMax characters:
+// "validation: GET sum 13+42", "build failed", "not ready after 30s", "cancelled", or the
+// error's first words.
+func ShortReason(err error) string {
+	if err == nil {
+		return ""
+	}
+	var s interface{ Short() string }
+	if errors.As(err, &s) {
+		return clipCell(s.Short())
+	}
+	if errors.Is(err, context.Canceled) {
+		return "cancelled"
+	}
+	if errors.Is(err, context.DeadlineExceeded) {
+		return "timed out"
+	}
+	return clipCell(err.Error())
+}
+
+// clipCell makes s one line of at most ShortMax characters, cut at a word with "…".
+func clipCell(s string) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if utf8.RuneCountInString(s) <= ShortMax {
+		return s
+	}
+	r := []rune(s)[:ShortMax-1]
+	cut := string(r)
+	if i := strings.LastIndexByte(cut, ' '); i > ShortMax/2 {
+		cut = cut[:i]
+	}
+	return strings.TrimRight(cut, " ,;:") + "…"
+}
