@@ -1,7 +1,7 @@
 // Package bot wires the webhook, the command parser, the planner, the GitHub
 // client and the queue together: it turns benchmark commands in pull-request
-// comments into approved queue jobs (design.md, "Commands" and "Lifecycle of a
-// request", steps 1 and 2).
+// comments into approved queue jobs (the README's `arenabot serve` section: commands, ack
+// and approval).
 //
 // The flow of one request: the webhook verifies and de-duplicates the delivery
 // records it in the Inbox and answers 202; a worker pops it and hands the comment
@@ -12,8 +12,7 @@
 // user reacts 👍 to the status comment (PollOnce) or comments /benchmark-approve.
 // Approval enqueues a queue.Job measuring the SHA shown in the ack.
 //
-// RunEvents consumes the queue's event stream (design.md, "Lifecycle of a request", steps
-// 4 and 5): it edits the status comment of a running job with its progress, at most every
+// RunEvents consumes the queue's event stream (the run and the reply of a request): it edits the status comment of a running job with its progress, at most every
 // Config.ProgressEvery, and gives every job that ends exactly one final reply, after
 // committing the result files for --save (or attaching them as a patch when the push is
 // refused).
@@ -90,7 +89,7 @@ type Config struct {
 	WebURL string
 
 	// ProgressEvery is the least time between two edits of a running job's status comment
-	// by RunEvents (design.md: "at most every few seconds").
+	// by RunEvents (a few seconds: progress, not a live feed).
 	ProgressEvery time.Duration
 	// FinalRetry is the first wait before RunEvents handles again a final event whose
 	// reply or status edit failed; each failure doubles it, up to MaxFinalRetry.

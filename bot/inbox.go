@@ -11,9 +11,8 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// An Inbox holds the webhook deliveries accepted and not yet processed (design.md,
-// "Lifecycle of a request": the webhook answers at once, the work runs from a durable
-// record). The webhook Pushes a verified, non-duplicate delivery before it answers 202;
+// An Inbox holds the webhook deliveries accepted and not yet processed (the webhook
+// answers at once, the work runs from a durable record). The webhook Pushes a verified, non-duplicate delivery before it answers 202;
 // Run's workers Pop, handle and ack it. A delivery popped and never acked (the bot died
 // while handling it) is handled again after Recover, which the handlers tolerate: they
 // find their comments again by hidden markers and the queue refuses a second job id.
@@ -104,7 +103,7 @@ func (m *MemoryInbox) Len() int { return len(m.ch) }
 //	                    (LMOVE/BLMOVE), ack removes it (LREM)
 //
 // Recover moves what processing holds back to the inbox: call it when no other process
-// pops from this prefix (Run calls it at start, and design.md runs one bot). Every
+// pops from this prefix (Run calls it at start, and a deployment runs one bot). Every
 // delivery is distinct (its id is unique after de-duplication), so LREM removes exactly
 // the one acked.
 type RedisInbox struct {

@@ -182,7 +182,7 @@ func testPending(t *testing.T, newP func(*testing.T) Pending) {
 }
 
 // TestRedisPendingSurvivesRestart: a request waiting for approval is approved by a 👍
-// read by a new Bot on the same Redis (design.md: nothing is lost on restart).
+// read by a new Bot on the same Redis (nothing is lost on restart).
 func TestRedisPendingSurvivesRestart(t *testing.T) {
 	rdb := queuetest.NewClient(t, queuetest.RedisAddr(t))
 	prefix := queuetest.Prefix(t, rdb)

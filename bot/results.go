@@ -19,7 +19,7 @@ import (
 )
 
 // A ReplyTiming says how long the final reply of one job took, measured on the wall clock
-// from the first read of its final event (design.md, "Reply"). RunEvents logs it and hands
+// from the first read of its final event (the final reply). RunEvents logs it and hands
 // it to Config.OnReply.
 type ReplyTiming struct {
 	Job     string      // job ID

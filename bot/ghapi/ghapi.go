@@ -1,5 +1,5 @@
 // Package ghapi is the bot's GitHub REST client: a thin layer over go-github v60 that keeps
-// the GitHub API hygiene of design.md.
+// to GitHub's rate limits and retry rules:
 //
 //   - Content-creating calls (POST, PATCH, PUT, DELETE) are serialised per installation and
 //     spaced by Config.WriteSpacing, so the bot stays under GitHub's secondary rate limits.

@@ -1,7 +1,7 @@
 // Package plan resolves a parsed benchmark command against a pull request's head: which
 // frameworks run which tests at which connection counts, and about how long that takes.
-// The bot needs this before it acks a request (design.md, "Lifecycle of a request", step
-// 1), so every problem a person can fix by typing another command is found here and
+// The bot needs this before it acks a request (its status comment shows
+// the plan), so every problem a person can fix by typing another command is found here and
 // reported as a [*ResolveError] naming the problem and the closest valid choices.
 //
 // The head is read through a [Source] (the GitHub API in the bot, a map in tests). Each

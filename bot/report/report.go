@@ -100,7 +100,7 @@ func (t Table) Failed() bool {
 	return false
 }
 
-// Columns of every table, in design.md's order.
+// Columns of every table, in the order the README documents.
 var Columns = []string{"Test", "Conn", "RPS", "Rate", "CPU/req", "p99", "p99.9", "CPU", "Mem", "Δ RPS", "Δ Mem"}
 
 // RenderTable renders one framework's table, headed by its name.

@@ -12,7 +12,7 @@ import (
 	"unicode/utf8"
 )
 
-// A Phase is where a request is in its life (design.md, "Lifecycle of a request").
+// A Phase is where a request is in its life (the README's `arenabot serve` section walks through them).
 type Phase string
 
 // The phases of a request. The last six are final.

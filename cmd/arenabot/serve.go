@@ -157,7 +157,7 @@ func listenPort(addr string) int {
 	return n
 }
 
-// entryPort reports whether the entries' servers listen on port (design.md, Profiles).
+// entryPort reports whether the entries' servers listen on port (docs/profiles.md).
 func entryPort(port int) bool {
 	switch port {
 	case profile.PortH1, profile.PortH1TLS, profile.PortH2C, profile.PortTLS:

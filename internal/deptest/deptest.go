@@ -1,5 +1,6 @@
-// Package deptest keeps the import arrows of design.md true: each package's TestDeps lists
-// what its production build may depend on, and Check fails when it depends on more.
+// Package deptest keeps the import arrows of the README's Layout section true: each
+// package's TestDeps lists what its production build may depend on, and Check fails when
+// it depends on more.
 package deptest
 
 import (

@@ -17,7 +17,7 @@ import (
 	"github.com/arenabot/arenabot/runner/profile"
 )
 
-// Profiles shaped like the arena's rows (reference/httparena.md §2), written out here so the
+// Profiles shaped like the arena's rows (docs/profiles.md), written out here so the
 // tests do not depend on the table's current numbers.
 var (
 	baselineProfile = profile.Profile{Name: "baseline", Tool: profile.ToolWrk, Pipeline: 1, Scheme: "http", Port: profile.PortH1,

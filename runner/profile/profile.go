@@ -16,7 +16,7 @@ const (
 	ToolGhz      = "ghz"
 )
 
-// Ports the entries listen on (design.md, Profiles).
+// Ports the entries listen on (docs/profiles.md).
 const (
 	PortH1    = 8080 // HTTP/1.1 plaintext; also h2c for gRPC and the WebSocket upgrade
 	PortH1TLS = 8081 // HTTP/1.1 over TLS

@@ -11,7 +11,7 @@ const (
 	SidecarRedis    = "redis"    // redis:7-alpine on 6379
 )
 
-// Readiness probes (httparena §3.3).
+// Readiness probes: the path the runner polls until a server answers.
 const (
 	probeBaseline11 = "/baseline11?a=1&b=1"
 	probeBaseline2  = "/baseline2?a=1&b=1"
@@ -64,7 +64,7 @@ var (
 const gib = 1 << 30
 
 // All is the arena's profile table, in the arena's PROFILE_ORDER: reports list rows in this
-// order, then by connection count. Numbers are the arena's (httparena §2, §3.3, §3.6, §6);
+// order, then by connection count. Numbers are the arena's (docs/profiles.md renders them);
 // the load tools are this harness's: wrk for HTTP/1.1 where the arena used gcannon.
 var All = []Profile{
 	{

@@ -12,7 +12,7 @@ import (
 	"github.com/arenabot/arenabot/runner/profile"
 )
 
-// order is the arena's PROFILE_ORDER (httparena §2).
+// order is the arena's PROFILE_ORDER (docs/profiles.md lists it).
 var order = []string{
 	"baseline", "pipelined", "limited-conn", "json", "json-comp", "json-tls", "upload",
 	"api-4", "api-16", "static", "async-db", "crud", "baseline-h2", "static-h2",
@@ -146,7 +146,7 @@ func TestInvariants(t *testing.T) {
 	}
 }
 
-// TestArenaNumbers checks the rows against the arena's table (httparena §2, §3.3, §6).
+// TestArenaNumbers checks the rows against the arena's table (its test-profile table, probes and lite counts).
 func TestArenaNumbers(t *testing.T) {
 	type row struct {
 		endpoint   string
