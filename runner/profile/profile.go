@@ -24,6 +24,10 @@ const (
 	PortTLS   = 8443 // h2 over TLS (ALPN) and h3 over QUIC
 )
 
+// DefaultDuration is the length of one run of a profile whose Duration is 0, unless the
+// job says otherwise.
+const DefaultDuration = 5 * time.Second
+
 // ServerCPUsStd means "the host's server CPU set" (ARENA_SERVER_CPUS), as opposed to a
 // profile's own fixed set.
 const ServerCPUsStd = ""
