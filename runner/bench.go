@@ -34,6 +34,7 @@ import (
 type Engine interface {
 	Build(ctx context.Context, o docker.BuildOptions) (string, error)
 	ImageExists(ctx context.Context, ref string) (bool, error)
+	PullImage(ctx context.Context, ref string) error
 	Start(ctx context.Context, o docker.RunOptions) (docker.Container, error)
 	State(ctx context.Context, id string) (running bool, exitCode int, err error)
 	Run(ctx context.Context, o docker.RunOptions, out io.Writer) (int, error)
@@ -69,10 +70,16 @@ type Config struct {
 	LoadgenCPUs string // cpuset of the load tools; "" means the upper half
 	Threads     int    // load-tool threads; 0 means one per load-generator CPU
 
-	// BuildArgs are passed to every entry build (GO_IMAGE=...). Base images that come from a
-	// build argument and are missing on the host are substituted by arenabot/<name>:local
-	// when that exists (deploy/base-images.sh makes them).
+	// BuildArgs are passed to every entry build (GO_IMAGE=...). They set the global ARGs
+	// a FROM reads, as --build-arg does.
 	BuildArgs map[string]string
+	// ImageMap names local stand-ins for base images (ARENA_IMAGE_MAP). A base image of any
+	// FROM that is not on the host and cannot be pulled is built FROM its stand-in instead,
+	// in a rewritten copy of the Dockerfile (the entry's file is not changed). Without one,
+	// a FROM ${ARG} whose ARG BuildArgs does not set gets arenabot/<name>:local when that
+	// exists (deploy/base-images.sh makes them); any other missing base image fails the
+	// entry with a *BaseImageError.
+	ImageMap ImageMap
 	// BuildNetwork is the network of RUN steps; "" means "host".
 	BuildNetwork string
 
@@ -142,7 +149,8 @@ type Bencher struct {
 	cfg   Config
 	tools map[string]toolCheck
 
-	engineGone error // set when EngineWait passed without an answer
+	engineGone error             // set when EngineWait passed without an answer
+	unpullable map[string]string // base images whose pull failed: why
 }
 
 type toolCheck struct {
@@ -266,12 +274,12 @@ func (b *Bencher) ensureLoadgenImage(ctx context.Context) error {
 		return err
 	}
 	b.note("building the load-generator image " + loadgen.Image + " (first use)")
-	args, err := b.buildArgs(ctx, filepath.Join(dir, "Dockerfile"))
+	in, err := b.baseImages(ctx, filepath.Join(dir, "Dockerfile"))
 	if err != nil {
 		return fmt.Errorf("load-generator image: %w", err)
 	}
-	maps.Copy(args, loadgen.ImageBuildArgs())
-	return b.build(ctx, dir, loadgen.Image, "loadgen", args, nil)
+	maps.Copy(in.args, loadgen.ImageBuildArgs())
+	return b.build(ctx, dir, loadgen.Image, "loadgen", in, nil)
 }
 
 // Measure runs a plan and returns one row per entry × profile × connection count, in plan
@@ -343,17 +351,20 @@ func ImageTag(entry string) string { return "arenabot-" + entry + ":local" }
 func (b *Bencher) buildEntry(ctx context.Context, e frameworks.Entry) (string, error) {
 	tag := ImageTag(e.Name)
 	b.note(fmt.Sprintf("%s: building %s", e.Name, tag))
-	args, err := b.buildArgs(ctx, filepath.Join(e.Dir, "Dockerfile"))
+	in, err := b.baseImages(ctx, filepath.Join(e.Dir, "Dockerfile"))
+	if bi, ok := errors.AsType[*BaseImageError](err); ok {
+		return "", bi // the host lacks an image; the entry is as it should be
+	}
 	if err != nil {
 		return "", fmt.Errorf("build %s: %w", e.Name, err)
 	}
-	if err := b.build(ctx, e.Dir, tag, e.Name, args, b.cfg.Labels); err != nil {
+	if err := b.build(ctx, e.Dir, tag, e.Name, in, b.cfg.Labels); err != nil {
 		return "", err
 	}
 	return tag, nil
 }
 
-func (b *Bencher) build(ctx context.Context, dir, tag, name string, args, labels map[string]string) error {
+func (b *Bencher) build(ctx context.Context, dir, tag, name string, in buildInput, labels map[string]string) error {
 	scratch, err := b.scratch()
 	if err != nil {
 		return err
@@ -364,14 +375,18 @@ func (b *Bencher) build(ctx context.Context, dir, tag, name string, args, labels
 		return err
 	}
 	defer f.Close()
+	for _, n := range in.notes {
+		fmt.Fprintln(f, n)
+	}
 	start := time.Now()
 	_, err = b.eng.Build(ctx, docker.BuildOptions{
-		ContextDir:  dir,
-		Tag:         tag,
-		BuildArgs:   args,
-		Labels:      b.labels(labels, LabelManaged, "true", LabelEntry, name),
-		NetworkMode: b.cfg.BuildNetwork,
-		Log:         f,
+		ContextDir:        dir,
+		DockerfileContent: in.dockerfile,
+		Tag:               tag,
+		BuildArgs:         in.args,
+		Labels:            b.labels(labels, LabelManaged, "true", LabelEntry, name),
+		NetworkMode:       b.cfg.BuildNetwork,
+		Log:               f,
 	})
 	if be, ok := errors.AsType[*docker.BuildError](err); ok {
 		return &BuildFailure{Entry: name, Err: be, LogPath: logPath}

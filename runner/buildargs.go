@@ -1,14 +1,19 @@
 package runner
 
 import (
-	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"os"
 	"path"
+	"path/filepath"
 	"regexp"
 	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/arenabot/arenabot/runner/docker"
 )
 
 // LocalBase is the tag of the local stand-in for a public base image: the image's name
@@ -25,63 +30,178 @@ func LocalBase(image string) string {
 	return "arenabot/" + path.Base(name) + ":local"
 }
 
-var (
-	argLine  = regexp.MustCompile(`(?i)^\s*ARG\s+([A-Za-z_][A-Za-z0-9_]*)(?:=(\S+))?\s*$`)
-	fromLine = regexp.MustCompile(`(?i)^\s*FROM\s+(?:--platform=\S+\s+)?\$\{?([A-Za-z_][A-Za-z0-9_]*)\}?(?:\s+AS\s+\S+)?\s*$`)
-)
+// A buildInput is what a build gets besides its context directory.
+type buildInput struct {
+	args map[string]string // the build arguments
+	// dockerfile, when not nil, is the Dockerfile to build in place of the one on disk:
+	// the same file with substituted base images.
+	dockerfile []byte
+	notes      []string // one line per substituted base image, for the build log
+}
 
-// buildArgs returns the build arguments for a Dockerfile: the configured ones, plus a local
-// stand-in for every base image that comes from a build argument, is missing on the host,
-// and has an arenabot/<name>:local image. A missing base image without a stand-in is an error
-// that says how to make one, instead of a pull that cannot succeed.
-func (b *Bencher) buildArgs(ctx context.Context, dockerfile string) (map[string]string, error) {
-	args := maps.Clone(b.cfg.BuildArgs)
-	if args == nil {
-		args = map[string]string{}
+// baseImages reads a Dockerfile and decides where the base image of each of its FROMs comes
+// from (every stage; literal or from the global ARGs, as the configured build arguments
+// set them; scratch and earlier stages are not images): the image on this host; else the
+// image pulled from its registry; else its stand-in in Config.ImageMap, built FROM in a
+// rewritten copy of the Dockerfile; else, for a FROM ${ARG} whose ARG the configuration
+// does not set, arenabot/<name>:local (LocalBase) passed as that ARG. A base image that has
+// none of these is a *BaseImageError. The Dockerfile on disk is never changed.
+func (b *Bencher) baseImages(ctx context.Context, dockerfile string) (buildInput, error) {
+	in := buildInput{args: maps.Clone(b.cfg.BuildArgs)}
+	if in.args == nil {
+		in.args = map[string]string{}
 	}
-	f, err := os.Open(dockerfile)
+	data, err := os.ReadFile(dockerfile)
 	if err != nil {
-		return nil, fmt.Errorf("no Dockerfile: %w; every entry needs frameworks/<name>/Dockerfile", err)
+		return buildInput{}, fmt.Errorf("no Dockerfile: %w; every entry needs frameworks/<name>/Dockerfile", err)
 	}
-	defer f.Close()
-	defaults := map[string]string{}
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		line := sc.Text()
-		if m := argLine.FindStringSubmatch(line); m != nil && m[2] != "" {
-			if _, seen := defaults[m[1]]; !seen {
-				defaults[m[1]] = strings.Trim(m[2], `"'`)
-			}
+	froms := parseFroms(data, b.cfg.BuildArgs)
+	mapped := map[int]string{}
+	for _, f := range froms {
+		if f.Image == "" {
 			continue
 		}
-		m := fromLine.FindStringSubmatch(line)
-		if m == nil {
-			continue
-		}
-		arg := m[1]
-		image, given := args[arg]
-		if !given {
-			image = defaults[arg]
-		}
-		if image == "" || image == "scratch" {
-			continue
-		}
-		ok, err := b.eng.ImageExists(ctx, image)
+		pullErr, err := b.haveImage(ctx, f.Image)
 		if err != nil {
-			return nil, err
+			return buildInput{}, err
 		}
-		if ok {
+		if pullErr == "" {
 			continue
 		}
-		local := LocalBase(image)
-		if ok, err := b.eng.ImageExists(ctx, local); err != nil {
-			return nil, err
-		} else if ok && !given {
-			args[arg] = local
-			b.note(fmt.Sprintf("base image %s is not on this host; using its local stand-in %s (%s=%s)", image, local, arg, local))
+		missing := &BaseImageError{Image: f.Image, Stage: f.StageDesc(), Line: f.Line, Dockerfile: b.shownPath(dockerfile), PullErr: pullErr}
+		if local, pair, ok := b.cfg.ImageMap.Lookup(f.Image); ok {
+			if ok, err := b.eng.ImageExists(ctx, local); err != nil {
+				return buildInput{}, err
+			} else if !ok {
+				missing.Local, missing.Pair = local, pair
+				return buildInput{}, missing
+			}
+			mapped[f.Stage] = local
+			in.notes = append(in.notes, fmt.Sprintf("base image %s (stage %s) is not on this host and cannot be pulled; building FROM %s instead (ARENA_IMAGE_MAP %s)", f.Image, f.StageDesc(), local, pair))
 			continue
 		}
-		return nil, fmt.Errorf("base image %s (%s) is not on this host and no registry may be reachable; run deploy/base-images.sh to make %s, or pass --build-arg %s=<a local image>", image, arg, local, arg)
+		local := LocalBase(f.Image)
+		hasLocal, err := b.eng.ImageExists(ctx, local)
+		if err != nil {
+			return buildInput{}, err
+		}
+		if _, given := b.cfg.BuildArgs[f.Arg]; f.Arg != "" && !given && hasLocal {
+			in.args[f.Arg] = local
+			in.notes = append(in.notes, fmt.Sprintf("base image %s is not on this host; using its local stand-in %s (%s=%s)", f.Image, local, f.Arg, local))
+			continue
+		}
+		if hasLocal {
+			missing.Suggest = local
+		}
+		missing.Arg = f.Arg
+		return buildInput{}, missing
 	}
-	return args, sc.Err()
+	if len(mapped) > 0 {
+		in.dockerfile = rewriteFroms(data, froms, mapped)
+	}
+	for _, n := range in.notes {
+		b.note(n)
+	}
+	return in, nil
+}
+
+// haveImage makes sure image is on the host: it is there, or it is pulled now. When it can
+// be neither, it returns why the pull failed, in a few words. A pull that failed is not
+// tried again by this Bencher. The error is the engine's or ctx's.
+func (b *Bencher) haveImage(ctx context.Context, image string) (pullErr string, err error) {
+	if ok, err := b.eng.ImageExists(ctx, image); err != nil || ok {
+		return "", err
+	}
+	if why, failed := b.unpullable[image]; failed {
+		return why, nil
+	}
+	start := time.Now()
+	err = b.eng.PullImage(ctx, image)
+	if err == nil {
+		b.cfg.Log.Info("base image pulled", "image", image, "duration", time.Since(start).Round(time.Millisecond))
+		return "", nil
+	}
+	if ctx.Err() != nil {
+		return "", ctx.Err()
+	}
+	why := shortPullErr(err)
+	if b.unpullable == nil {
+		b.unpullable = map[string]string{}
+	}
+	b.unpullable[image] = why
+	b.cfg.Log.Info("base image cannot be pulled", "image", image, "err", err)
+	return why, nil
+}
+
+// lookupOn drops the resolver's address from a failed DNS lookup.
+var lookupOn = regexp.MustCompile(`lookup (\S+) on \S+: `)
+
+// shortPullErr words a failed pull in a few words: "lookup registry-1.docker.io: no such host".
+func shortPullErr(err error) string {
+	msg := err.Error()
+	if pe, ok := errors.AsType[*docker.PullError](err); ok {
+		msg = pe.Msg
+	}
+	if _, after, ok := strings.Cut(msg, "dial tcp: "); ok {
+		msg = after
+	}
+	msg = lookupOn.ReplaceAllString(msg, "lookup $1: ")
+	if utf8.RuneCountInString(msg) > 120 {
+		msg = string([]rune(msg)[:119]) + "…"
+	}
+	return msg
+}
+
+// shownPath is a Dockerfile's path as messages show it: relative to the repository when it
+// is inside it ("frameworks/x/Dockerfile").
+func (b *Bencher) shownPath(p string) string {
+	root, err1 := filepath.Abs(b.cfg.Root)
+	abs, err2 := filepath.Abs(p)
+	if b.cfg.Root == "" || err1 != nil || err2 != nil {
+		return p
+	}
+	if rel, err := filepath.Rel(root, abs); err == nil && filepath.IsLocal(rel) {
+		return filepath.ToSlash(rel)
+	}
+	return p
+}
+
+// A BaseImageError is a base image of an entry's Dockerfile that this host neither has nor
+// can pull, and that no local stand-in replaces. Nothing in the entry is broken: the host
+// lacks the image, and the operator's fix is to load it or map it to a local image.
+type BaseImageError struct {
+	Image      string // the base image after ARG expansion ("alpine:3.23")
+	Stage      string // the stage of its FROM: its number, and its name when it has one (`1 "build"`)
+	Line       int    // the FROM's line in the Dockerfile
+	Dockerfile string // the Dockerfile, relative to the repository when inside it
+	PullErr    string // why the pull failed, in a few words
+	// Local and Pair are set when ARENA_IMAGE_MAP maps the image to a stand-in that is not
+	// on the host either.
+	Local, Pair string
+	Arg         string // the build argument the FROM takes its image from, if any
+	Suggest     string // a local image to name in the fix (arenabot/<name>:local when it exists)
+}
+
+func (e *BaseImageError) Error() string {
+	where := fmt.Sprintf("base image %s (stage %s, line %d of %s) is not on this host and cannot be pulled (%s)", e.Image, e.Stage, e.Line, e.Dockerfile, e.PullErr)
+	if e.Local != "" {
+		return fmt.Sprintf("%s, and its stand-in %s (ARENA_IMAGE_MAP %s) is not on this host either; make it (deploy/base-images.sh makes arenabot/golang:local and arenabot/debian:local) or load it (docker load), or map %s to an image this host has", where, e.Local, e.Pair, mapPattern(e.Image))
+	}
+	local := "<local image>"
+	if e.Suggest != "" {
+		local = e.Suggest
+	}
+	fix := fmt.Sprintf("load it (docker load) or map it to a local image with ARENA_IMAGE_MAP=%s=%s", mapPattern(e.Image), local)
+	if e.Arg != "" {
+		fix += fmt.Sprintf(" or --build-arg %s=%s", e.Arg, local)
+	}
+	return where + "; " + fix + " (deploy/base-images.sh prints the map for the images it makes)"
+}
+
+// Short is the table cell.
+func (e *BaseImageError) Short() string {
+	if e.Local != "" {
+		return "stand-in " + e.Local + " for " + e.Image + " not on the host"
+	}
+	return "base image " + e.Image + " not on the host"
 }

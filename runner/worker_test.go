@@ -750,6 +750,7 @@ func (e *fakeEngine) Build(ctx context.Context, o docker.BuildOptions) (string, 
 }
 
 func (e *fakeEngine) ImageExists(context.Context, string) (bool, error) { return true, nil }
+func (e *fakeEngine) PullImage(context.Context, string) error           { return nil }
 
 func (e *fakeEngine) Start(_ context.Context, o docker.RunOptions) (docker.Container, error) {
 	e.record("Start " + o.Name)
