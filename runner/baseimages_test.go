@@ -205,7 +205,7 @@ func TestBaseImageMissing(t *testing.T) {
 	if strings.Contains(msg, "\n") || strings.Contains(msg, "fix its Dockerfile") {
 		t.Errorf("error is not one line about the host: %q", msg)
 	}
-	if got := ShortReason(err); got != "base image registry.invalid/arenabot/runtime:1 not on the host" {
+	if got := ShortReason(err); got != "base image missing: registry.invalid/arenabot/runtime:1" {
 		t.Errorf("ShortReason = %q", got)
 	}
 	if _, err := os.Stat(filepath.Join(scratch, "build-missing.log")); err == nil {

@@ -201,7 +201,7 @@ func (e *BaseImageError) Error() string {
 // Short is the table cell.
 func (e *BaseImageError) Short() string {
 	if e.Local != "" {
-		return "stand-in " + e.Local + " for " + e.Image + " not on the host"
+		return "stand-in missing: " + e.Local
 	}
-	return "base image " + e.Image + " not on the host"
+	return "base image missing: " + e.Image
 }
