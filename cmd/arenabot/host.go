@@ -23,10 +23,12 @@ type hostConfig struct {
 	CacheDir     string
 	ServerCPUs   string
 	BuildArgs    map[string]string
+	ImageMap     runner.ImageMap
 	ReadyTimeout time.Duration
 	Verbose      bool
 
 	buildArgs []string
+	imageMap  []string
 }
 
 func (h *hostConfig) flags(fs *pflag.FlagSet, getenv func(string) string) {
@@ -34,6 +36,7 @@ func (h *hostConfig) flags(fs *pflag.FlagSet, getenv func(string) string) {
 	fs.StringVar(&h.CacheDir, "cache-dir", defaultCacheDir(getenv), "where the generated arena data is kept (env ARENA_CACHE_DIR)")
 	fs.StringVar(&h.ServerCPUs, "server-cpus", getenv("ARENA_SERVER_CPUS"), "cpuset of the servers (env ARENA_SERVER_CPUS; default: lower half of the CPUs)")
 	fs.StringArrayVar(&h.buildArgs, "build-arg", splitList(getenv("ARENA_BUILD_ARGS")), "KEY=VALUE passed to every entry build (env ARENA_BUILD_ARGS, comma separated)")
+	fs.StringArrayVar(&h.imageMap, "image-map", splitList(getenv("ARENA_IMAGE_MAP")), "IMAGE=LOCAL: build FROM the local image LOCAL where a base image IMAGE (may end in *: golang:*) is not on this host and cannot be pulled (env ARENA_IMAGE_MAP, comma separated; the flag replaces it)")
 	fs.DurationVar(&h.ReadyTimeout, "ready-timeout", 30*time.Second, "how long a server may take to answer its readiness probe")
 	fs.BoolVarP(&h.Verbose, "verbose", "v", false, "log every step")
 }
@@ -47,6 +50,11 @@ func (h *hostConfig) finish(cmd string) error {
 		}
 		h.BuildArgs[k] = v
 	}
+	m, err := runner.ParseImageMap(strings.Join(h.imageMap, ","))
+	if err != nil {
+		return fmt.Errorf("%s: --image-map (ARENA_IMAGE_MAP): %w", cmd, err)
+	}
+	h.ImageMap = m
 	return nil
 }
 
@@ -80,6 +88,7 @@ func (h *hostConfig) runnerConfig(ctx context.Context, dataDir string) runner.Co
 		DataDir:      dataDir,
 		ServerCPUs:   h.ServerCPUs,
 		BuildArgs:    h.BuildArgs,
+		ImageMap:     h.ImageMap,
 		ReadyTimeout: h.ReadyTimeout,
 		Commit:       runner.GitCommit(ctx, h.Root),
 		Host:         host,
