@@ -10,9 +10,21 @@
 #   arenabot/golang:local    the above + the host's Go toolchain (go env GOROOT), also tagged
 #                            arenabot/golang:<goversion> (stands in for golang:1.26-bookworm)
 #
-# The runner substitutes them by convention: when a Dockerfile takes its base image from a
-# build argument (ARG GO_IMAGE=golang:1.26-bookworm ... FROM ${GO_IMAGE}) and that image is not
-# on the host while arenabot/golang:local is, the build gets GO_IMAGE=arenabot/golang:local.
+# When it is done it prints, on stdout, the ARENA_IMAGE_MAP line that maps the public images
+# to them (its progress goes to stderr), ready for the runner's environment file:
+#
+#   ARENA_IMAGE_MAP=golang:*=arenabot/golang:local,debian:*=arenabot/debian:local,alpine:*=arenabot/debian:local,ubuntu:*=arenabot/debian:local
+#
+#   bash deploy/base-images.sh >>/etc/arenabot/work.env   # or, in a shell: export "$(bash deploy/base-images.sh)"
+#
+# With it, any FROM of an entry, literal or from a build argument, whose image is not on the
+# host and cannot be pulled is built FROM its stand-in instead; the entry's Dockerfile stays
+# as it is. The alpine and ubuntu stand-ins are Debian: a static binary (CGO_ENABLED=0) runs
+# on them, but a RUN step that needs the real distribution (apk add, say) still fails.
+# Without the map the runner still substitutes by convention: when a Dockerfile takes its base
+# image from a build argument (ARG GO_IMAGE=golang:1.26-bookworm ... FROM ${GO_IMAGE}) and that
+# image is not on the host while arenabot/golang:local is, the build gets
+# GO_IMAGE=arenabot/golang:local.
 #
 # Each image is made only when it is missing (use --force to rebuild). Needs root, debootstrap
 # and a reachable Debian mirror (DEBIAN_MIRROR, default deb.debian.org). Idempotent.
@@ -83,3 +95,6 @@ fi
 
 docker tag "arenabot/golang:$gover" arenabot/golang:local
 log "ready: arenabot/debian:local, arenabot/golang:local (= arenabot/golang:$gover)"
+# The map for the images made above (alpine and ubuntu stand in as Debian: fine for static
+# binaries, not for apk or distribution-specific RUN steps).
+echo "ARENA_IMAGE_MAP=golang:*=arenabot/golang:local,debian:*=arenabot/debian:local,alpine:*=arenabot/debian:local,ubuntu:*=arenabot/debian:local"
