@@ -731,7 +731,7 @@ func (b *Bencher) waitEngine(ctx context.Context) error {
 
 // DefaultDuration is the length of one run unless the profile or the configuration says
 // otherwise.
-const DefaultDuration = 5 * time.Second
+const DefaultDuration = profile.DefaultDuration
 
 func (b *Bencher) duration(p profile.Profile) time.Duration {
 	switch {
