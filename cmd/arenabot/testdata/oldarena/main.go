@@ -1,6 +1,6 @@
 // Command server is a fasthttp entry written the old arena's way: fasthttp's
 // compression handler for /json, a plain fasthttp.FS for /static (files sent as
-// they are, never their precompressed twins), no Vary header of its own, and
+// they are, never their precompressed twins), no Vary header, and
 // fasthttp's default request parser.
 package main
 
@@ -72,8 +72,14 @@ func main() {
 		PathRewrite: fasthttp.NewPathSlashesStripper(1), // /static/x -> /x
 	}
 	static = fs.NewRequestHandler()
-	items = fasthttp.CompressHandlerBrotliLevel(listItems,
+	compressed := fasthttp.CompressHandlerBrotliLevel(listItems,
 		fasthttp.CompressBrotliDefaultCompression, fasthttp.CompressDefaultCompression)
+	// As the old arena's entry did: the compressed answers say nothing of varying with
+	// Accept-Encoding (this fasthttp's handler adds Vary itself).
+	items = func(ctx *fasthttp.RequestCtx) {
+		compressed(ctx)
+		ctx.Response.Header.Del("Vary")
+	}
 
 	srv := &fasthttp.Server{
 		Handler: handle,
