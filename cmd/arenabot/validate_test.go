@@ -113,8 +113,11 @@ func TestValidateBrokenEntry(t *testing.T) {
 	if err == nil {
 		t.Fatal("bench succeeded though baseline fails validation")
 	}
-	if !regexp.MustCompile(`\| baseline \| 512 \| ❌ validation failed, not measured: FAIL baseline: `).MatchString(stdout) {
-		t.Errorf("baseline row does not say it failed validation:\n%s", stdout)
+	if !strings.Contains(stdout, "| baseline | 512 | ❌ validation: POST Content-Length body |") {
+		t.Errorf("baseline row's short cell does not name the failing check:\n%s", stdout)
+	}
+	if !regexp.MustCompile("(?m)^Why rows of `offbyone` failed:\n\n- baseline 512, baseline 4096: validation failed, not measured: FAIL baseline: POST Content-Length body: sent ").MatchString(stdout) {
+		t.Errorf("the whole validation failure is not listed after the tables:\n%s", stdout)
 	}
 	dir := filepath.Join(root, "frameworks", "offbyone")
 	if _, err := result.Read(dir, "baseline", 512); err == nil {
