@@ -1,0 +1,62 @@
+package runner
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/arenabot/arenabot/frameworks"
+	"github.com/arenabot/arenabot/queue"
+	"github.com/arenabot/arenabot/runner/profile"
+	"github.com/arenabot/arenabot/runner/result"
+	"github.com/arenabot/arenabot/validate"
+)
+
+// TestRowDoneCarriesShortAndAdvisories: a row that failed validation reaches the report and
+// the row event with its short cell and its whole reason, and an entry's advisories ride on
+// its first row as WARN lines, with the workspace's paths made relative.
+func TestRowDoneCarriesShortAndAdvisories(t *testing.T) {
+	q := queue.NewMemory(queue.Options{})
+	w := NewWorker(q, nil, WorkerConfig{WorkDir: t.TempDir()})
+	j := newJobRun(w, queue.Lease{Job: queue.Job{ID: "j1"}})
+	j.ctx = t.Context()
+	p, _ := profile.Lookup("baseline")
+	e := frameworks.Entry{Name: "oldarena"}
+	fail := validate.Outcome{Profile: "baseline", Check: "GET sum 13+42", Status: validate.Fail, Request: "GET /baseline11?a=13&b=42", Expected: `200 with body "55"`, Got: `"56"`, Contract: "baseline — … (docs/profiles.md#baseline)"}
+	warn := validate.Outcome{Profile: "baseline", Check: "malformed bad header", Status: validate.Warn, Tier: validate.Advisory, Request: "GET …", Expected: "a 4xx", Got: "200 from " + j.dir + "/src/frameworks/oldarena", Contract: "baseline — … (RFC 9112 §5.1; docs/profiles.md#baseline)"}
+
+	j.rowDone(Row{Entry: e, Profile: p, Conns: 512, Err: &ValidationFailure{Outcome: fail}, Advisories: []validate.Outcome{warn}})
+	j.rowDone(Row{Entry: e, Profile: p, Conns: 4096, Err: &ValidationFailure{Outcome: fail}})
+
+	if len(j.report.Rows) != 2 {
+		t.Fatalf("%d rows in the report, want 2", len(j.report.Rows))
+	}
+	first := j.report.Rows[0]
+	if first.Short != "validation: GET sum 13+42" || !strings.HasPrefix(first.Err, "validation failed, not measured: FAIL baseline: GET sum 13+42: sent ") {
+		t.Errorf("short %q, err %q", first.Short, first.Err)
+	}
+	if len(first.Advisories) != 1 || first.Advisories[0] != "WARN baseline: malformed bad header: sent GET …; expected a 4xx; got 200 from frameworks/oldarena; contract: baseline — … (RFC 9112 §5.1; docs/profiles.md#baseline)" {
+		t.Errorf("advisories %q", first.Advisories)
+	}
+	if len(j.report.Rows[1].Advisories) != 0 {
+		t.Errorf("the second row repeats the advisories: %q", j.report.Rows[1].Advisories)
+	}
+	ds, err := q.Events(t.Context(), "test", "c", 10, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sent []result.Row
+	for _, d := range ds {
+		if d.Event.Kind != queue.EventRow {
+			continue
+		}
+		var r result.Row
+		if err := json.Unmarshal(d.Event.Data, &r); err != nil {
+			t.Fatal(err)
+		}
+		sent = append(sent, r)
+	}
+	if len(sent) != 2 || sent[0].Short != first.Short || len(sent[0].Advisories) != 1 {
+		t.Errorf("row events %+v, want the report's rows", sent)
+	}
+}
