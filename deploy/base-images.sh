@@ -9,17 +9,27 @@
 #                            (stands in for debian:bookworm-slim)
 #   arenabot/golang:local    the above + the host's Go toolchain (go env GOROOT), also tagged
 #                            arenabot/golang:<goversion> (stands in for golang:1.26-bookworm)
+#   arenabot/postgres:local  the above + postgresql-15, with an entrypoint that does what the
+#                            official image's does for the runner's Postgres sidecar (stands in
+#                            for postgres:18): on an empty PGDATA (/var/lib/postgresql/data)
+#                            initdb with POSTGRES_USER/POSTGRES_PASSWORD, CREATE DATABASE
+#                            POSTGRES_DB, every /docker-entrypoint-initdb.d/*.sql through psql
+#                            with ON_ERROR_STOP, then postgres with the container's -c arguments,
+#                            listening on every address
+#   arenabot/redis:local     the above + redis-server 7.0 (stands in for redis:7-alpine; the
+#                            container's command is the redis-server command line)
 #
 # When it is done it prints, on stdout, the ARENA_IMAGE_MAP line that maps the public images
 # to them (its progress goes to stderr), ready for the runner's environment file:
 #
-#   ARENA_IMAGE_MAP=golang:*=arenabot/golang:local,debian:*=arenabot/debian:local,alpine:*=arenabot/debian:local,ubuntu:*=arenabot/debian:local
+#   ARENA_IMAGE_MAP=golang:*=arenabot/golang:local,debian:*=arenabot/debian:local,alpine:*=arenabot/debian:local,ubuntu:*=arenabot/debian:local,postgres:*=arenabot/postgres:local,redis:*=arenabot/redis:local
 #
 #   bash deploy/base-images.sh >>/etc/arenabot/work.env   # or, in a shell: export "$(bash deploy/base-images.sh)"
 #
 # With it, any FROM of an entry, literal or from a build argument, whose image is not on the
 # host and cannot be pulled is built FROM its stand-in instead; the entry's Dockerfile stays
-# as it is. The alpine and ubuntu stand-ins are Debian: a static binary (CGO_ENABLED=0) runs
+# as it is; the runner's sidecars (postgres:18, redis:7-alpine) start from their stand-ins the
+# same way. The alpine and ubuntu stand-ins are Debian: a static binary (CGO_ENABLED=0) runs
 # on them, but a RUN step that needs the real distribution (apk add, say) still fails.
 # Without the map the runner still substitutes by convention: when a Dockerfile takes its base
 # image from a build argument (ARG GO_IMAGE=golang:1.26-bookworm ... FROM ${GO_IMAGE}) and that
@@ -53,16 +63,22 @@ rootfs() { # rootfs DIR PACKAGES... — a minbase bookworm with extra packages
 	if [ $# -gt 0 ]; then
 		log "installing $* into $dir"
 		cp /etc/resolv.conf "$dir/etc/resolv.conf"
+		# No service starts inside the chroot: it shares the host's network, so a
+		# postinst's postgres or redis-server would take the host's 5432 or 6379.
+		printf '#!/bin/sh\nexit 101\n' >"$dir/usr/sbin/policy-rc.d" && chmod +x "$dir/usr/sbin/policy-rc.d"
 		chroot "$dir" apt-get update -qq >/dev/null
 		DEBIAN_FRONTEND=noninteractive chroot "$dir" apt-get install -y -qq --no-install-recommends "$@" >/dev/null
 		chroot "$dir" apt-get clean
-		rm -rf "$dir/var/lib/apt/lists/"*
+		rm -rf "$dir/var/lib/apt/lists/"* "$dir/usr/sbin/policy-rc.d"
 	fi
 }
 
-import() { # import DIR TAG
-	log "importing $1 as $2"
-	tar -C "$1" -c . | docker import -c 'ENV PATH=/usr/local/go/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin' - "$2" >/dev/null
+import() { # import DIR TAG [CHANGE...] — CHANGEs are Dockerfile lines (ENV, ENTRYPOINT, CMD, USER)
+	local dir=$1 tag=$2; shift 2
+	local changes=(-c 'ENV PATH=/usr/local/go/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin')
+	for c in "$@"; do changes+=(-c "$c"); done
+	log "importing $dir as $tag"
+	tar -C "$dir" -c . | docker import "${changes[@]}" - "$tag" >/dev/null
 }
 
 base="$work/bookworm"
@@ -94,7 +110,85 @@ if ! have "arenabot/golang:$gover"; then
 fi
 
 docker tag "arenabot/golang:$gover" arenabot/golang:local
-log "ready: arenabot/debian:local, arenabot/golang:local (= arenabot/golang:$gover)"
+
+# The entrypoint of arenabot/postgres:local: what the official postgres image's entrypoint does,
+# for what the runner uses.
+pg_entrypoint='#!/bin/sh
+# docker-entrypoint.sh (arenabot/postgres:local): on an empty PGDATA, initdb with
+# POSTGRES_USER/POSTGRES_PASSWORD, create POSTGRES_DB, run /docker-entrypoint-initdb.d/*.sql with
+# psql ON_ERROR_STOP (a failing seed ends the container), then exec postgres with the arguments.
+set -eu
+case "${1:-}" in -*) set -- postgres "$@" ;; esac
+if [ "${1:-}" != postgres ]; then exec "$@"; fi
+if [ "$(id -u)" = 0 ]; then
+	mkdir -p "$PGDATA" /var/run/postgresql
+	chown postgres:postgres "$PGDATA" /var/run/postgresql
+	chmod 700 "$PGDATA"
+	exec setpriv --reuid=postgres --regid=postgres --init-groups "$0" "$@"
+fi
+if [ ! -s "$PGDATA/PG_VERSION" ]; then
+	: "${POSTGRES_PASSWORD:?is not set; the image needs POSTGRES_PASSWORD}"
+	user=${POSTGRES_USER:-postgres}
+	db=${POSTGRES_DB:-$user}
+	pw=$(mktemp)
+	printf "%s\n" "$POSTGRES_PASSWORD" >"$pw"
+	initdb -D "$PGDATA" --username="$user" --pwfile="$pw" --auth-local=trust --auth-host=scram-sha-256 >/dev/null
+	rm -f "$pw"
+	printf "host all all all scram-sha-256\n" >>"$PGDATA/pg_hba.conf"
+	printf "listen_addresses = '"'"'*'"'"'\n" >>"$PGDATA/postgresql.conf"
+	# The seed loads into a server reachable only on its socket, as the official image does:
+	# the port opens once the data is in.
+	pg_ctl -D "$PGDATA" -o "-c listen_addresses=" -w start >/dev/null
+	if [ "$db" != postgres ]; then
+		psql -v ON_ERROR_STOP=1 --no-psqlrc --username "$user" --dbname postgres -q -c "CREATE DATABASE \"$db\""
+	fi
+	for f in /docker-entrypoint-initdb.d/*; do
+		case "$f" in
+		*.sql) echo "$0: running $f"; psql -v ON_ERROR_STOP=1 --no-psqlrc --username "$user" --dbname "$db" -q -f "$f" ;;
+		*) if [ -e "$f" ]; then echo "$0: ignoring $f"; fi ;;
+		esac
+	done
+	pg_ctl -D "$PGDATA" -m fast -w stop >/dev/null
+	echo "$0: PostgreSQL init process complete; ready for start up."
+fi
+exec "$@"
+'
+
+if ! have arenabot/postgres:local; then
+	ensure_base
+	pdir="$work/postgres"
+	rm -rf "$pdir" && cp -a "$base" "$pdir"
+	mkdir -p "$pdir/etc/postgresql-common"
+	# The image makes its cluster when it starts, in PGDATA; not at install.
+	printf 'create_main_cluster = false\n' >"$pdir/etc/postgresql-common/createcluster.conf"
+	rootfs "$pdir" postgresql-15
+	bin=$(ls -d "$pdir"/usr/lib/postgresql/*/bin | head -1)
+	bin=${bin#"$pdir"}
+	printf '%s' "$pg_entrypoint" >"$pdir/usr/local/bin/docker-entrypoint.sh"
+	chmod 755 "$pdir/usr/local/bin/docker-entrypoint.sh"
+	import "$pdir" arenabot/postgres:local \
+		"ENV PATH=$bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin" \
+		'ENV PGDATA=/var/lib/postgresql/data' \
+		'ENTRYPOINT ["/usr/local/bin/docker-entrypoint.sh"]' \
+		'CMD ["postgres"]' \
+		'EXPOSE 5432'
+	rm -rf "$pdir"
+fi
+
+if ! have arenabot/redis:local; then
+	ensure_base
+	rdir="$work/redis"
+	rm -rf "$rdir" && cp -a "$base" "$rdir"
+	rootfs "$rdir" redis-server
+	import "$rdir" arenabot/redis:local \
+		'USER redis' \
+		'WORKDIR /var/lib/redis' \
+		'CMD ["redis-server", "--protected-mode", "no"]' \
+		'EXPOSE 6379'
+	rm -rf "$rdir"
+fi
+
+log "ready: arenabot/debian:local, arenabot/golang:local (= arenabot/golang:$gover), arenabot/postgres:local, arenabot/redis:local"
 # The map for the images made above (alpine and ubuntu stand in as Debian: fine for static
 # binaries, not for apk or distribution-specific RUN steps).
-echo "ARENA_IMAGE_MAP=golang:*=arenabot/golang:local,debian:*=arenabot/debian:local,alpine:*=arenabot/debian:local,ubuntu:*=arenabot/debian:local"
+echo "ARENA_IMAGE_MAP=golang:*=arenabot/golang:local,debian:*=arenabot/debian:local,alpine:*=arenabot/debian:local,ubuntu:*=arenabot/debian:local,postgres:*=arenabot/postgres:local,redis:*=arenabot/redis:local"
