@@ -1,6 +1,7 @@
 // Package arenadata generates the arena's shared test data: the item dataset, the static
-// files with their gzip and brotli twins, the raw request files the load tools send and the
-// TLS pair every TLS profile uses (ECDSA P-256, self-signed for localhost).
+// files with their gzip and brotli twins, the Postgres seed of the database profiles, the raw
+// request files the load tools send and the TLS pair every TLS profile uses (ECDSA P-256,
+// self-signed for localhost).
 //
 // Nothing large is committed: the data comes from a deterministic generator, so Write
 // produces the same bytes on every call and every machine, and SHA256SUMS (checked by the
@@ -10,6 +11,8 @@
 //
 //	dataset.json          50 items, /data/dataset.json
 //	static/<name>         20 files, each with <name>.gz and <name>.br, /data/static
+//	db/seed.sql           the items (100,000 rows) and users tables, run by the Postgres
+//	                      sidecar as /docker-entrypoint-initdb.d/seed.sql
 //	requests/*.raw        raw HTTP/1.1 requests for the load tools
 //	certs/server.{crt,key} a self-signed pair for localhost, /certs
 package arenadata
@@ -63,6 +66,7 @@ type file struct {
 func tree() []file {
 	var fs []file
 	fs = append(fs, file{DatasetFile, writeDataset})
+	fs = append(fs, file{DBSeedFile, writeSeed})
 	fs = append(fs, staticFiles()...)
 	fs = append(fs, requestFiles()...)
 	fs = append(fs, certFiles()...)
@@ -85,7 +89,7 @@ func Files() []string {
 func Write(dir string) error {
 	// MkdirAll and OpenFile are subject to the umask, so modes are set explicitly: the
 	// mounts must be readable by whatever user the container runs as.
-	for _, d := range []string{".", StaticDir, RequestsDir, CertsDir} {
+	for _, d := range []string{".", StaticDir, DBDir, RequestsDir, CertsDir} {
 		d = filepath.Join(dir, d)
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			return fmt.Errorf("write arena data: %w", err)

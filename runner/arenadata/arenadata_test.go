@@ -169,6 +169,17 @@ func TestFiles(t *testing.T) {
 	for _, n := range []int{1, 5, 10, 15, 25, 40, 50} {
 		want = append(want, fmt.Sprintf("requests/json-%d.raw", n))
 	}
+	want = append(want, "db/seed.sql", "requests/json-get.raw", "requests/async-db-get.raw",
+		"requests/crud-list-rand-1.raw", "requests/crud-create-1.raw")
+	for _, n := range []int{5, 10, 20, 35, 50} {
+		want = append(want, fmt.Sprintf("requests/async-db-%d.raw", n))
+	}
+	for n := 1; n <= 15; n++ {
+		want = append(want, fmt.Sprintf("requests/crud-get-%d.raw", n))
+	}
+	for n := 1; n <= 3; n++ {
+		want = append(want, fmt.Sprintf("requests/crud-update-%d.raw", n))
+	}
 	for _, name := range arenadata.StaticFiles() {
 		want = append(want, "static/"+name, "static/"+name+".gz", "static/"+name+".br", "requests/static-"+name+".raw")
 	}

@@ -2,7 +2,6 @@ package arenadata
 
 import (
 	"encoding/json"
-	"fmt"
 	"io"
 	"slices"
 )
@@ -52,25 +51,33 @@ func Dataset() []Item {
 	r := newRNG(DatasetFile)
 	items := make([]Item, DatasetSize)
 	for i := range items {
-		cat := pick(r, categories)
-		tags := make([]string, 0, 4)
-		for n := r.between(1, 4); len(tags) < n; {
-			if t := pick(r, tagPool); !slices.Contains(tags, t) {
-				tags = append(tags, t)
-			}
-		}
-		items[i] = Item{
-			ID:       i + 1,
-			Name:     fmt.Sprintf("%s %s", pick(r, adjectives), pick(r, nouns[cat])),
-			Category: cat,
-			Price:    r.between(1, 500),
-			Quantity: r.between(1, 100),
-			Active:   r.chance(80),
-			Tags:     tags,
-			Rating:   Rating{Score: r.between(1, 5), Count: r.between(0, 5000)},
-		}
+		items[i] = randomItem(r, i+1)
 	}
 	return items
+}
+
+// randomItem draws one item from r: a category, 1 to 4 distinct tags, a name made of an
+// adjective and one of the category's nouns, a price of 1 to 500, a quantity of 1 to 100,
+// active four times in five, a rating score of 1 to 5 and a review count of 0 to 5000.
+// Dataset and DBItems both use it, each with its own source, so neither changes the other.
+func randomItem(r *rng, id int) Item {
+	cat := pick(r, categories)
+	tags := make([]string, 0, 4)
+	for n := r.between(1, 4); len(tags) < n; {
+		if t := pick(r, tagPool); !slices.Contains(tags, t) {
+			tags = append(tags, t)
+		}
+	}
+	return Item{
+		ID:       id,
+		Name:     pick(r, adjectives) + " " + pick(r, nouns[cat]),
+		Category: cat,
+		Price:    r.between(1, 500),
+		Quantity: r.between(1, 100),
+		Active:   r.chance(80),
+		Tags:     tags,
+		Rating:   Rating{Score: r.between(1, 5), Count: r.between(0, 5000)},
+	}
 }
 
 func writeDataset(w io.Writer) error {

@@ -3,10 +3,18 @@ package arenadata
 import (
 	"fmt"
 	"io"
+	"strings"
 )
 
 // The request files are raw HTTP/1.1 requests with CRLF line endings, sent as they are by
 // the load tools.
+//
+// The crud templates carry the arena's placeholders, which the load tool replaces in every
+// request it sends: {RAND:min:max} by a uniform random integer in [min, max], {SEQ:start}
+// by the next number of a sequence from start on (distinct across the tool's threads).
+// Both are zero-padded to the digit count of max (of start): {RAND:1:50000} becomes 00001 to
+// 50000, {SEQ:100001} six digits. So a substituted request has the same length as every other
+// one from its template, and a body's Content-Length is computed with the padded widths.
 const host = "localhost:8080"
 
 // Accept-Encoding values the request files carry.
@@ -26,6 +34,27 @@ var uploadSizes = []struct {
 	name string
 	size int
 }{{"500k", 512000}, {"2m", 2097152}, {"10m", 10485760}, {"20m", 20971520}}
+
+// asyncDBLimits are the limits of async-db-<limit>.raw:
+// GET /async-db?min=10&max=50&limit=<limit>.
+var asyncDBLimits = []int{5, 10, 20, 35, 50}
+
+// Crud templates. crudItem is a random id among the first half of the seeded items.
+const (
+	crudItem     = "{RAND:1:50000}"
+	crudGets     = 15             // crud-get-1.raw ... crud-get-15.raw
+	crudCreateID = "{SEQ:100001}" // past the seeded ids, so the first run inserts
+)
+
+// crudUpdates are the bodies of crud-update-<n>.raw, in order.
+var crudUpdates = []string{
+	`{"name":"Updated Kettle","category":"home","price":129,"quantity":12}`,
+	`{"name":"Refurbished Monitor","category":"electronics","price":249,"quantity":3}`,
+	`{"name":"Desk Lamp Pro","category":"office","price":45,"quantity":40}`,
+}
+
+// crudCreate is the body of crud-create-1.raw.
+const crudCreate = `{"id":` + crudCreateID + `,"name":"Bench Item","category":"office","price":25,"quantity":10}`
 
 func requestFiles() []file {
 	fs := []file{
@@ -47,6 +76,22 @@ func requestFiles() []file {
 			return writeRandom(w, newRNG("upload-"+u.name), u.size)
 		}})
 	}
+	for _, n := range asyncDBLimits {
+		fs = append(fs, rawFile(fmt.Sprintf("async-db-%d.raw", n), "GET", fmt.Sprintf("/async-db?min=10&max=50&limit=%d", n), nil, ""))
+	}
+	// api-4 and api-16 mix get.raw with these two.
+	fs = append(fs,
+		rawFile("json-get.raw", "GET", "/json/50?m=1", nil, ""),
+		rawFile("async-db-get.raw", "GET", "/async-db?min=10&max=50&limit=50", nil, ""))
+	for i := 1; i <= crudGets; i++ {
+		fs = append(fs, rawFile(fmt.Sprintf("crud-get-%d.raw", i), "GET", "/crud/items/"+crudItem, nil, ""))
+	}
+	for i, body := range crudUpdates {
+		fs = append(fs, jsonFile(fmt.Sprintf("crud-update-%d.raw", i+1), "PUT", "/crud/items/"+crudItem, body))
+	}
+	fs = append(fs,
+		rawFile("crud-list-rand-1.raw", "GET", "/crud/items?category=office&page={RAND:1:10}&limit=10", nil, ""),
+		jsonFile("crud-create-1.raw", "POST", "/crud/items", crudCreate))
 	for _, name := range StaticFiles() {
 		fs = append(fs, rawFile("static-"+name+".raw", "GET", "/static/"+name,
 			[]string{"Accept-Encoding: " + StaticAcceptEncoding}, ""))
@@ -61,6 +106,66 @@ func rawFile(name, method, target string, headers []string, body string) file {
 		_, err := io.WriteString(w, body)
 		return err
 	}}
+}
+
+// jsonFile returns the request file requests/name with a JSON body, whose Content-Length is
+// its length after substitution.
+func jsonFile(name, method, target, body string) file {
+	return rawFile(name, method, target,
+		[]string{"Content-Type: application/json", fmt.Sprintf("Content-Length: %d", substitutedLen(body))}, body)
+}
+
+// substitutedLen returns the length of s once the load tool has replaced its placeholders:
+// {RAND:min:max} becomes as many digits as max has, {SEQ:start} as many as start has.
+// Anything else, other braces included, stays as it is.
+func substitutedLen(s string) int {
+	n := 0
+	for {
+		i := strings.IndexByte(s, '{')
+		if i < 0 {
+			return n + len(s)
+		}
+		n += i
+		s = s[i:]
+		if width, size, ok := placeholder(s); ok {
+			n += width
+			s = s[size:]
+		} else {
+			n++
+			s = s[1:]
+		}
+	}
+}
+
+// placeholder reads the placeholder s starts with: the width of its value and its own
+// length.
+func placeholder(s string) (width, size int, ok bool) {
+	end := strings.IndexByte(s, '}')
+	if end < 0 {
+		return 0, 0, false
+	}
+	inner := s[1:end]
+	var last string
+	if rest, found := strings.CutPrefix(inner, "RAND:"); found {
+		lo, hi, found := strings.Cut(rest, ":")
+		if !found || !isDigits(lo) {
+			return 0, 0, false
+		}
+		last = hi
+	} else if rest, found := strings.CutPrefix(inner, "SEQ:"); found {
+		last = rest
+	} else {
+		return 0, 0, false
+	}
+	if !isDigits(last) {
+		return 0, 0, false
+	}
+	// the number of digits of the value: leading zeros do not count
+	return max(len(strings.TrimLeft(last, "0")), 1), end + 1, true
+}
+
+func isDigits(s string) bool {
+	return s != "" && strings.Trim(s, "0123456789") == ""
 }
 
 // writeHead writes the request line and headers. Write errors are left to the caller's

@@ -3,9 +3,12 @@ package arenadata_test
 import (
 	"bufio"
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -39,6 +42,25 @@ func rawRequests() map[string]rawWant {
 		m["upload-"+name+".raw"] = rawWant{method: "POST", target: "/upload", bodyLen: size,
 			header: map[string]string{"Content-Type": "application/octet-stream", "Content-Length": fmt.Sprint(size)}}
 	}
+	for _, n := range []int{5, 10, 20, 35, 50} {
+		m[fmt.Sprintf("async-db-%d.raw", n)] = rawWant{method: "GET", target: fmt.Sprintf("/async-db?min=10&max=50&limit=%d", n), header: plain}
+	}
+	m["json-get.raw"] = rawWant{method: "GET", target: "/json/50?m=1", header: plain}
+	m["async-db-get.raw"] = rawWant{method: "GET", target: "/async-db?min=10&max=50&limit=50", header: plain}
+	for n := 1; n <= 15; n++ {
+		m[fmt.Sprintf("crud-get-%d.raw", n)] = rawWant{method: "GET", target: "/crud/items/{RAND:1:50000}", header: plain}
+	}
+	jsonHeader := map[string]string{"Content-Type": "application/json"}
+	for n, body := range []string{
+		`{"name":"Updated Kettle","category":"home","price":129,"quantity":12}`,
+		`{"name":"Refurbished Monitor","category":"electronics","price":249,"quantity":3}`,
+		`{"name":"Desk Lamp Pro","category":"office","price":45,"quantity":40}`,
+	} {
+		m[fmt.Sprintf("crud-update-%d.raw", n+1)] = rawWant{method: "PUT", target: "/crud/items/{RAND:1:50000}", header: jsonHeader, body: body}
+	}
+	m["crud-list-rand-1.raw"] = rawWant{method: "GET", target: "/crud/items?category=office&page={RAND:1:10}&limit=10", header: plain}
+	m["crud-create-1.raw"] = rawWant{method: "POST", target: "/crud/items", header: jsonHeader,
+		body: `{"id":{SEQ:100001},"name":"Bench Item","category":"office","price":25,"quantity":10}`}
 	for _, name := range arenadata.StaticFiles() {
 		m["static-"+name+".raw"] = rawWant{method: "GET", target: "/static/" + name,
 			header: map[string]string{"Accept-Encoding": "br;q=1, gzip;q=0.8"}}
@@ -65,6 +87,11 @@ func TestRequests(t *testing.T) {
 				t.Fatalf("unexpected request file")
 			}
 			raw := readFile(t, dir, arenadata.RequestsDir+"/"+name)
+			if got, want := firstLine(raw), w.method+" "+w.target+" HTTP/1.1"; got != want {
+				t.Errorf("request line %q, want %q", got, want)
+			}
+			// What the load tool sends: placeholders replaced by values of their padded width.
+			raw = substitute(t, raw)
 			head, _, found := bytes.Cut(raw, []byte("\r\n\r\n"))
 			if !found {
 				t.Fatalf("no CRLF CRLF after the headers in %q", firstLine(raw))
@@ -78,8 +105,8 @@ func TestRequests(t *testing.T) {
 			if err != nil {
 				t.Fatalf("http.ReadRequest: %v", err)
 			}
-			if req.Method != w.method || req.RequestURI != w.target || req.Proto != "HTTP/1.1" {
-				t.Errorf("request line %q %q %q, want %q %q HTTP/1.1", req.Method, req.RequestURI, req.Proto, w.method, w.target)
+			if target := string(substitute(t, []byte(w.target))); req.Method != w.method || req.RequestURI != target || req.Proto != "HTTP/1.1" {
+				t.Errorf("request line %q %q %q, want %q %q HTTP/1.1", req.Method, req.RequestURI, req.Proto, w.method, target)
 			}
 			if req.Host != "localhost:8080" {
 				t.Errorf("Host %q, want localhost:8080", req.Host)
@@ -106,12 +133,72 @@ func TestRequests(t *testing.T) {
 				if bytes.Count(body, body[:1]) > len(body)/100 {
 					t.Errorf("upload body is not pseudo-random")
 				}
-			} else if string(body) != w.body {
-				t.Errorf("body %q, want %q", body, w.body)
+			} else if want := substitute(t, []byte(w.body)); !bytes.Equal(body, want) {
+				t.Errorf("body %q, want %q", body, want)
+			}
+			if w.header["Content-Type"] == "application/json" && !json.Valid(body) {
+				t.Errorf("body %q is not JSON once substituted", body)
 			}
 			if rest, _ := io.ReadAll(br); len(rest) != 0 {
 				t.Errorf("%d bytes after the request", len(rest))
 			}
 		})
+	}
+}
+
+// placeholderRE matches the load tools' placeholders: {RAND:min:max} and {SEQ:start}.
+var placeholderRE = regexp.MustCompile(`\{(?:RAND:([0-9]+):([0-9]+)|SEQ:([0-9]+))\}`)
+
+// substitute replaces every placeholder in b the way the load tool does, with a value
+// zero-padded to the digit count of max (RAND) or start (SEQ): here min for RAND and start
+// for SEQ, the values whose padding is widest.
+func substitute(t *testing.T, b []byte) []byte {
+	t.Helper()
+	return placeholderRE.ReplaceAllFunc(b, func(m []byte) []byte {
+		g := placeholderRE.FindSubmatch(m)
+		value, last := g[1], g[2]
+		if g[3] != nil {
+			value, last = g[3], g[3]
+		}
+		v, err1 := strconv.Atoi(string(value))
+		l, err2 := strconv.Atoi(string(last))
+		if err1 != nil || err2 != nil || v > l {
+			t.Fatalf("bad placeholder %s", m)
+		}
+		return fmt.Appendf(nil, "%0*d", len(strconv.Itoa(l)), v)
+	})
+}
+
+// TestTemplates checks the crud templates' placeholders: the arena's ranges, and nothing
+// else in braces that looks like one.
+func TestTemplates(t *testing.T) {
+	dir := tree(t)
+	want := map[string][]string{
+		"crud-list-rand-1.raw": {"{RAND:1:10}"},
+		"crud-create-1.raw":    {"{SEQ:100001}"},
+	}
+	for n := 1; n <= 15; n++ {
+		want[fmt.Sprintf("crud-get-%d.raw", n)] = []string{"{RAND:1:50000}"}
+	}
+	for n := 1; n <= 3; n++ {
+		want[fmt.Sprintf("crud-update-%d.raw", n)] = []string{"{RAND:1:50000}"}
+	}
+	for _, f := range arenadata.Files() {
+		name, ok := strings.CutPrefix(f, arenadata.RequestsDir+"/")
+		if !ok || strings.HasPrefix(name, "upload-") {
+			continue
+		}
+		raw := readFile(t, dir, f)
+		var got []string
+		for _, m := range placeholderRE.FindAll(raw, -1) {
+			got = append(got, string(m))
+		}
+		if fmt.Sprint(got) != fmt.Sprint(want[name]) {
+			t.Errorf("%s: placeholders %q, want %q", name, got, want[name])
+		}
+		if bytes.Contains(raw, []byte("{RAND")) != bytes.Contains(raw, []byte("{RAND:")) ||
+			bytes.Count(raw, []byte("{SEQ")) != bytes.Count(raw, []byte("{SEQ:")) {
+			t.Errorf("%s: a malformed placeholder", name)
+		}
 	}
 }
