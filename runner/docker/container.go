@@ -41,6 +41,7 @@ type RunOptions struct {
 	Memory      int64    // memory limit in bytes, swap included (no swap); 0 means none
 	Nofile      int64    // nofile soft and hard limit; 0 means the daemon's default
 	Mounts      []Mount
+	Tmpfs       map[string]string // tmpfs mounts: path in the container → options ("rw,size=2g")
 	Labels      map[string]string
 	SecurityOpt []string // "no-new-privileges:true"; seccomp= takes the profile's content
 }
@@ -76,6 +77,7 @@ func (e *Engine) create(ctx context.Context, o RunOptions) (string, error) {
 	if o.Nofile > 0 {
 		hc.Ulimits = []*container.Ulimit{{Name: "nofile", Soft: o.Nofile, Hard: o.Nofile}}
 	}
+	hc.Tmpfs = o.Tmpfs
 	for _, m := range o.Mounts {
 		hc.Mounts = append(hc.Mounts, mount.Mount{Type: mount.TypeBind, Source: m.Source, Target: m.Target, ReadOnly: m.ReadOnly})
 	}
