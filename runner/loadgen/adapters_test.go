@@ -51,16 +51,16 @@ func TestArgs(t *testing.T) {
 	}{
 		{"wrk baseline", Wrk{}, spec(baselineProfile, 512, 64), []string{
 			"-t", "64", "-c", "512", "-d", "5s", "--timeout", "2s", "-s", "/tmp/arena-scripts/arena.lua", "http://127.0.0.1:8080", "--",
-			req + "get.raw", req + "post_cl.raw", req + "post_chunked.raw", "connections=512", "pipeline=1", "requests_per_conn=0"}},
+			req + "get.raw", req + "post_cl.raw", req + "post_chunked.raw", "connections=512", "threads=64", "pipeline=1", "requests_per_conn=0"}},
 		{"wrk pipelined", Wrk{}, spec(pipelinedProfile, 4096, 64), []string{
 			"-t", "64", "-c", "4096", "-d", "5s", "--timeout", "2s", "-s", "/tmp/arena-scripts/arena.lua", "http://127.0.0.1:8080", "--",
-			req + "pipeline.raw", "connections=4096", "pipeline=16", "requests_per_conn=0"}},
+			req + "pipeline.raw", "connections=4096", "threads=64", "pipeline=16", "requests_per_conn=0"}},
 		{"wrk limited-conn", Wrk{}, spec(limitedProfile, 512, 64), []string{
 			"-t", "64", "-c", "512", "-d", "5s", "--timeout", "2s", "-s", "/tmp/arena-scripts/arena.lua", "http://127.0.0.1:8080", "--",
-			req + "get.raw", req + "post_cl.raw", req + "post_chunked.raw", "connections=512", "pipeline=1", "requests_per_conn=10"}},
+			req + "get.raw", req + "post_cl.raw", req + "post_chunked.raw", "connections=512", "threads=64", "pipeline=1", "requests_per_conn=10"}},
 		{"wrk static with headers", Wrk{}, spec(staticProfile, 1024, 64), []string{
 			"-t", "64", "-c", "1024", "-d", "5s", "--timeout", "2s", "-s", "/tmp/arena-scripts/arena.lua", "http://127.0.0.1:8080", "--",
-			req + "static-a.css.raw", req + "static-b.js.raw", "connections=1024", "pipeline=1", "requests_per_conn=0",
+			req + "static-a.css.raw", req + "static-b.js.raw", "connections=1024", "threads=64", "pipeline=1", "requests_per_conn=0",
 			"header=Accept-Encoding: br;q=1, gzip;q=0.8"}},
 		{"wrk threads capped, timeout, IPv6, https", Wrk{}, func() Spec {
 			s := spec(baselineProfile, 2, 8)
@@ -69,7 +69,7 @@ func TestArgs(t *testing.T) {
 			return s
 		}(), []string{
 			"-t", "2", "-c", "2", "-d", "60s", "--timeout", "10s", "-s", "/tmp/arena-scripts/arena.lua", "https://[::1]:8081", "--",
-			req + "get.raw", "connections=2", "pipeline=1", "requests_per_conn=0"}},
+			req + "get.raw", "connections=2", "threads=2", "pipeline=1", "requests_per_conn=0"}},
 		{"h2load h2c", H2load{}, spec(h2cProfile, 256, 64), []string{
 			"-c", "256", "-t", "64", "-m", "100", "-D", "5s", "-p", "h2c", "http://127.0.0.1:8082/baseline2?a=1&b=1"}},
 		{"h2load h2c uri file", H2load{}, spec(jsonH2cProfile, 1024, 64), []string{

@@ -27,8 +27,11 @@ const WrkScript = "arena.lua"
 // Every run uses WrkScript, which sends the profile's raw request files (Profile.Requests
 // in the data directory's requests/) in rotation, adds Profile.Headers after the request line
 // of each, writes Profile.Pipeline requests at once when it is above 1, and makes every
-// RequestsPerConn-th request ask for "Connection: close". It prints the run's figures in an
-// ARENA block, which Parse prefers to wrk's rounded text.
+// RequestsPerConn-th request ask for "Connection: close". It replaces the placeholders of
+// templated request files in every request ({RAND:min:max}, a random number; {SEQ:start}, a
+// sequence no two threads share; both zero-padded to a fixed width, so the file's
+// Content-Length holds); files without placeholders cost nothing extra. It prints the run's
+// figures in an ARENA block, which Parse prefers to wrk's rounded text.
 //
 // What wrk cannot tell, and how the Measurement reflects it:
 //   - Status classes: wrk counts responses with a status above 399 (its errors.status, the
@@ -114,7 +117,7 @@ func (Wrk) WriteFiles(spec Spec) error {
 // Args returns
 //
 //	-t T -c C -d <secs>s --timeout <secs>s -s <ScriptDir>/arena.lua <scheme>://<Host>:<Port> --
-//	<DataDir>/requests/<file>... connections=C pipeline=P requests_per_conn=R [header=<Name: value>...]
+//	<DataDir>/requests/<file>... connections=C threads=T pipeline=P requests_per_conn=R [header=<Name: value>...]
 //
 // Threads are capped at the connection count; durations must be whole seconds.
 func (Wrk) Args(spec Spec) ([]string, error) {
@@ -161,6 +164,7 @@ func (Wrk) Args(spec Spec) ([]string, error) {
 	}
 	args = append(args,
 		"connections="+strconv.Itoa(spec.Conns),
+		"threads="+strconv.Itoa(threads),
 		"pipeline="+strconv.Itoa(max(p.Pipeline, 1)),
 		"requests_per_conn="+strconv.Itoa(p.RequestsPerConn))
 	for _, h := range p.Headers {

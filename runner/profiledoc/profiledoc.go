@@ -215,6 +215,8 @@ func tool(p profile.Profile) string {
 			args[i] = "$THREADS"
 		case args[i] == "connections="+strconv.Itoa(conns):
 			args[i] = "connections=$CONNS"
+		case args[i] == "threads=1": // wrk's script is told -t
+			args[i] = "threads=$THREADS"
 		}
 		if strings.ContainsAny(args[i], " ;*") {
 			args[i] = "'" + args[i] + "'"
