@@ -2,6 +2,7 @@ package profile
 
 import (
 	"slices"
+	"strconv"
 	"time"
 )
 
@@ -45,6 +46,23 @@ var (
 	jsonRequests     = []string{"json-1.raw", "json-5.raw", "json-10.raw", "json-15.raw", "json-25.raw", "json-40.raw", "json-50.raw"}
 	jsonCompRequests = []string{"json-gzip-25.raw", "json-gzip-40.raw", "json-gzip-50.raw"}
 	uploadRequests   = []string{"upload-500k.raw", "upload-2m.raw", "upload-10m.raw", "upload-20m.raw"}
+	asyncDBRequests  = []string{"async-db-5.raw", "async-db-10.raw", "async-db-20.raw", "async-db-35.raw", "async-db-50.raw"}
+	// apiRequests weights the mix by repetition: 3 baseline, 3 /json/50?m=1, 2 /async-db.
+	apiRequests = []string{"get.raw", "get.raw", "get.raw", "json-get.raw", "json-get.raw", "json-get.raw",
+		"async-db-get.raw", "async-db-get.raw"}
+	// crudRequests are the 20 crud templates in the order the arena sends them (its file
+	// names sorted bytewise): 1 create, 15 get, 1 list, 3 update.
+	crudRequests = func() []string {
+		rs := []string{"crud-create-1.raw", "crud-list-rand-1.raw"}
+		for i := 1; i <= 15; i++ {
+			rs = append(rs, "crud-get-"+strconv.Itoa(i)+".raw")
+		}
+		for i := 1; i <= 3; i++ {
+			rs = append(rs, "crud-update-"+strconv.Itoa(i)+".raw")
+		}
+		slices.Sort(rs)
+		return rs
+	}()
 	// staticFiles are the 20 files the static profiles request, under /static/.
 	staticFiles = []string{
 		"analytics.js", "app.js", "bold.woff2", "components.css", "footer.html",
@@ -118,21 +136,25 @@ var All = []Profile{
 		Requests: uploadRequests,
 	},
 	{
-		// 3 baseline, 3 /json/50?m=1 and 2 /async-db templates in the arena.
+		// 3 baseline, 3 /json/50?m=1 and 2 /async-db templates, as in the arena. The arena
+		// has no lite api-4; 64 connections are ours, for a 2-core machine.
 		Name: "api-4", Endpoint: "api-4", Tool: ToolWrk,
-		Conns:    []int{256},
+		Conns: []int{256}, LiteConns: []int{64},
 		Pipeline: 1, RequestsPerConn: 5, Duration: 15 * time.Second, Threads: 64,
 		ServerCPUs: "0-3", Memory: 16 * gib,
 		Scheme: "http", Port: PortH1, Probe: probeBaseline11,
+		Requests:    apiRequests,
 		Sidecars:    []string{SidecarPostgres},
 		Unsupported: needPostgres,
 	},
 	{
+		// api-4's mix; the lite count (128) is ours too.
 		Name: "api-16", Endpoint: "api-16", Tool: ToolWrk,
-		Conns:    []int{1024},
+		Conns: []int{1024}, LiteConns: []int{128},
 		Pipeline: 1, RequestsPerConn: 5, Duration: 15 * time.Second, Threads: 64,
 		ServerCPUs: "0-7,64-71", Memory: 32 * gib,
 		Scheme: "http", Port: PortH1, Probe: probeBaseline11,
+		Requests:    apiRequests,
 		Sidecars:    []string{SidecarPostgres},
 		Unsupported: needPostgres,
 	},
@@ -151,17 +173,20 @@ var All = []Profile{
 		Conns: []int{1024}, LiteConns: []int{512},
 		Pipeline: 1, RequestsPerConn: 25, Duration: 10 * time.Second,
 		Scheme: "http", Port: PortH1, Probe: probeBaseline11,
+		Requests:    asyncDBRequests,
 		Sidecars:    []string{SidecarPostgres},
 		Unsupported: needPostgres,
 	},
 	{
-		// 15 get, 3 update, 1 list, 1 create templates with per-request substitution in
-		// the arena; Redis pinned to CPUs 0,64.
+		// 15 get, 3 update, 1 list, 1 create templates with per-request substitution
+		// ({RAND:1:50000} ids, {SEQ:100001} new ids), as in the arena; Redis pinned to CPUs
+		// 0,64. The arena has no lite crud; 256 connections are ours.
 		Name: "crud", Endpoint: "crud", Tool: ToolWrk,
-		Conns:    []int{4096},
+		Conns: []int{4096}, LiteConns: []int{256},
 		Pipeline: 1, RequestsPerConn: 200, Duration: 15 * time.Second,
 		ServerCPUs: "1-31,65-95",
 		Scheme:     "http", Port: PortH1, Probe: probeBaseline11,
+		Requests:    crudRequests,
 		Sidecars:    []string{SidecarPostgres, SidecarRedis},
 		Unsupported: needCrud,
 	},
