@@ -61,23 +61,21 @@ func (b *Bencher) baseImages(ctx context.Context, dockerfile string) (buildInput
 		if f.Image == "" {
 			continue
 		}
-		pullErr, err := b.haveImage(ctx, f.Image)
+		src, err := b.findImage(ctx, f.Image)
 		if err != nil {
 			return buildInput{}, err
 		}
-		if pullErr == "" {
+		if src.PullErr == "" {
 			continue
 		}
-		missing := &BaseImageError{Image: f.Image, Stage: f.StageDesc(), Line: f.Line, Dockerfile: b.shownPath(dockerfile), PullErr: pullErr}
-		if local, pair, ok := b.cfg.ImageMap.Lookup(f.Image); ok {
-			if ok, err := b.eng.ImageExists(ctx, local); err != nil {
-				return buildInput{}, err
-			} else if !ok {
-				missing.Local, missing.Pair = local, pair
+		missing := &BaseImageError{Image: f.Image, Stage: f.StageDesc(), Line: f.Line, Dockerfile: b.shownPath(dockerfile), PullErr: src.PullErr}
+		if src.Pair != "" {
+			if !src.LocalOK {
+				missing.Local, missing.Pair = src.Local, src.Pair
 				return buildInput{}, missing
 			}
-			mapped[f.Stage] = local
-			in.notes = append(in.notes, fmt.Sprintf("base image %s (stage %s) is not on this host and cannot be pulled; building FROM %s instead (ARENA_IMAGE_MAP %s)", f.Image, f.StageDesc(), local, pair))
+			mapped[f.Stage] = src.Local
+			in.notes = append(in.notes, fmt.Sprintf("base image %s (stage %s) is not on this host and cannot be pulled; building FROM %s instead (ARENA_IMAGE_MAP %s)", f.Image, f.StageDesc(), src.Local, src.Pair))
 			continue
 		}
 		local := LocalBase(f.Image)
@@ -103,6 +101,35 @@ func (b *Bencher) baseImages(ctx context.Context, dockerfile string) (buildInput
 		b.note(n)
 	}
 	return in, nil
+}
+
+// An imageSource says where an image this host may lack comes from.
+type imageSource struct {
+	// PullErr is "" when the image itself is on the host (pulled just now, perhaps); else
+	// why the pull failed, in a few words.
+	PullErr string
+	// Local and Pair, when the image is missing, are its stand-in in Config.ImageMap and the
+	// pair that names it ("" when the map has none); LocalOK says the stand-in is on the host.
+	Local, Pair string
+	LocalOK     bool
+}
+
+// findImage finds an image the way every image the runner needs is found: the image on this
+// host; else the image pulled from its registry; else its stand-in in Config.ImageMap. The
+// error is the engine's or ctx's.
+func (b *Bencher) findImage(ctx context.Context, image string) (imageSource, error) {
+	pullErr, err := b.haveImage(ctx, image)
+	if err != nil || pullErr == "" {
+		return imageSource{}, err
+	}
+	src := imageSource{PullErr: pullErr}
+	if local, pair, ok := b.cfg.ImageMap.Lookup(image); ok {
+		src.Local, src.Pair = local, pair
+		if src.LocalOK, err = b.eng.ImageExists(ctx, local); err != nil {
+			return imageSource{}, err
+		}
+	}
+	return src, nil
 }
 
 // haveImage makes sure image is on the host: it is there, or it is pulled now. When it can
