@@ -151,6 +151,10 @@ type Bencher struct {
 
 	engineGone error             // set when EngineWait passed without an answer
 	unpullable map[string]string // base images whose pull failed: why
+
+	sidecarTable map[string]profile.Sidecar // profile.Sidecars; tests change it
+	seedItems    int64                      // rows of the items table once the Postgres seed is in
+	sidecarNoted map[string]bool            // sidecar images whose stand-in was announced
 }
 
 type toolCheck struct {
@@ -181,7 +185,8 @@ func New(eng Engine, cfg Config) *Bencher {
 	if cfg.ServerCPUs == "" && cfg.LoadgenCPUs == "" && !cfg.Lite {
 		cfg.ServerCPUs, cfg.LoadgenCPUs = SplitCPUs(numCPU())
 	}
-	return &Bencher{eng: eng, cfg: cfg, tools: map[string]toolCheck{}}
+	return &Bencher{eng: eng, cfg: cfg, tools: map[string]toolCheck{},
+		sidecarTable: profile.Sidecars, seedItems: arenadata.DBItemCount, sidecarNoted: map[string]bool{}}
 }
 
 // Config returns the effective configuration.
@@ -414,10 +419,16 @@ func (f *BuildFailure) Unwrap() error { return f.Err }
 // Tail is the end of the build log.
 func (f *BuildFailure) Tail() []string { return f.Err.Tail }
 
-// measureOne starts a fresh container for one profile and connection count, waits until
-// it answers, runs the load tool Runs times, and removes the container.
+// measureOne starts the profile's sidecars and a fresh container for one profile and
+// connection count, waits until it answers, runs the load tool Runs times, and removes the
+// container and the sidecars.
 func (b *Bencher) measureOne(ctx context.Context, image string, e frameworks.Entry, p profile.Profile, conns int, ranOne func()) (*result.Result, error) {
-	c, stop, err := b.serve(ctx, image, e, p)
+	side, err := b.startSidecars(ctx, e, p, p.Sidecars)
+	if err != nil {
+		return nil, err
+	}
+	defer side.stop()
+	c, stop, err := b.serve(ctx, image, e, p, side.env())
 	if err != nil {
 		return nil, err
 	}
@@ -468,6 +479,7 @@ func (b *Bencher) measureOne(ctx context.Context, image string, e frameworks.Ent
 		TargetRate:  p.TargetRate,
 		Tool:        tc.tool.Name(),
 		ToolVersion: tc.version,
+		Sidecars:    side.versions(),
 		Commit:      b.cfg.Commit,
 		Host:        b.cfg.Host,
 		Time:        time.Now().UTC().Truncate(time.Second),
@@ -476,20 +488,17 @@ func (b *Bencher) measureOne(ctx context.Context, image string, e frameworks.Ent
 	return r, nil
 }
 
-// serve starts a server container for a profile and waits until it answers; stop removes
-// it, even after ctx has ended (a leaked container skews the next measurement).
-func (b *Bencher) serve(ctx context.Context, image string, e frameworks.Entry, p profile.Profile) (c docker.Container, stop func(), err error) {
-	c, err = b.eng.Start(ctx, b.serverContainer(image, e, p))
+// serve starts a server container for a profile, with env (the sidecars'), and waits until
+// it answers; stop removes it, even after ctx has ended (a leaked container skews the next
+// measurement).
+func (b *Bencher) serve(ctx context.Context, image string, e frameworks.Entry, p profile.Profile, env []string) (c docker.Container, stop func(), err error) {
+	o := b.serverContainer(image, e, p)
+	o.Env = env
+	c, err = b.eng.Start(ctx, o)
 	if err != nil {
 		return c, nil, fmt.Errorf("start %s: %w", e.Name, err)
 	}
-	stop = func() {
-		rmCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
-		defer cancel()
-		if err := b.eng.Remove(rmCtx, c.ID); err != nil {
-			b.cfg.Log.Error("remove container", "container", c.ID, "err", err)
-		}
-	}
+	stop = func() { b.removeContainer(ctx, c.ID) }
 	if err := b.waitReady(ctx, c, e, p); err != nil {
 		stop()
 		return c, nil, err
@@ -669,7 +678,7 @@ func (b *Bencher) logTail(ctx context.Context, id string) string {
 	if err != nil || strings.TrimSpace(logs) == "" {
 		return "(empty)"
 	}
-	return strings.Join(strings.Fields(strings.ReplaceAll(logs, "\n", " ⏎ ")), " ")
+	return strings.Join(strings.Fields(strings.ReplaceAll(strings.TrimSpace(logs), "\n", " ⏎ ")), " ")
 }
 
 // labels returns extra plus the runner's own labels, given as key, value pairs; the

@@ -2,7 +2,9 @@ package runner
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/arenabot/arenabot/frameworks"
@@ -27,9 +29,10 @@ func (f *ValidationFailure) Short() string {
 	return "validation: " + f.Outcome.Check
 }
 
-// Validate builds an entry (or reuses its image), starts it exactly as a measurement does,
-// waits until it answers, and runs the validation checks of the named profiles against it.
-// Profiles the harness cannot run yet come back as SKIP outcomes.
+// Validate builds an entry (or reuses its image), starts it exactly as a measurement does
+// (beside the sidecars its profiles need), waits until it answers, and runs the validation
+// checks of the named profiles against it. Profiles the harness cannot run yet come back as
+// SKIP outcomes; a profile whose sidecar did not come up as one FAIL that says why.
 func (b *Bencher) Validate(ctx context.Context, e frameworks.Entry, profiles []string) ([]validate.Outcome, error) {
 	if _, err := b.eng.RemoveLabeled(ctx, LabelManaged, "true"); err != nil {
 		return nil, fmt.Errorf("remove leftover containers: %w", err)
@@ -38,31 +41,89 @@ func (b *Bencher) Validate(ctx context.Context, e frameworks.Entry, profiles []s
 	if err != nil {
 		return nil, err
 	}
-	return b.validateImage(ctx, image, e, profiles)
+	outcomes, unready, err := b.validateImage(ctx, image, e, profiles)
+	if err != nil || len(unready) == 0 {
+		return outcomes, err
+	}
+	var out []validate.Outcome
+	for _, name := range profiles {
+		if err := unready[name]; err != nil {
+			se, _ := errors.AsType[*SidecarError](err)
+			out = append(out, validate.Outcome{Profile: name, Check: se.Name + " sidecar", Status: validate.Fail,
+				Expected: "the " + se.Name + " sidecar ready before the server starts (the runner's part, not the entry's)", Got: err.Error()})
+			continue
+		}
+		for _, o := range outcomes {
+			if o.Profile == name {
+				out = append(out, o)
+			}
+		}
+	}
+	return out, nil
 }
 
-// validateImage runs the checks in one container started like the first runnable profile's.
-func (b *Bencher) validateImage(ctx context.Context, image string, e frameworks.Entry, profiles []string) ([]validate.Outcome, error) {
-	var first profile.Profile
-	found := false
+// validateImage runs the checks in one container started like the first runnable profile's,
+// beside the union of the sidecars the runnable profiles need. A profile whose sidecar did
+// not come up is not checked: unready holds its *SidecarError.
+func (b *Bencher) validateImage(ctx context.Context, image string, e frameworks.Entry, profiles []string) (out []validate.Outcome, unready map[string]error, err error) {
+	target := validate.Target{Host: "127.0.0.1", DataDir: b.cfg.DataDir}
+	var needed []string
+	neededBy := map[string]profile.Profile{} // the first profile that needs it, for its labels
 	for _, name := range profiles {
 		if p, ok := profile.Lookup(name); ok && p.Runnable() {
+			for _, s := range p.Sidecars {
+				if !slices.Contains(needed, s) {
+					needed, neededBy[s] = append(needed, s), p
+				}
+			}
+		}
+	}
+	side := &sidecars{b: b, ctx: ctx}
+	defer side.stop()
+	down := map[string]error{}
+	for _, name := range needed {
+		r, err := b.startSidecar(ctx, e, neededBy[name], name)
+		if ctx.Err() != nil {
+			return nil, nil, ctx.Err()
+		}
+		if err != nil {
+			if _, ok := errors.AsType[*SidecarError](err); !ok {
+				return nil, nil, err
+			}
+			down[name] = err
+			continue
+		}
+		side.running = append(side.running, r)
+	}
+	var first profile.Profile
+	found := false
+	var check []string
+	for _, name := range profiles {
+		p, ok := profile.Lookup(name)
+		if i := slices.IndexFunc(p.Sidecars, func(s string) bool { return down[s] != nil }); ok && p.Runnable() && i >= 0 {
+			if unready == nil {
+				unready = map[string]error{}
+			}
+			unready[name] = down[p.Sidecars[i]]
+			continue
+		}
+		check = append(check, name)
+		if ok && p.Runnable() && !found {
 			first, found = p, true
-			break
 		}
 	}
 	if !found { // nothing to start a server for: every outcome is a SKIP
-		return validate.Run(ctx, validate.Target{Host: "127.0.0.1", DataDir: b.cfg.DataDir}, profiles), nil
+		return validate.Run(ctx, target, check), unready, nil
 	}
-	_, stop, err := b.serve(ctx, image, e, first)
+	_, stop, err := b.serve(ctx, image, e, first, side.env())
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	defer stop()
 	start := time.Now()
-	out := validate.Run(ctx, validate.Target{Host: "127.0.0.1", DataDir: b.cfg.DataDir}, profiles)
+	out = validate.Run(ctx, target, check)
 	b.cfg.Log.Info("validated", "framework", e.Name, "duration", time.Since(start).Round(time.Millisecond))
-	return out, ctx.Err()
+	return out, unready, ctx.Err()
 }
 
 // gate validates the selected profiles of an entry before any of them is measured and
@@ -74,13 +135,16 @@ func (b *Bencher) gate(ctx context.Context, image string, t Target) (map[string]
 		names[i] = p.Name
 	}
 	b.note(fmt.Sprintf("%s: validating %d test(s)", t.Entry.Name, len(names)))
-	outcomes, err := b.validateImage(ctx, image, t.Entry, names)
+	outcomes, unready, err := b.validateImage(ctx, image, t.Entry, names)
 	if err != nil {
 		return nil, nil, err
 	}
 	failed := map[string]error{}
 	for _, name := range names {
-		if o, ok := validate.FirstFailure(outcomes, name); ok {
+		if err := unready[name]; err != nil {
+			failed[name] = err
+			b.note(fmt.Sprintf("%s: %s was not validated and will not be measured: %v", t.Entry.Name, name, err))
+		} else if o, ok := validate.FirstFailure(outcomes, name); ok {
 			failed[name] = &ValidationFailure{Outcome: o}
 			b.note(fmt.Sprintf("%s: %s fails validation and will not be measured: %s", t.Entry.Name, name, o.String()))
 		}

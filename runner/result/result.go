@@ -103,6 +103,7 @@ type Result struct {
 	SpreadPct     float64      `json:"spread_pct"` // (max-min)/best RPS of the runs, in percent
 	Tool          string       `json:"tool"`
 	ToolVersion   string       `json:"tool_version"`
+	Sidecars      []string     `json:"sidecars,omitempty"` // beside the server: "postgres 15.18 (arenabot/postgres:local)"
 	Commit        string       `json:"commit,omitempty"`
 	Host          string       `json:"host,omitempty"`
 	Time          time.Time    `json:"time"`

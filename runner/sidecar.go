@@ -1,0 +1,376 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"net"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/arenabot/arenabot/frameworks"
+	"github.com/arenabot/arenabot/runner/docker"
+	"github.com/arenabot/arenabot/runner/profile"
+)
+
+// LabelSidecar is on the containers of the sidecars, with the sidecar's name.
+const LabelSidecar = "arenabot.sidecar"
+
+// A SidecarError is a sidecar (Postgres, Redis) that did not come up: its image is not on the
+// host, its port is taken, it exited, or it was not ready in time. It fails the rows (and the
+// validation) of the profiles that need it; nothing in the entry is at fault.
+type SidecarError struct {
+	Name    string // "postgres"
+	Image   string // the image it ran, or was to run, from
+	Msg     string // what went wrong and the fix
+	LogTail string // the end of the container's log on one line; "" when it never started
+	Cell    string // the table cell: "postgres not ready after 60s"
+}
+
+func (e *SidecarError) Error() string {
+	if e.LogTail == "" {
+		return e.Msg
+	}
+	return e.Msg + "; container log: " + e.LogTail
+}
+
+// Short is the table cell.
+func (e *SidecarError) Short() string { return e.Cell }
+
+// A sidecar is one running sidecar container.
+type sidecar struct {
+	sc      profile.Sidecar
+	image   string // the image it runs from: sc.Image or its stand-in
+	c       docker.Container
+	version string // "postgres 15.18 (arenabot/postgres:local)"
+}
+
+// Sidecars are the running sidecars of one row or one validation.
+type sidecars struct {
+	b       *Bencher
+	ctx     context.Context
+	running []*sidecar
+}
+
+// env is what the server gets from the running sidecars.
+func (s *sidecars) env() []string {
+	var env []string
+	for _, r := range s.running {
+		env = append(env, r.sc.ServerEnv...)
+	}
+	return env
+}
+
+// versions are the running sidecars' versions, with their images, for the results.
+func (s *sidecars) versions() []string {
+	var vs []string
+	for _, r := range s.running {
+		vs = append(vs, r.version)
+	}
+	return vs
+}
+
+// stop removes the running sidecars, even after ctx has ended.
+func (s *sidecars) stop() {
+	for _, r := range slices.Backward(s.running) {
+		s.b.removeContainer(s.ctx, r.c.ID)
+	}
+	s.running = nil
+}
+
+// startSidecars starts the named sidecars, each ready before the next starts, for an entry's
+// profile. On an error (a *SidecarError, or ctx's) the ones already started are removed; else
+// the caller stops them when the row is done.
+func (b *Bencher) startSidecars(ctx context.Context, e frameworks.Entry, p profile.Profile, names []string) (*sidecars, error) {
+	s := &sidecars{b: b, ctx: ctx}
+	for _, name := range names {
+		r, err := b.startSidecar(ctx, e, p, name)
+		if err != nil {
+			s.stop()
+			return nil, err
+		}
+		s.running = append(s.running, r)
+	}
+	return s, nil
+}
+
+// startSidecar starts one sidecar on the host network and waits until it is ready: Postgres
+// with its seed loaded, Redis answering PONG.
+func (b *Bencher) startSidecar(ctx context.Context, e frameworks.Entry, p profile.Profile, name string) (*sidecar, error) {
+	sc, ok := b.sidecarTable[name]
+	if !ok {
+		return nil, fmt.Errorf("profile %s needs sidecar %q, which the runner does not know (known: %s)", p.Name, name, strings.Join(slices.Sorted(maps.Keys(b.sidecarTable)), ", "))
+	}
+	image, err := b.sidecarImage(ctx, sc)
+	if err != nil {
+		return nil, err
+	}
+	fail := func(msg, cell string) error { return &SidecarError{Name: sc.Name, Image: image, Msg: msg, Cell: cell} }
+	if busy, who := portInUse(sc.Port); busy {
+		return nil, fail(fmt.Sprintf("the %s sidecar cannot start: port %d is in use on this host (%s); stop it (%s): the sidecar listens on the host network", sc.Name, sc.Port, who, stopHint(sc.Name)),
+			fmt.Sprintf("port %d in use", sc.Port))
+	}
+	var mounts []docker.Mount
+	for _, m := range sc.Mounts {
+		src := filepath.Join(b.cfg.DataDir, m.Source)
+		if _, err := os.Stat(src); err != nil {
+			return nil, fail(fmt.Sprintf("the %s sidecar needs %s of the arena data, which %s lacks (%v); remove that directory and run again, the runner writes the arena data anew", sc.Name, m.Source, b.cfg.DataDir, err),
+				fmt.Sprintf("%s: no %s", sc.Name, m.Source))
+		}
+		mounts = append(mounts, docker.Mount{Source: src, Target: m.Target, ReadOnly: true})
+	}
+	cpus := b.sidecarCPUs(sc)
+	start := time.Now()
+	c, err := b.eng.Start(ctx, docker.RunOptions{
+		Name:        "arenabot-sidecar-" + sc.Name,
+		Image:       image,
+		Cmd:         sc.Args,
+		Env:         sc.Env,
+		HostNetwork: true,
+		CPUSet:      cpus,
+		Nofile:      b.cfg.Nofile,
+		Mounts:      mounts,
+		Tmpfs:       sc.Tmpfs,
+		Labels:      b.labels(b.cfg.Labels, LabelManaged, "true", LabelEntry, e.Name, LabelProfile, p.Name, LabelSidecar, sc.Name),
+	})
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		return nil, fail(fmt.Sprintf("the %s sidecar did not start from %s: %v", sc.Name, image, err), sc.Name+" did not start")
+	}
+	r := &sidecar{sc: sc, image: image, c: c}
+	if err := b.waitSidecar(ctx, r); err != nil {
+		b.removeContainer(ctx, c.ID)
+		return nil, err
+	}
+	b.cfg.Log.Info("sidecar ready", "sidecar", sc.Name, "version", r.version, "cpus", orNone(cpus), "duration", time.Since(start).Round(time.Millisecond))
+	return r, nil
+}
+
+// sidecarCPUs is a sidecar's cpuset: its own on the benchmark host, none in --lite or on a
+// host that lacks its CPUs.
+func (b *Bencher) sidecarCPUs(sc profile.Sidecar) string {
+	if b.cfg.Lite || sc.CPUs == "" || !cpusetFits(sc.CPUs, numCPU()) {
+		return ""
+	}
+	return sc.CPUs
+}
+
+// sidecarImage finds a sidecar's image as a base image is found: on the host, pulled, or its
+// stand-in in ARENA_IMAGE_MAP. Without any of them it is a *SidecarError that names the fix.
+func (b *Bencher) sidecarImage(ctx context.Context, sc profile.Sidecar) (string, error) {
+	src, err := b.findImage(ctx, sc.Image)
+	if err != nil {
+		return "", err
+	}
+	if src.PullErr == "" {
+		return sc.Image, nil
+	}
+	where := fmt.Sprintf("the %s sidecar's image %s is not on this host and cannot be pulled (%s)", sc.Name, sc.Image, src.PullErr)
+	makes := "deploy/base-images.sh makes arenabot/postgres:local and arenabot/redis:local and prints the map"
+	if src.Pair != "" && !src.LocalOK {
+		return "", &SidecarError{Name: sc.Name, Image: sc.Image, Cell: "stand-in missing: " + src.Local,
+			Msg: fmt.Sprintf("%s, and its stand-in %s (ARENA_IMAGE_MAP %s) is not on this host either; make it (%s) or load it (docker load)", where, src.Local, src.Pair, makes)}
+	}
+	if src.Pair != "" {
+		if !b.sidecarNoted[sc.Image] {
+			b.note(fmt.Sprintf("sidecar image %s is not on this host and cannot be pulled; starting %s from %s instead (ARENA_IMAGE_MAP %s)", sc.Image, sc.Name, src.Local, src.Pair))
+			b.sidecarNoted[sc.Image] = true
+		}
+		return src.Local, nil
+	}
+	local := LocalBase(sc.Image)
+	if ok, err := b.eng.ImageExists(ctx, local); err != nil {
+		return "", err
+	} else if !ok {
+		local = "<local image>"
+	}
+	return "", &SidecarError{Name: sc.Name, Image: sc.Image, Cell: "sidecar image missing: " + sc.Image,
+		Msg: fmt.Sprintf("%s; load it (docker load) or map it to a local image with ARENA_IMAGE_MAP=%s=%s (%s)", where, mapPattern(sc.Image), local, makes)}
+}
+
+// sidecarPoll bounds the backoff between two readiness checks of a sidecar.
+const sidecarPoll = 250 * time.Millisecond
+
+// waitSidecar polls a sidecar with a short backoff until it is ready (and sets its version),
+// the container exits, or the sidecar's Ready time passes.
+func (b *Bencher) waitSidecar(ctx context.Context, r *sidecar) error {
+	check := b.checkRedis
+	if r.sc.Name == profile.SidecarPostgres {
+		check = func(ctx context.Context, r *sidecar) (string, error) { return b.checkPostgres(ctx, r, b.seedItems) }
+	}
+	deadline := time.Now().Add(r.sc.Ready)
+	wait := 20 * time.Millisecond
+	for {
+		version, err := check(ctx, r)
+		if err == nil {
+			r.version = fmt.Sprintf("%s %s (%s)", r.sc.Name, version, r.image)
+			return nil
+		}
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		if running, code, serr := b.eng.State(ctx, r.c.ID); serr == nil && !running {
+			return &SidecarError{Name: r.sc.Name, Image: r.image, LogTail: b.logTail(ctx, r.c.ID),
+				Msg:  fmt.Sprintf("the %s sidecar (%s) exited with status %d before it was ready%s", r.sc.Name, r.image, code, exitHint(r.sc)),
+				Cell: fmt.Sprintf("%s exited with status %d", r.sc.Name, code)}
+		}
+		if time.Now().After(deadline) {
+			return &SidecarError{Name: r.sc.Name, Image: r.image, LogTail: b.logTail(ctx, r.c.ID),
+				Msg:  fmt.Sprintf("the %s sidecar (%s) was not ready after %s (%s)%s", r.sc.Name, r.image, r.sc.Ready, strings.Join(strings.Fields(err.Error()), " "), readyHint(r.sc)),
+				Cell: fmt.Sprintf("%s not ready after %s", r.sc.Name, r.sc.Ready)}
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(wait):
+		}
+		wait = min(wait*2, sidecarPoll)
+	}
+}
+
+// checkPostgres connects as the server will (DATABASE_URL) and answers the server's version
+// once the items table holds all items of the seed.
+func (b *Bencher) checkPostgres(ctx context.Context, r *sidecar, items int64) (string, error) {
+	cfg, err := pgx.ParseConfig(envValue(r.sc.ServerEnv, "DATABASE_URL"))
+	if err != nil {
+		return "", fmt.Errorf("DATABASE_URL: %w", err)
+	}
+	cfg.ConnectTimeout = 2 * time.Second
+	qctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	conn, err := pgx.ConnectConfig(qctx, cfg)
+	if err != nil {
+		return "", err
+	}
+	defer conn.Close(context.WithoutCancel(qctx))
+	var n int64
+	if err := conn.QueryRow(qctx, "SELECT count(*) FROM items").Scan(&n); err != nil {
+		return "", err
+	}
+	if n != items {
+		return "", fmt.Errorf("SELECT count(*) FROM items is %d, want %d", n, items)
+	}
+	var version string
+	if err := conn.QueryRow(qctx, "SHOW server_version").Scan(&version); err != nil {
+		return "", err
+	}
+	return firstField(version), nil // "15.18 (Debian 15.18-0+deb12u1)"
+}
+
+// checkRedis connects as the server will (REDIS_URL) and answers the server's version once
+// PING gives PONG.
+func (b *Bencher) checkRedis(ctx context.Context, r *sidecar) (string, error) {
+	opt, err := redis.ParseURL(envValue(r.sc.ServerEnv, "REDIS_URL"))
+	if err != nil {
+		return "", fmt.Errorf("REDIS_URL: %w", err)
+	}
+	opt.DialTimeout, opt.ReadTimeout, opt.WriteTimeout = 2*time.Second, 2*time.Second, 2*time.Second
+	opt.MaxRetries = -1
+	opt.DisableIdentity = true
+	opt.PoolSize = 1
+	rdb := redis.NewClient(opt)
+	defer rdb.Close()
+	qctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	pong, err := rdb.Ping(qctx).Result()
+	if err != nil {
+		return "", err
+	}
+	if pong != "PONG" {
+		return "", fmt.Errorf("PING answered %q, want PONG", pong)
+	}
+	info, err := rdb.Info(qctx, "server").Result()
+	if err != nil {
+		return "", err
+	}
+	for line := range strings.Lines(info) {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(line), "redis_version:"); ok {
+			return v, nil
+		}
+	}
+	return "", errors.New("INFO server has no redis_version")
+}
+
+// portInUse reports whether a process on this host listens on the TCP port, and who that
+// probably is.
+func portInUse(port int) (bool, string) {
+	l, err := net.Listen("tcp", ":"+strconv.Itoa(port))
+	if err == nil {
+		l.Close()
+		return false, ""
+	}
+	if !errors.Is(err, syscall.EADDRINUSE) {
+		return false, ""
+	}
+	switch port {
+	case profile.PortPostgres:
+		return true, "a system PostgreSQL?"
+	case profile.PortRedis:
+		return true, "a system Redis?"
+	}
+	return true, "another service?"
+}
+
+func stopHint(name string) string {
+	switch name {
+	case profile.SidecarPostgres:
+		return "systemctl stop postgresql"
+	case profile.SidecarRedis:
+		return "systemctl stop redis-server"
+	}
+	return "whatever listens there"
+}
+
+// exitHint says what ends a sidecar before it is ready.
+func exitHint(sc profile.Sidecar) string {
+	if len(sc.Mounts) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("; its entrypoint loads the seed %s of the arena data at its start and stops at the first error: check the seed, or remove the arena data directory so the runner writes it anew", sc.Mounts[0].Source)
+}
+
+// readyHint says what a sidecar that is slow to be ready may mean.
+func readyHint(sc profile.Sidecar) string {
+	if len(sc.Mounts) == 0 {
+		return "; check that the host can run the image (docker run " + sc.Image + ")"
+	}
+	return fmt.Sprintf("; the seed %s of the arena data should fill the items table; check the seed and the container log", sc.Mounts[0].Source)
+}
+
+// removeContainer removes a container even after ctx has ended: a leaked one skews the next
+// measurement.
+func (b *Bencher) removeContainer(ctx context.Context, id string) {
+	rmCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+	defer cancel()
+	if err := b.eng.Remove(rmCtx, id); err != nil {
+		b.cfg.Log.Error("remove container", "container", id, "err", err)
+	}
+}
+
+// envValue is the value of KEY in a list of KEY=value.
+func envValue(env []string, key string) string {
+	for _, kv := range env {
+		if v, ok := strings.CutPrefix(kv, key+"="); ok {
+			return v
+		}
+	}
+	return ""
+}
+
+func firstField(s string) string {
+	if f := strings.Fields(s); len(f) > 0 {
+		return f[0]
+	}
+	return s
+}
