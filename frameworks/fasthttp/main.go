@@ -1,6 +1,7 @@
 // Command server is the arena's fasthttp entry: valyala/fasthttp with its
 // own compression handler and file server, which sends precompressed static
-// files.
+// files, and Postgres (pgx) with a Redis or in-process item cache (go-redis)
+// for /async-db and /crud.
 package main
 
 import (
@@ -57,6 +58,7 @@ type server struct {
 	dataset []Item // nil when the dataset could not be loaded
 	static  fasthttp.RequestHandler
 	items   fasthttp.RequestHandler
+	db      *store // nil without DATABASE_URL: /async-db and /crud answer 503
 }
 
 func main() {
@@ -88,6 +90,10 @@ func main() {
 	s.items = fasthttp.CompressHandlerBrotliLevel(s.listItems,
 		fasthttp.CompressBrotliDefaultCompression, fasthttp.CompressDefaultCompression)
 
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	s.db = openDatabase(ctx)
+
 	srv := &fasthttp.Server{
 		Handler: s.handle,
 		Name:    "fasthttp",
@@ -99,8 +105,6 @@ func main() {
 		IdleTimeout:        120 * time.Second,
 	}
 
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
-	defer stop()
 	errc := make(chan error, 1)
 	addr := "0.0.0.0:" + envOr("PORT", "8080")
 	go func() { errc <- srv.ListenAndServe(addr) }()
@@ -116,6 +120,33 @@ func main() {
 	if err := srv.ShutdownWithContext(shutdownCtx); err != nil {
 		log.Printf("shutdown: %v", err)
 	}
+	if s.db != nil {
+		s.db.close()
+	}
+}
+
+// openDatabase opens the store from DATABASE_URL, DATABASE_MAX_CONN and
+// REDIS_URL and warms it in the background; nil without DATABASE_URL or when
+// it cannot be parsed.
+func openDatabase(ctx context.Context) *store {
+	url := os.Getenv("DATABASE_URL")
+	if url == "" {
+		log.Printf("DATABASE_URL not set, /async-db and /crud answer 503")
+		return nil
+	}
+	cache, err := newCache(os.Getenv("REDIS_URL"))
+	if err != nil {
+		log.Printf("REDIS_URL not usable, caching in process: %v", err)
+		cache = newMemCache()
+	}
+	db, err := openStore(url, os.Getenv("DATABASE_MAX_CONN"), cache)
+	if err != nil {
+		log.Printf("DATABASE_URL not usable, /async-db and /crud answer 503: %v", err)
+		cache.close()
+		return nil
+	}
+	go db.warm(ctx)
+	return db
 }
 
 func (s *server) handle(ctx *fasthttp.RequestCtx) {
@@ -137,6 +168,27 @@ func (s *server) handle(ctx *fasthttp.RequestCtx) {
 	case string(path) == "/upload":
 		if allow(ctx, fasthttp.MethodPost) {
 			upload(ctx)
+		}
+	case string(path) == "/async-db":
+		if allow(ctx, fasthttp.MethodGet, fasthttp.MethodHead) {
+			s.asyncDB(ctx)
+		}
+	case string(path) == "/crud/items":
+		if allow(ctx, fasthttp.MethodGet, fasthttp.MethodHead, fasthttp.MethodPost) {
+			if ctx.IsPost() {
+				s.crudCreate(ctx)
+			} else {
+				s.crudList(ctx)
+			}
+		}
+	case bytes.HasPrefix(path, []byte("/crud/items/")):
+		if allow(ctx, fasthttp.MethodGet, fasthttp.MethodHead, fasthttp.MethodPut) {
+			id := string(path[len("/crud/items/"):])
+			if ctx.IsPut() {
+				s.crudUpdate(ctx, id)
+			} else {
+				s.crudGet(ctx, id)
+			}
 		}
 	case bytes.HasPrefix(path, []byte("/static/")):
 		if allow(ctx, fasthttp.MethodGet, fasthttp.MethodHead) {

@@ -1,6 +1,7 @@
 // Command server is the arena's Go net/http entry: the standard library's
 // HTTP/1.1 server with gzip from klauspost/compress/gzhttp and precompressed
-// static files.
+// static files, and Postgres (pgx) with a Redis or in-process item cache
+// (go-redis) for /async-db and /crud.
 package main
 
 import (
@@ -57,6 +58,7 @@ type itemsResponse struct {
 
 type server struct {
 	dataset []Item // nil when the dataset could not be loaded
+	db      *store // nil without DATABASE_URL: /async-db and /crud answer 503
 }
 
 func main() {
@@ -72,6 +74,10 @@ func main() {
 		s.dataset = items
 	}
 
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	s.db = openDatabase(ctx)
+
 	addr := "0.0.0.0:" + envOr("PORT", "8080")
 	srv := &http.Server{
 		Addr:              addr,
@@ -80,8 +86,6 @@ func main() {
 		IdleTimeout:       120 * time.Second,
 	}
 
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
-	defer stop()
 	errc := make(chan error, 1)
 	go func() { errc <- srv.ListenAndServe() }()
 	log.Printf("listening on %s", addr)
@@ -96,6 +100,33 @@ func main() {
 	if err := srv.Shutdown(shutdownCtx); err != nil {
 		log.Printf("shutdown: %v", err)
 	}
+	if s.db != nil {
+		s.db.close()
+	}
+}
+
+// openDatabase opens the store from DATABASE_URL, DATABASE_MAX_CONN and
+// REDIS_URL and warms it in the background; nil without DATABASE_URL or when
+// it cannot be parsed.
+func openDatabase(ctx context.Context) *store {
+	url := os.Getenv("DATABASE_URL")
+	if url == "" {
+		log.Printf("DATABASE_URL not set, /async-db and /crud answer 503")
+		return nil
+	}
+	cache, err := newCache(os.Getenv("REDIS_URL"))
+	if err != nil {
+		log.Printf("REDIS_URL not usable, caching in process: %v", err)
+		cache = newMemCache()
+	}
+	db, err := openStore(url, os.Getenv("DATABASE_MAX_CONN"), cache)
+	if err != nil {
+		log.Printf("DATABASE_URL not usable, /async-db and /crud answer 503: %v", err)
+		cache.close()
+		return nil
+	}
+	go db.warm(ctx)
+	return db
 }
 
 func (s *server) routes(staticDir string) http.Handler {
@@ -103,6 +134,11 @@ func (s *server) routes(staticDir string) http.Handler {
 	mux.HandleFunc("GET /pipeline", pipeline)
 	mux.Handle("GET /json/{count}", gzhttp.GzipHandler(http.HandlerFunc(s.items)))
 	mux.HandleFunc("POST /upload", upload)
+	mux.HandleFunc("GET /async-db", s.asyncDB)
+	mux.HandleFunc("GET /crud/items", s.crudList)
+	mux.HandleFunc("POST /crud/items", s.crudCreate)
+	mux.HandleFunc("GET /crud/items/{id}", s.crudGet)
+	mux.HandleFunc("PUT /crud/items/{id}", s.crudUpdate)
 	staticFS := os.DirFS(staticDir)
 	mux.Handle("GET /static/", http.StripPrefix("/static", staticFiles{
 		fsys: staticFS,
