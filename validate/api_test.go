@@ -287,7 +287,7 @@ func TestWrongServers(t *testing.T) {
 		passing []string // profile/check
 	}{
 		{"404 for everything", func(w http.ResponseWriter, r *http.Request) { http.NotFound(w, r) },
-			[]string{"static/404 for a missing file"}},
+			[]string{"static/404 for a missing file", "crud/GET /crud/items/999999 404"}},
 		{`200 "ok" for everything`, func(w http.ResponseWriter, r *http.Request) {
 			w.Header().Set("Content-Type", "text/plain")
 			io.WriteString(w, "ok")
@@ -298,6 +298,9 @@ func TestWrongServers(t *testing.T) {
 			"pipelined/GET /pipeline", "pipelined/GET /pipeline Content-Type", "pipelined/16 pipelined GET /pipeline",
 			"baseline/GET Content-Type", "baseline/POST Content-Type", "limited-conn/GET Content-Type",
 			"limited-conn/POST Content-Type", "upload/Content-Type",
+			"api-4/probe GET /baseline11?a=1&b=1", "api-16/probe GET /baseline11?a=1&b=1",
+			"async-db/probe GET /baseline11?a=1&b=1", "crud/probe GET /baseline11?a=1&b=1",
+			"api-4/GET Content-Type", "api-4/POST Content-Type", "api-16/GET Content-Type", "api-16/POST Content-Type",
 		}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {

@@ -26,10 +26,22 @@ var suites = map[string][]check{
 	"baseline":     baselineChecks("baseline"),
 	"limited-conn": baselineChecks("limited-conn"),
 	"pipelined":    pipelinedChecks(),
-	"json":         jsonChecks(),
+	"json":         jsonChecks("json"),
 	"json-comp":    jsonCompChecks(),
 	"upload":       uploadChecks(),
+	"api-4":        apiChecks("api-4"),
+	"api-16":       apiChecks("api-16"),
 	"static":       staticChecks(),
+	"async-db":     asyncDBChecks("async-db", true),
+	"crud":         crudChecks(),
+}
+
+// apiChecks are those of api-4 and api-16, whose load mixes baseline, /json/50?m=1 and
+// /async-db requests: the three endpoints' checks, as the arena checked them.
+func apiChecks(p string) []check {
+	checks := baselineChecks(p)
+	checks = append(checks, jsonChecks(p)...)
+	return append(checks, asyncDBChecks(p, false)...)
 }
 
 // probeCheck is the readiness probe of the profile (runner/profile's Probe path): the

@@ -31,7 +31,7 @@ func data(t testing.TB) string {
 }
 
 // runnable are the profiles validate has checks for.
-var runnable = []string{"baseline", "pipelined", "limited-conn", "json", "json-comp", "upload", "static"}
+var runnable = []string{"baseline", "pipelined", "limited-conn", "json", "json-comp", "upload", "api-4", "api-16", "static", "async-db", "crud"}
 
 // testTimeout is the per-operation timeout the tests give Run: short, so the modes that
 // leave a connection hanging cost little.

@@ -19,11 +19,15 @@ const jsonAcceptEncoding = "gzip, br"
 
 const itemsContract = `GET /json/{count}?m={m} → 200 application/json {"items": the first count dataset items, each with every dataset field and "total": price*quantity*m, "count": count}`
 
-func jsonChecks() []check {
-	const p = "json"
+// jsonChecks are the /json checks, of json and of the api profiles (which have their own
+// probe).
+func jsonChecks(p string) []check {
 	ref := func(text string) string { return contract(p, text, "") }
-	return []check{
-		probeCheck(p, "/json/1"),
+	var checks []check
+	if p == "json" {
+		checks = append(checks, probeCheck(p, "/json/1"))
+	}
+	return append(checks, []check{
 		{
 			name:     "GET /json load pairs",
 			contract: ref(itemsContract + "; the load's pairs (1,3) (5,7) (10,2) (15,5) (25,4) (40,8) (50,6)"),
@@ -52,7 +56,7 @@ func jsonChecks() []check {
 				return itemsCheck(ctx, e, [][2]int{{15, 5}}, "", encodingNone)
 			},
 		},
-	}
+	}...)
 }
 
 func jsonCompChecks() []check {

@@ -22,13 +22,18 @@ var breaks = map[string]map[string]string{
 		"16 pipelined GET /pipeline":    "pipelined.pipeline-burst",
 		"16 pipelined mixed, in order":  "pipelined.pipeline-reorder",
 	},
-	"json": {
-		"probe GET /json/1":                 "json.probe-status",
-		"GET /json load pairs":              "json.json-pairs-wrong-total",
-		"GET /json random count and m":      "json.json-random-wrong",
-		"GET /json Content-Type":            "json.json-content-type",
-		"GET /json without Accept-Encoding": "json.json-compress-unasked",
-	},
+	"json":     withProbe("json", jsonModes("json"), "probe GET /json/1"),
+	"async-db": withProbe("async-db", dbModes("async-db"), "probe GET /baseline11?a=1&b=1"),
+	"api-4":    apiModes("api-4"),
+	"api-16":   apiModes("api-16"),
+	"crud": merge(withProbe("crud", dbModes("crud"), "probe GET /baseline11?a=1&b=1"), map[string]string{
+		"GET /crud/items list":             "crud.crud-list-wrong",
+		"GET /crud/items/1":                "crud.crud-get-wrong",
+		"GET /crud/items/42 MISS then HIT": "crud.crud-no-hit",
+		"GET /crud/items/999999 404":       "crud.crud-404",
+		"POST /crud/items then GET":        "crud.crud-create-lost",
+		"PUT /crud/items/7 then GET MISS":  "crud.crud-stale-cache",
+	}),
 	"json-comp": {
 		"probe GET /baseline11?a=1&b=1": "json-comp.probe-status",
 		"gzip, br: load pairs":          "json-comp.comp-pairs-uncompressed",
@@ -60,6 +65,45 @@ var breaks = map[string]map[string]string{
 	},
 }
 
+func jsonModes(p string) map[string]string {
+	return map[string]string{
+		"GET /json load pairs":              p + ".json-pairs-wrong-total",
+		"GET /json random count and m":      p + ".json-random-wrong",
+		"GET /json Content-Type":            p + ".json-content-type",
+		"GET /json without Accept-Encoding": p + ".json-compress-unasked",
+	}
+}
+
+func dbModes(p string) map[string]string {
+	return map[string]string{
+		"GET /async-db load queries":  p + ".db-load-wrong",
+		"GET /async-db arena ranges":  p + ".db-arena-wrong",
+		"GET /async-db random ranges": p + ".db-random-wrong",
+		"GET /async-db empty range":   p + ".db-empty-wrong",
+		"GET /async-db Content-Type":  p + ".db-content-type",
+		"GET /async-db limit clamp":   p + ".db-no-clamp",
+		"GET /async-db defaults":      p + ".db-no-defaults",
+	}
+}
+
+// apiModes: api-4 and api-16 check the baseline, /json and /async-db endpoints.
+func apiModes(p string) map[string]string {
+	return merge(baselineModes(p), jsonModes(p), dbModes(p))
+}
+
+func withProbe(p string, m map[string]string, probe string) map[string]string {
+	m[probe] = p + ".probe-status"
+	return m
+}
+
+func merge(ms ...map[string]string) map[string]string {
+	out := map[string]string{}
+	for _, m := range ms {
+		maps.Copy(out, m)
+	}
+	return out
+}
+
 func baselineModes(p string) map[string]string {
 	m := map[string]string{
 		"probe GET /baseline11?a=1&b=1": "probe-status",
@@ -87,7 +131,7 @@ func baselineModes(p string) map[string]string {
 			"malformed 80 KB header":       "malformed-huge",
 			"malformed binary junk":        "malformed-junk",
 		})
-	} else {
+	} else if p == "limited-conn" {
 		m["10 requests per connection"] = "reconnect"
 	}
 	for k, v := range m {

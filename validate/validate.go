@@ -400,8 +400,13 @@ func failed(request, expected, got string) result {
 type data struct {
 	dir     string
 	dataset func() (dataset, error)
+	seed    func() (*seed, error) // the database's items table
 }
 
 func newData(dir string) *data {
-	return &data{dir: dir, dataset: sync.OnceValues(func() (dataset, error) { return loadDataset(dir) })}
+	return &data{
+		dir:     dir,
+		dataset: sync.OnceValues(func() (dataset, error) { return loadDataset(dir) }),
+		seed:    sync.OnceValues(func() (*seed, error) { return loadSeed(dir) }),
+	}
 }

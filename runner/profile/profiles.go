@@ -28,8 +28,6 @@ const (
 
 // Reasons a profile cannot run yet. Each says what is missing.
 const (
-	needPostgres    = "not yet supported: needs a Postgres sidecar"
-	needCrud        = "not yet supported: needs Postgres and Redis sidecars"
 	needH1TLS       = "not yet supported: HTTP/1.1 over TLS on 8081 (wrk https target not wired)"
 	needH2TLS       = "not yet supported: h2 over TLS on 8443 (h2load adapter not wired)"
 	needH2C         = "not yet supported: h2c prior knowledge on 8082 (h2load adapter not wired)"
@@ -143,9 +141,8 @@ var All = []Profile{
 		Pipeline: 1, RequestsPerConn: 5, Duration: 15 * time.Second, Threads: 64,
 		ServerCPUs: "0-3", Memory: 16 * gib,
 		Scheme: "http", Port: PortH1, Probe: probeBaseline11,
-		Requests:    apiRequests,
-		Sidecars:    []string{SidecarPostgres},
-		Unsupported: needPostgres,
+		Requests: apiRequests,
+		Sidecars: []string{SidecarPostgres},
 	},
 	{
 		// api-4's mix; the lite count (128) is ours too.
@@ -154,9 +151,8 @@ var All = []Profile{
 		Pipeline: 1, RequestsPerConn: 5, Duration: 15 * time.Second, Threads: 64,
 		ServerCPUs: "0-7,64-71", Memory: 32 * gib,
 		Scheme: "http", Port: PortH1, Probe: probeBaseline11,
-		Requests:    apiRequests,
-		Sidecars:    []string{SidecarPostgres},
-		Unsupported: needPostgres,
+		Requests: apiRequests,
+		Sidecars: []string{SidecarPostgres},
 	},
 	{
 		// The arena sets -r 200 (lite 10), but wrk keeps connections alive whatever it is
@@ -173,9 +169,8 @@ var All = []Profile{
 		Conns: []int{1024}, LiteConns: []int{512},
 		Pipeline: 1, RequestsPerConn: 25, Duration: 10 * time.Second,
 		Scheme: "http", Port: PortH1, Probe: probeBaseline11,
-		Requests:    asyncDBRequests,
-		Sidecars:    []string{SidecarPostgres},
-		Unsupported: needPostgres,
+		Requests: asyncDBRequests,
+		Sidecars: []string{SidecarPostgres},
 	},
 	{
 		// 15 get, 3 update, 1 list, 1 create templates with per-request substitution
@@ -186,9 +181,8 @@ var All = []Profile{
 		Pipeline: 1, RequestsPerConn: 200, Duration: 15 * time.Second,
 		ServerCPUs: "1-31,65-95",
 		Scheme:     "http", Port: PortH1, Probe: probeBaseline11,
-		Requests:    crudRequests,
-		Sidecars:    []string{SidecarPostgres, SidecarRedis},
-		Unsupported: needCrud,
+		Requests: crudRequests,
+		Sidecars: []string{SidecarPostgres, SidecarRedis},
 	},
 	{
 		Name: "baseline-h2", Endpoint: "h2", Tool: ToolH2load,

@@ -22,12 +22,42 @@ var baselineBehaviours = map[string]string{
 	"frag-body-split":        "a body that arrives in several reads gets 400",
 }
 
+// jsonBehaviours break the /json checks json, api-4 and api-16 share.
+var jsonBehaviours = map[string]string{
+	"json-pairs-wrong-total": "GET /json/40?m=8 has a wrong total in the last item",
+	"json-random-wrong":      "with m >= 11 the first item has no tags",
+	"json-content-type":      "/json answers text/plain",
+	"json-compress-unasked":  "/json is gzipped without Accept-Encoding",
+}
+
+// dbBehaviours break the /async-db checks async-db, api-4, api-16 and crud share.
+var dbBehaviours = map[string]string{
+	"db-load-wrong":   "min=10&max=50&limit=35 gets 34 rows",
+	"db-arena-wrong":  "min=100&max=400&limit=33 gets a row with a stale name",
+	"db-random-wrong": `a range outside the fixed queries gets "active" as a string`,
+	"db-empty-wrong":  `an empty range gets "items": null`,
+	"db-content-type": "min=10&max=50&limit=3 is answered text/plain",
+	"db-no-clamp":     "a limit above 50 is not clamped",
+	"db-no-defaults":  "no parameters gets 400",
+}
+
 // modes are every mode Start accepts, with what it breaks.
 var modes = func() map[string]string {
 	m := map[string]string{}
 	for b, d := range baselineBehaviours {
-		m["baseline."+b] = d
-		m["limited-conn."+b] = d
+		for _, p := range []string{"baseline", "limited-conn", "api-4", "api-16"} {
+			m[p+"."+b] = d
+		}
+	}
+	for b, d := range jsonBehaviours {
+		for _, p := range []string{"json", "api-4", "api-16"} {
+			m[p+"."+b] = d
+		}
+	}
+	for b, d := range dbBehaviours {
+		for _, p := range []string{"async-db", "api-4", "api-16", "crud"} {
+			m[p+"."+b] = d
+		}
 	}
 	for name, d := range map[string]string{
 		"baseline.keepalive-close":      "every response says Connection: close and the connection closes",
@@ -47,11 +77,16 @@ var modes = func() map[string]string {
 		"pipelined.pipeline-burst":        "the connection closes after 8 answers to /pipeline",
 		"pipelined.pipeline-reorder":      "pipelined /baseline requests are answered before the others",
 
-		"json.probe-status":           "GET /json/1 answers 500",
-		"json.json-pairs-wrong-total": "GET /json/40?m=8 has a wrong total in the last item",
-		"json.json-random-wrong":      "with m >= 11 the first item has no tags",
-		"json.json-content-type":      "/json answers text/plain",
-		"json.json-compress-unasked":  "/json is gzipped without Accept-Encoding",
+		"json.probe-status": "GET /json/1 answers 500",
+
+		"async-db.probe-status": "GET /baseline11?a=1&b=1 answers 503",
+		"crud.probe-status":     "GET /baseline11?a=1&b=1 answers 503",
+		"crud.crud-list-wrong":  "the list's total is one too many",
+		"crud.crud-get-wrong":   "item 1 has a stale name",
+		"crud.crud-no-hit":      "an item read twice is never a cache HIT",
+		"crud.crud-404":         "a missing item gets 500",
+		"crud.crud-create-lost": "a created item is answered 201 but not stored",
+		"crud.crud-stale-cache": "a PUT leaves the old row in the cache",
 
 		"json-comp.probe-status":            "GET /baseline11?a=1&b=1 answers 503",
 		"json-comp.comp-pairs-uncompressed": `with Accept-Encoding "gzip, br" and m <= 8 the body is not compressed`,

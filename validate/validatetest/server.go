@@ -1,9 +1,10 @@
 // Package validatetest provides a server for testing package validate: a small HTTP/1.1
 // server on raw TCP that implements the contract of every profile validate checks
-// (baseline, pipelined, limited-conn, json, json-comp, upload, static), reading the dataset
-// and the static files from an arena data directory, and that can be told to break the
-// contract in one named way (a mode), so that each check can be shown to catch what it is
-// for.
+// (baseline, pipelined, limited-conn, json, json-comp, upload, static, and the database
+// profiles async-db, api-4, api-16 and crud over an in-memory copy of the seeded items
+// table), reading the dataset, the static files and the database seed from an arena data
+// directory, and that can be told to break the contract in one named way (a mode), so that
+// each check can be shown to catch what it is for.
 package validatetest
 
 import (
@@ -37,6 +38,7 @@ type Server struct {
 	mode    string // the behaviour part of the mode: "get-wrong-sum"; "" for a correct server
 	dataDir string
 	dataset []item
+	db      db // the items table and the cache, for /async-db and /crud
 	ln      net.Listener
 	wg      sync.WaitGroup
 	mu      sync.Mutex
@@ -607,6 +609,10 @@ func (s *Server) handle(r *req) reply {
 		return s.upload(r)
 	case strings.HasPrefix(r.path, "/static/"):
 		return s.static(r)
+	case r.path == "/async-db":
+		return s.asyncDB(r)
+	case r.path == "/crud/items" || strings.HasPrefix(r.path, "/crud/items/"):
+		return s.crud(r)
 	}
 	return reply{status: 404, headers: []string{"Content-Type: text/plain"}, body: []byte("not found")}
 }
