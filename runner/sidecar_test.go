@@ -162,7 +162,8 @@ func leftSidecars(t *testing.T) string {
 // Both report their versions, run as the runner's other containers do, and are gone after.
 func TestSidecarWaitsForTheSeed(t *testing.T) {
 	eng, data := sidecarHost(t)
-	b := sidecarBencher(t, eng, seedData(t, data, goodSeed), Config{})
+	progress := &notes{}
+	b := sidecarBencher(t, eng, seedData(t, data, goodSeed), Config{Progress: progress})
 	// A Postgres without a seed: the test fills the table itself, row by row, while the
 	// runner waits.
 	table := maps.Clone(profile.Sidecars)
@@ -236,6 +237,14 @@ func TestSidecarWaitsForTheSeed(t *testing.T) {
 		t.Errorf("versions %q; want postgres and redis with the stand-ins named", v)
 	} else {
 		t.Logf("versions %q", v)
+	}
+	for _, note := range []string{
+		"sidecar image postgres:18 is not on this host and cannot be pulled; starting postgres from arenabot/postgres:local instead (ARENA_IMAGE_MAP postgres:*=arenabot/postgres:local)",
+		"sidecar image redis:7-alpine is not on this host and cannot be pulled; starting redis from arenabot/redis:local instead (ARENA_IMAGE_MAP redis:*=arenabot/redis:local)",
+	} {
+		if !containsLine(progress.lines, note) {
+			t.Errorf("notes %q lack %q", progress.lines, note)
+		}
 	}
 	want := []string{"DATABASE_URL=postgres://bench:bench@localhost:5432/benchmark", "DATABASE_MAX_CONN=256", "REDIS_URL=redis://localhost:6379"}
 	if got := r.s.env(); !slices.Equal(got, want) {
