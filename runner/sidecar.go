@@ -166,8 +166,9 @@ func (b *Bencher) sidecarCPUs(sc profile.Sidecar) string {
 	return sc.CPUs
 }
 
-// sidecarImage finds a sidecar's image as a base image is found: on the host, pulled, or its
-// stand-in in ARENA_IMAGE_MAP. Without any of them it is a *SidecarError that names the fix.
+// sidecarImage finds a sidecar's image as a base image is found: on the host, pulled, its
+// stand-in in ARENA_IMAGE_MAP, or else arenabot/<name>:local. Without any of them it is a
+// *SidecarError that names the fix.
 func (b *Bencher) sidecarImage(ctx context.Context, sc profile.Sidecar) (string, error) {
 	src, err := b.findImage(ctx, sc.Image)
 	if err != nil {
@@ -189,12 +190,19 @@ func (b *Bencher) sidecarImage(ctx context.Context, sc profile.Sidecar) (string,
 		}
 		return src.Local, nil
 	}
+	// Unmapped: the stand-in deploy/base-images.sh makes, by the arenabot/<name>:local
+	// convention, as for a base image taken from a build argument.
 	local := LocalBase(sc.Image)
 	if ok, err := b.eng.ImageExists(ctx, local); err != nil {
 		return "", err
-	} else if !ok {
-		local = "<local image>"
+	} else if ok {
+		if !b.sidecarNoted[sc.Image] {
+			b.note(fmt.Sprintf("sidecar image %s is not on this host and cannot be pulled; starting %s from its local stand-in %s", sc.Image, sc.Name, local))
+			b.sidecarNoted[sc.Image] = true
+		}
+		return local, nil
 	}
+	local = "<local image>"
 	return "", &SidecarError{Name: sc.Name, Image: sc.Image, Cell: "sidecar image missing: " + sc.Image,
 		Msg: fmt.Sprintf("%s; load it (docker load) or map it to a local image with ARENA_IMAGE_MAP=%s=%s (%s)", where, mapPattern(sc.Image), local, makes)}
 }

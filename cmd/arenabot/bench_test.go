@@ -188,7 +188,7 @@ func TestBenchLite(t *testing.T) {
 // TestBenchBadInput: each mistake is one line that names the fix, a non-zero exit, and no
 // result file.
 func TestBenchBadInput(t *testing.T) {
-	root := arena(t, "nethttp")
+	root := arena(t, "nethttp", "gin")
 	bad := filepath.Join(root, "frameworks", "badmeta")
 	os.MkdirAll(bad, 0o755)
 	os.WriteFile(filepath.Join(bad, "meta.json"), []byte(`{"display_name":"x","language":"Go","type":"production","engine":"x","enabled":"yes","tests":["baseline"]}`), 0o644)
@@ -199,7 +199,7 @@ func TestBenchBadInput(t *testing.T) {
 	}{
 		{"unknown framework", []string{"nethtp"}, []string{"nethtp", "nethttp"}},
 		{"unknown test", []string{"nethttp", "-t", "jsn"}, []string{`unknown test "jsn"`, "json"}},
-		{"not subscribed", []string{"nethttp", "-t", "async-db"}, []string{"async-db"}},
+		{"not subscribed", []string{"gin", "-t", "async-db"}, []string{"async-db"}},
 		{"bad meta.json", []string{"badmeta"}, []string{"badmeta/meta.json", "enabled", "fix"}},
 		{"bad flag", []string{"nethttp", "--frobnicate"}, []string{"frobnicate", "--help"}},
 		{"no framework", []string{"-t", "baseline"}, []string{"no framework given"}},
@@ -314,3 +314,53 @@ func assertNoResults(t *testing.T, root string) {
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }
+
+// TestBenchDatabaseProfiles measures the database profiles in --lite on real sidecars:
+// a Postgres stand-in seeded with the arena's 100,000 items for async-db, api-4 and api-16,
+// and Postgres with a Redis stand-in for crud. Every row is validated against the seeded
+// table first, measured with every response a 2xx, and records the sidecars' versions.
+func TestBenchDatabaseProfiles(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds images, starts sidecars and runs load")
+	}
+	needDocker(t)
+	root := arena(t, "nethttp")
+	stdout, stderr, err := runBench(t, nil, "nethttp", "-t", "async-db,api-4,api-16,crud", "--lite", "--runs", "1", "--duration", "1s", "--save", "--root", root)
+	if err != nil {
+		t.Fatalf("bench: %v\n%s", err, stdout)
+	}
+	dir := filepath.Join(root, "frameworks", "nethttp")
+	for _, tt := range []struct {
+		profile  string
+		conns    int
+		sidecars []string
+	}{
+		{"api-4", 64, []string{"postgres"}},
+		{"api-16", 128, []string{"postgres"}},
+		{"async-db", 512, []string{"postgres"}},
+		{"crud", 256, []string{"postgres", "redis"}},
+	} {
+		r, err := result.Read(dir, tt.profile, tt.conns)
+		if err != nil {
+			t.Errorf("%s: %v", tt.profile, err)
+			continue
+		}
+		if r.RPS <= 0 || r.Status2xx != r.Requests || !r.Lite {
+			t.Errorf("%s: rps %d, 2xx %d of %d, lite %v", tt.profile, r.RPS, r.Status2xx, r.Requests, r.Lite)
+		}
+		if len(r.Sidecars) != len(tt.sidecars) {
+			t.Errorf("%s: sidecars %q, want %q", tt.profile, r.Sidecars, tt.sidecars)
+		}
+		for i, name := range tt.sidecars {
+			if i < len(r.Sidecars) && !regexp.MustCompile(`^`+name+` \d+\.\d+`).MatchString(r.Sidecars[i]) {
+				t.Errorf("%s: sidecar %q does not record %s's version", tt.profile, r.Sidecars[i], name)
+			}
+		}
+		if !strings.Contains(stdout, "| "+tt.profile+" | "+strconv.Itoa(tt.conns)+" | ") {
+			t.Errorf("no %s row in:\n%s", tt.profile, stdout)
+		}
+	}
+	if !strings.Contains(stderr, "arenabot/postgres:local") {
+		t.Errorf("the log does not say which Postgres ran:\n%s", stderr)
+	}
+}
