@@ -119,8 +119,8 @@ func section(p profile.Profile) string {
 	if p.TargetRate > 0 {
 		item("Offered rate", fmt.Sprintf("%d requests/s", p.TargetRate))
 	}
-	if len(p.Sidecars) > 0 {
-		item("Sidecars", codes(p.Sidecars, 0))
+	for _, name := range p.Sidecars {
+		item("Sidecar", sidecar(name))
 	}
 	item("Load tool", tool(p))
 	checks := validate.Describe(p.Name)
@@ -149,6 +149,28 @@ func rule(name, contract string) string {
 	s = strings.Replace(s, " ("+self+")", "", 1)
 	s = strings.Replace(s, "; "+self+")", ")", 1)
 	return s
+}
+
+// sidecar describes a sidecar the runner starts before the server: its image, its port,
+// what it is seeded with and the environment the server gets.
+func sidecar(name string) string {
+	sc, ok := profile.Sidecars[name]
+	if !ok {
+		return "`" + name + "`"
+	}
+	s := fmt.Sprintf("`%s` (`%s`, or its local stand-in; port %d on the host network", sc.Name, sc.Image, sc.Port)
+	for _, m := range sc.Mounts {
+		s += fmt.Sprintf("; loads `%s` of the arena data", m.Source)
+	}
+	s += fmt.Sprintf("; ready when %s, at most %s), started fresh for every row; the server gets %s", readyWhen(name), sc.Ready, codes(sc.ServerEnv, 0))
+	return s
+}
+
+func readyWhen(name string) string {
+	if name == profile.SidecarPostgres {
+		return "every seeded row of `items` is there"
+	}
+	return "it answers PING"
 }
 
 func protocol(p profile.Profile) string {
