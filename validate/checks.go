@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 )
 
@@ -73,6 +74,19 @@ func expectText(ctx context.Context, e *env, method string, raw []byte, want str
 		return failed(show(raw), exp, err.Error())
 	}
 	if r.Status != 200 || string(r.Body) != want {
+		return failed(show(raw), exp, describe(r))
+	}
+	return passed(show(raw), exp, describe(r))
+}
+
+// expectStatus sends raw on a fresh connection and wants the status code want.
+func expectStatus(ctx context.Context, e *env, method string, raw []byte, want int) result {
+	exp := strconv.Itoa(want)
+	r, err := exchange(ctx, e, method, raw)
+	if err != nil {
+		return failed(show(raw), exp, err.Error())
+	}
+	if r.Status != want {
 		return failed(show(raw), exp, describe(r))
 	}
 	return passed(show(raw), exp, describe(r))

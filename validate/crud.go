@@ -43,15 +43,7 @@ func crudChecks() []check {
 			name:     "GET /crud/items/999999 404",
 			contract: ref(crudItemContract),
 			run: func(ctx context.Context, e *env) result {
-				raw := request("GET", "/crud/items/999999", nil, nil)
-				r, err := exchange(ctx, e, "GET", raw)
-				if err != nil {
-					return failed(show(raw), "404", err.Error())
-				}
-				if r.Status != 404 {
-					return failed(show(raw), "404", describe(r))
-				}
-				return passed(show(raw), "404", describe(r))
+				return expectStatus(ctx, e, "GET", request("GET", "/crud/items/999999", nil, nil), 404)
 			},
 		}),
 		serial(check{

@@ -124,15 +124,7 @@ func staticChecks() []check {
 			name:     "404 for a missing file",
 			contract: ref("GET /static/<a file that does not exist> → 404"),
 			run: func(ctx context.Context, e *env) result {
-				raw := request("GET", "/static/nonexistent.txt", nil, nil)
-				r, err := exchange(ctx, e, "GET", raw)
-				if err != nil {
-					return failed(show(raw), "404", err.Error())
-				}
-				if r.Status != 404 {
-					return failed(show(raw), "404", describe(r))
-				}
-				return passed(show(raw), "404", describe(r))
+				return expectStatus(ctx, e, "GET", request("GET", "/static/nonexistent.txt", nil, nil), 404)
 			},
 		},
 	}
