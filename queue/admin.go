@@ -11,10 +11,11 @@ import (
 )
 
 // The operator's view of the queue, behind `arenabot queue status|list|
-// cancel <id>|drain <pool>`. The output is the same for either implementation.
+// cancel <id>|drain <pool>`. The output is the same for every implementation.
 
 // WriteStatus writes every pool's line: the running job, then the waiting
-// ones with their position and expected wait.
+// ones with their position and expected wait. Requests awaiting approval are
+// in no line: WriteList lists them.
 func WriteStatus(ctx context.Context, w io.Writer, q Queue) error {
 	lines, err := q.Status(ctx)
 	if err != nil {
@@ -59,7 +60,8 @@ func WriteStatus(ctx context.Context, w io.Writer, q Queue) error {
 }
 
 // WriteList writes every job that has not ended, in line order, then the
-// recent ended ones, the latest first.
+// requests awaiting approval, then the recent ended ones, the latest first,
+// each with how it ended (or what is pending for it).
 func WriteList(ctx context.Context, w io.Writer, q Queue) error {
 	jobs, err := q.List(ctx, Filter{})
 	if err != nil {
@@ -73,9 +75,32 @@ func WriteList(ctx context.Context, w io.Writer, q Queue) error {
 	fmt.Fprintln(tw, "JOB\tSTATE\tPOOL\tPR\tKIND\tREQUESTER\tQUEUED\tREASON")
 	for _, j := range jobs {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n",
-			j.ID, j.State, j.Pool, prName(j), j.Kind, j.Requester, j.Queued.UTC().Format(time.RFC3339), orDash(j.Reason))
+			j.ID, j.State, j.Pool, prName(j), j.Kind, j.Requester, timeOrDash(j.Queued), orDash(ending(j)))
 	}
 	return tw.Flush()
+}
+
+// ending says how a job ended, from its structured fields, or what is
+// pending for it; else its reason.
+func ending(j Job) string {
+	switch {
+	case j.State == Superseded && j.SupersededBy != "":
+		return "superseded by " + j.SupersededBy
+	case j.State == Cancelled && j.CancelledBy != "":
+		return "cancelled by " + j.CancelledBy
+	case j.State == Rejected && j.RejectedBy != "":
+		return "rejected by " + j.RejectedBy
+	case j.State == Running && j.CancelRequested:
+		if j.CancelledBy != "" {
+			return "cancel requested by " + j.CancelledBy
+		}
+		return "cancel requested"
+	case j.State == Queued && j.Approver != "" && j.Reason == "":
+		return "approved by " + j.Approver
+	case j.State == AwaitingApproval && !j.Expires.IsZero():
+		return "expires " + j.Expires.UTC().Format(time.RFC3339)
+	}
+	return j.Reason
 }
 
 // CancelJob cancels job id for by and says what happened.
@@ -88,6 +113,8 @@ func CancelJob(ctx context.Context, w io.Writer, q Queue, id, by string) error {
 		return err
 	case j.State == Running:
 		_, err = fmt.Fprintf(w, "job %s (%s) is running: cancel requested; its runner stops within a heartbeat\n", j.ID, prName(j))
+	case j.Queued.IsZero():
+		_, err = fmt.Fprintf(w, "job %s (%s) cancelled; it was awaiting approval\n", j.ID, prName(j))
 	default:
 		_, err = fmt.Fprintf(w, "job %s (%s) cancelled; it was waiting in pool %s\n", j.ID, prName(j), j.Pool)
 	}
@@ -113,6 +140,13 @@ func prName(j Job) string {
 		return "-"
 	}
 	return fmt.Sprintf("%s#%d", j.Repo, j.PR)
+}
+
+func timeOrDash(t time.Time) string {
+	if t.IsZero() {
+		return "-"
+	}
+	return t.UTC().Format(time.RFC3339)
 }
 
 func orDash(s string) string {

@@ -90,6 +90,25 @@ func adminTranscript(t *testing.T, open func(queue.Options) queue.Queue) string 
 	}
 	job("job-5", 15, "gpu", time.Minute)
 	job("job-6", 16, "small", 2*time.Minute)
+	request := func(id string, pr int) {
+		r := queuetest.Request("octo/arena", pr, fmt.Sprintf("user%d", pr))
+		r.ID = id
+		r.Created = time.Time{}
+		r.Expires = clk.Now().Add(72 * time.Hour)
+		clk.Add(time.Minute)
+		if _, _, err := q.Submit(ctx, r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	request("req-7", 17)
+	request("req-8", 18)
+	request("req-9", 19)
+	if _, err := q.Reject(ctx, "req-8", "maintainer"); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := q.Approve(ctx, "req-9", "maintainer"); err != nil {
+		t.Fatal(err)
+	}
 	clk.Add(3 * time.Minute)
 
 	run("status", func(w *bytes.Buffer) error { return queue.WriteStatus(ctx, w, q) })
@@ -97,6 +116,8 @@ func adminTranscript(t *testing.T, open func(queue.Options) queue.Queue) string 
 	run("cancel job-6", func(w *bytes.Buffer) error { return queue.CancelJob(ctx, w, q, "job-6", "ops") })
 	run("cancel job-4", func(w *bytes.Buffer) error { return queue.CancelJob(ctx, w, q, "job-4", "ops") })
 	run("cancel job-9", func(w *bytes.Buffer) error { return queue.CancelJob(ctx, w, q, "job-9", "ops") })
+	run("list", func(w *bytes.Buffer) error { return queue.WriteList(ctx, w, q) })
+	run("cancel req-7", func(w *bytes.Buffer) error { return queue.CancelJob(ctx, w, q, "req-7", "ops") })
 	run("status", func(w *bytes.Buffer) error { return queue.WriteStatus(ctx, w, q) })
 	run("drain gpu", func(w *bytes.Buffer) error { return queue.DrainPool(ctx, w, q, "gpu", "ops") })
 	run("drain gpu", func(w *bytes.Buffer) error { return queue.DrainPool(ctx, w, q, "gpu", "ops") })

@@ -1,7 +1,11 @@
-// Package queue holds approved benchmark jobs until a runner measures them:
-// the job model, one Queue interface and two implementations with the same
-// behaviour, Redis (several processes share it) and Memory (the embedded
-// default when no Redis URL is set).
+// Package queue owns a benchmark request's life, from the ack (awaiting
+// approval) through its line to its end: the job model, one Queue interface
+// and implementations with the same behaviour, Redis (several processes
+// share it) and Memory (in process, for tests).
+//
+// A request is submitted awaiting approval; Approve puts it in its pool's
+// line, Reject and Expire end it. The same requester's newer request on a
+// pull request replaces an older one that still awaits approval.
 //
 // Each runner pool has one line: at most one running job and Options.Depth
 // waiting ones (one by default). A newer job takes the waiting place and the
@@ -20,14 +24,27 @@
 //
 // All keys live under Options.Prefix (P, "arena:" by default):
 //
-//	P job:<id>             hash: body (the job as enqueued, JSON), pool, state,
-//	                       reason, attempt, fence and token of the latest claim,
-//	                       started, finished (RFC 3339), result, cancel (present
-//	                       when a running job was cancelled), op (a nonce of the
-//	                       last Enqueue, Cancel or Finish, so a call that go-redis
-//	                       retries after a lost reply is not applied twice); expires
-//	                       Options.Retain after the job ends
+//	P job:<id>             hash: body (the job as submitted or enqueued, JSON),
+//	                       pool, state, reason, attempt, fence and token of the
+//	                       latest claim, started, finished, approved, queued
+//	                       (RFC 3339 with nine fraction digits, so they sort as
+//	                       strings), approver, result, cancel (present when a
+//	                       running job was cancelled), superseded_by,
+//	                       cancelled_by, rejected_by, the fields Amend changes
+//	                       (status_comment_id, head_moved, etag, shown), for a
+//	                       submitted request owner (repository, PR and requester,
+//	                       lower case) and expires_at, and op (a nonce of the
+//	                       last Submit, Approve, Reject, Enqueue, Cancel or
+//	                       Finish, so a call that go-redis retries after a lost
+//	                       reply is not applied twice); the hash fields override
+//	                       the body's; expires Options.Retain after the job ends
 //	P active               set of the IDs of jobs not yet ended
+//	P awaiting             list of the IDs of requests awaiting approval, the
+//	                       oldest first
+//	P owners               hash: owner of a request awaiting approval -> its ID,
+//	                       so the same requester's next request replaces it
+//	P runners              hash: pool -> when a runner of it last claimed, waited
+//	                       in Claim (about every second) or heart-beat
 //	P recent               list of ended job IDs, the latest first (Options.Recent)
 //	P pools                set of pool names ever used
 //	P pool:<pool>:waiting  list of waiting job IDs, the next first (Options.Depth)

@@ -55,9 +55,11 @@ const (
 	ReasonLost    = "the runner stopped responding twice; the job was not retried again"
 )
 
-// A Job is one approved request: what to measure, for whom, and where it is
-// in its life. The queue owns State, Reason, Attempt, Fence, Result and the
-// Queued, Started and Finished times; the caller fills the rest before Enqueue.
+// A Job is one request: what to measure, for whom, and where it is in its
+// life. The queue owns State, Reason, Attempt, Fence, Result, the endings
+// (SupersededBy, CancelledBy, RejectedBy) and the Queued, Started and
+// Finished times (and Approver and Approved for a submitted request, which
+// Approve sets); the caller fills the rest before Submit or Enqueue.
 type Job struct {
 	ID              string        `json:"id"`                          // "3f9c2a7d10b4e8c1"; Enqueue assigns one when empty
 	Repo            string        `json:"repo"`                        // "octo/arena"
@@ -76,6 +78,21 @@ type Job struct {
 	CommentID       int64         `json:"comment_id,omitempty"`        // the command comment
 	StatusCommentID int64         `json:"status_comment_id,omitempty"` // the bot's status comment, edited through the job's life
 	Estimate        time.Duration `json:"estimate,omitempty"`          // planned duration of the run
+	Expires         time.Time     `json:"expires,omitzero"`            // awaiting approval: when Expire ends it
+
+	// Payload is the bot's own description of the request (its plan, notes for
+	// the status comment), opaque to the queue.
+	Payload json.RawMessage `json:"payload,omitempty"`
+
+	// Set through Amend.
+	HeadMoved string `json:"head_moved,omitempty"` // the PR's head when it moved after the ack
+	ETag      string `json:"etag,omitempty"`       // of the status comment's reactions, for conditional polling
+	Shown     string `json:"shown,omitempty"`      // digest of the status comment as last written
+
+	// How the job ended, as structured fields (the queue sets them).
+	SupersededBy string `json:"superseded_by,omitempty"` // superseded: the ID of the job that took its place
+	CancelledBy  string `json:"cancelled_by,omitempty"`  // cancelled: who cancelled it ("alice"); empty for an operator's drain without a name
+	RejectedBy   string `json:"rejected_by,omitempty"`   // rejected: who declined it
 
 	Created  time.Time `json:"created,omitzero"`  // the comment arrived
 	Approved time.Time `json:"approved,omitzero"` // approval was given
@@ -85,7 +102,7 @@ type Job struct {
 
 	Attempt int    `json:"attempt,omitempty"` // 1 for the first run, 2 for the retry
 	State   State  `json:"state"`
-	Reason  string `json:"reason,omitempty"` // why the job ended as it did (or was retried), fit to post
+	Reason  string `json:"reason,omitempty"` // why the job ended as it did (or was retried), fit to post; the queue's own supersede and cancel leave it empty
 	Fence   int64  `json:"fence,omitempty"`  // fencing number of the latest claim
 
 	// CancelRequested is set when Cancel was called while the job ran; the
@@ -167,6 +184,11 @@ const (
 	EventCancelled  = "cancelled"  // Cancel or Drain removed a waiting job, or Reap found a cancelled job's runner gone
 	EventRetried    = "retried"    // Reap: the runner stopped responding; the job waits at the front again
 	EventLost       = "lost"       // Reap: the runner stopped responding a second time; the job failed
+	EventSubmitted  = "submitted"  // Submit: a request awaits approval
+	EventQueued     = "queued"     // Approve: the request was approved and waits in line
+	EventRejected   = "rejected"   // Reject: the request was declined
+	EventExpired    = "expired"    // Expire: nobody approved the request in time
+	EventUpdated    = "updated"    // Amend changed what the status comment shows
 
 	EventProgress = "progress" // runner: a step began ("baseline 4096c — 3 of 24")
 	EventRow      = "row"      // runner: one measured row
@@ -188,10 +210,28 @@ type Delivery struct {
 	Event
 }
 
+// An Amendment is what Amend changes; nil (or 0) fields are left as they are.
+type Amendment struct {
+	StatusCommentID int64
+	HeadMoved       *string
+	ETag            *string
+	Shown           *string
+}
+
+// A Runner is what the queue knows of a pool's runners.
+type Runner struct {
+	Pool string
+	Seen time.Time // Options.Now when a runner of the pool was last seen; zero: never
+}
+
 // Errors callers branch on; check them with errors.Is.
 var (
 	ErrNotFound  = errors.New("job not found")
 	ErrExists    = errors.New("job already exists")
 	ErrFinished  = errors.New("job already finished")
 	ErrLeaseLost = errors.New("lease lost")
+	// ErrNotAwaiting is Approve's or Reject's answer for a job that was
+	// approved already (it is queued or running), and Position's for a job
+	// that still awaits approval (it is in no line yet).
+	ErrNotAwaiting = errors.New("job is not awaiting approval")
 )

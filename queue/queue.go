@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"strconv"
+	"strings"
 	"time"
 )
 
@@ -15,11 +17,49 @@ import (
 // and Memory implement it with the same behaviour; queuetest.Conformance
 // checks both. Consumers should declare the few methods they use.
 type Queue interface {
+	// Submit records a request that waits for approval, in state
+	// awaiting_approval, and returns it as stored (ID, Pool, Created filled
+	// in; Expires is the caller's). It publishes EventSubmitted. An older
+	// request of the same requester on the same pull request (repository and
+	// login compared without case) that still awaits approval is replaced: it
+	// ends as superseded with SupersededBy naming the new job, an
+	// EventSuperseded is published for it in the same step, and it is
+	// returned. Requests of other requesters are never touched. Submit of an
+	// ID that exists gives ErrExists.
+	Submit(ctx context.Context, j Job) (stored Job, replaced *Job, err error)
+
+	// Approve moves a job awaiting approval to the back of its pool's line,
+	// approved by by ("alice"; the requester for a request approved at once),
+	// as Enqueue does (the displaced job, if any, is returned), and publishes
+	// EventQueued. A terminal job gives ErrFinished; a job already approved
+	// gives ErrNotAwaiting, so of two racing approvals exactly one succeeds.
+	Approve(ctx context.Context, id, by string) (stored Job, displaced *Job, err error)
+
+	// Reject ends a job awaiting approval as rejected, declined by by, and
+	// publishes EventRejected. Errors as Approve.
+	Reject(ctx context.Context, id, by string) (Job, error)
+
+	// Expire ends as expired every job awaiting approval whose Expires is not
+	// after Options.Now, publishing EventExpired for each, and returns them.
+	Expire(ctx context.Context) ([]Job, error)
+
+	// Amend changes the fields of a job that the bot keeps on the record
+	// (status comment, the PR's moved head, the reactions' ETag, the digest of
+	// the status comment as last written) and returns the job. A change to the
+	// status comment or the moved head publishes EventUpdated, so the status
+	// comment is rendered again; the others publish nothing. An unknown job
+	// gives ErrNotFound.
+	Amend(ctx context.Context, id string, a Amendment) (Job, error)
+
+	// Runners returns, per pool ever used, when a runner of the pool was last
+	// seen (waiting in Claim, claiming or heart-beating), pools sorted by name.
+	Runners(ctx context.Context) ([]Runner, error)
+
 	// Enqueue adds an approved job at the back of its pool's line, in state
 	// queued, and returns it as stored (ID, Pool, Attempt and Queued filled
 	// in). When the pool's waiting places were already full, the oldest
-	// waiting job is displaced: it ends as superseded, with a reason naming
-	// the new job, an EventSuperseded is published for it in the same step,
+	// waiting job is displaced: it ends as superseded, with SupersededBy
+	// naming the new job, an EventSuperseded is published for it in the same step,
 	// and it is returned so its requester can be told. A job that was retried
 	// after its runner was lost is not displaced. Enqueue of an ID that
 	// exists gives ErrExists.
@@ -44,25 +84,30 @@ type Queue interface {
 	// next job of the pool run. ErrLeaseLost means the job was taken back.
 	Finish(ctx context.Context, l Lease, o Outcome) (Job, error)
 
-	// Cancel cancels a job for by ("alice"). A waiting job leaves its line at
-	// once, ends as cancelled and an EventCancelled is published; a running job
+	// Cancel cancels a job for by ("alice"), who is recorded in CancelledBy. A
+	// job awaiting approval or waiting in line ends as cancelled at once (it
+	// leaves its line) and an EventCancelled is published; a running job
 	// gets a cancel flag that its runner sees through Heartbeat, and is
 	// returned still running. A terminal job gives ErrFinished.
 	Cancel(ctx context.Context, id, by string) (Job, error)
 
 	// Drain cancels every waiting job of pool, as Cancel does, and returns
-	// them. The running job is left to finish.
+	// them. The running job is left to finish, and jobs awaiting approval
+	// are left alone.
 	Drain(ctx context.Context, pool, by string) ([]Job, error)
 
 	// Position returns a job's place in its pool's line. A terminal job gives
-	// ErrFinished.
+	// ErrFinished; a job awaiting approval is in no line yet and gives
+	// ErrNotAwaiting (both with the job in Place.Job).
 	Position(ctx context.Context, id string) (Place, error)
 
-	// Status returns every pool's line, pools sorted by name.
+	// Status returns every pool's line, pools sorted by name. Jobs awaiting
+	// approval are in no line.
 	Status(ctx context.Context) ([]Line, error)
 
 	// List returns the jobs f selects: the non-terminal ones in line order,
-	// then the recent terminal ones, the latest first.
+	// then those awaiting approval, the oldest first, then the recent
+	// terminal ones, the latest first.
 	List(ctx context.Context, f Filter) ([]Job, error)
 
 	// Get returns a job, or ErrNotFound. Terminal jobs are kept for
@@ -156,6 +201,23 @@ func newID() string {
 
 // prepare fills the fields Enqueue owns.
 func prepare(j Job, now time.Time) Job {
+	j = reset(j, now)
+	j.Queued = now
+	j.State = Queued
+	j.Attempt = 1
+	return j
+}
+
+// prepareSubmit fills the fields Submit owns: the request is not approved yet.
+func prepareSubmit(j Job, now time.Time) Job {
+	j = reset(j, now)
+	j.Approver, j.Approved = "", time.Time{}
+	j.State = AwaitingApproval
+	return j
+}
+
+// reset fills ID, Pool and Created and clears the fields the queue owns.
+func reset(j Job, now time.Time) Job {
 	if j.ID == "" {
 		j.ID = newID()
 	}
@@ -165,26 +227,20 @@ func prepare(j Job, now time.Time) Job {
 	if j.Created.IsZero() {
 		j.Created = now
 	}
-	j.Queued = now
-	j.Started, j.Finished = time.Time{}, time.Time{}
-	j.State = Queued
+	j.Queued, j.Started, j.Finished = time.Time{}, time.Time{}, time.Time{}
 	j.Reason = ""
-	j.Attempt = 1
+	j.Attempt = 0
 	j.Fence = 0
 	j.CancelRequested = false
 	j.Result = nil
+	j.SupersededBy, j.CancelledBy, j.RejectedBy = "", "", ""
 	return j
 }
 
-func supersededReason(newer Job) string {
-	return fmt.Sprintf("superseded by newer request %s (%s#%d by %s)", newer.ID, newer.Repo, newer.PR, newer.Requester)
-}
-
-func cancelledReason(by string) string {
-	if by == "" {
-		return "cancelled"
-	}
-	return "cancelled by " + by
+// owner is the key under which a request awaiting approval replaces the
+// same requester's older one on the same pull request.
+func owner(j Job) string {
+	return strings.ToLower(j.Repo) + "#" + strconv.Itoa(j.PR) + "#" + strings.ToLower(j.Requester)
 }
 
 func checkOutcome(o Outcome) error {

@@ -56,32 +56,196 @@ func (q *Redis) run(ctx context.Context, s *redis.Script, args ...any) (string, 
 	return status, reply[1:], nil
 }
 
+// amendable returns the fields Amend changes, as the scripts' create
+// takes them.
+func amendable(j Job) []any {
+	scid := ""
+	if j.StatusCommentID != 0 {
+		scid = strconv.FormatInt(j.StatusCommentID, 10)
+	}
+	return []any{scid, j.HeadMoved, j.ETag, j.Shown}
+}
+
+// jobAndOther decodes a reply of a job record and an optional second one
+// (a displaced or replaced job).
+func jobAndOther(reply []any) (Job, *Job, error) {
+	stored, err := decodeRecord(reply[0])
+	if err != nil {
+		return Job{}, nil, err
+	}
+	if len(reply) < 2 {
+		return stored, nil, nil
+	}
+	rec, _ := reply[1].([]any)
+	if len(rec) == 0 {
+		return stored, nil, nil
+	}
+	o, err := decodeRecord(rec)
+	if err != nil {
+		return stored, nil, fmt.Errorf("job %s: %w", stored.ID, err)
+	}
+	return stored, &o, nil
+}
+
 func (q *Redis) Enqueue(ctx context.Context, j Job) (Job, *Job, error) {
 	j = prepare(j, q.opts.Now())
 	body, err := json.Marshal(j)
 	if err != nil {
 		return Job{}, nil, fmt.Errorf("enqueue %s: %w", j.ID, err)
 	}
-	status, reply, err := q.run(ctx, enqueueScript, j.ID, j.Pool, body, q.opts.Depth, supersededReason(j), newID())
+	args := append([]any{j.ID, j.Pool, body, q.opts.Depth, newID()}, amendable(j)...)
+	status, reply, err := q.run(ctx, enqueueScript, args...)
 	if err != nil {
 		return Job{}, nil, fmt.Errorf("enqueue %s: %w", j.ID, err)
 	}
 	if status == "exists" {
 		return Job{}, nil, fmt.Errorf("enqueue %s: %w", j.ID, ErrExists)
 	}
-	stored, err := decodeRecord(reply[0])
+	stored, displaced, err := jobAndOther(reply)
 	if err != nil {
-		return Job{}, nil, fmt.Errorf("enqueue %s: %w", j.ID, err)
-	}
-	var displaced *Job
-	if rec, _ := reply[1].([]any); len(rec) > 0 {
-		d, err := decodeRecord(rec)
-		if err != nil {
-			return stored, nil, fmt.Errorf("enqueue %s: displaced job: %w", j.ID, err)
-		}
-		displaced = &d
+		return stored, nil, fmt.Errorf("enqueue %s: %w", j.ID, err)
 	}
 	return stored, displaced, nil
+}
+
+func (q *Redis) Submit(ctx context.Context, j Job) (Job, *Job, error) {
+	j = prepareSubmit(j, q.opts.Now())
+	body, err := json.Marshal(j)
+	if err != nil {
+		return Job{}, nil, fmt.Errorf("submit %s: %w", j.ID, err)
+	}
+	expires := ""
+	if !j.Expires.IsZero() {
+		expires = formatTime(j.Expires)
+	}
+	args := append([]any{j.ID, j.Pool, body, owner(j), expires, newID()}, amendable(j)...)
+	status, reply, err := q.run(ctx, submitScript, args...)
+	if err != nil {
+		return Job{}, nil, fmt.Errorf("submit %s: %w", j.ID, err)
+	}
+	if status == "exists" {
+		return Job{}, nil, fmt.Errorf("submit %s: %w", j.ID, ErrExists)
+	}
+	stored, replaced, err := jobAndOther(reply)
+	if err != nil {
+		return stored, nil, fmt.Errorf("submit %s: %w", j.ID, err)
+	}
+	return stored, replaced, nil
+}
+
+// awaitingError turns the status of a script that needs a job awaiting
+// approval into an error, with the job when known.
+func awaitingError(op, id, status string, reply []any) (Job, error) {
+	var j Job
+	if len(reply) > 0 {
+		j, _ = decodeRecord(reply[0])
+	}
+	switch status {
+	case "notfound":
+		return Job{}, fmt.Errorf("%s %s: %w", op, id, ErrNotFound)
+	case "finished":
+		return j, fmt.Errorf("%s %s: %w", op, id, ErrFinished)
+	case "notawaiting":
+		return j, fmt.Errorf("%s %s: %w", op, id, ErrNotAwaiting)
+	}
+	return j, nil
+}
+
+func (q *Redis) Approve(ctx context.Context, id, by string) (Job, *Job, error) {
+	status, reply, err := q.run(ctx, approveScript, id, by, q.opts.Depth, newID())
+	if err != nil {
+		return Job{}, nil, fmt.Errorf("approve %s: %w", id, err)
+	}
+	if status != "ok" {
+		j, err := awaitingError("approve", id, status, reply)
+		return j, nil, err
+	}
+	stored, displaced, err := jobAndOther(reply)
+	if err != nil {
+		return stored, nil, fmt.Errorf("approve %s: %w", id, err)
+	}
+	return stored, displaced, nil
+}
+
+func (q *Redis) Reject(ctx context.Context, id, by string) (Job, error) {
+	status, reply, err := q.run(ctx, rejectScript, id, by, newID())
+	if err != nil {
+		return Job{}, fmt.Errorf("reject %s: %w", id, err)
+	}
+	if status != "ok" {
+		return awaitingError("reject", id, status, reply)
+	}
+	j, err := decodeRecord(reply[0])
+	if err != nil {
+		return Job{}, fmt.Errorf("reject %s: %w", id, err)
+	}
+	return j, nil
+}
+
+func (q *Redis) Expire(ctx context.Context) ([]Job, error) {
+	_, reply, err := q.run(ctx, expireScript)
+	if err != nil {
+		return nil, fmt.Errorf("expire: %w", err)
+	}
+	jobs, err := decodeRecords(reply[0])
+	if err != nil {
+		return nil, fmt.Errorf("expire: %w", err)
+	}
+	return jobs, nil
+}
+
+func (q *Redis) Amend(ctx context.Context, id string, a Amendment) (Job, error) {
+	scid := ""
+	if a.StatusCommentID != 0 {
+		scid = strconv.FormatInt(a.StatusCommentID, 10)
+	}
+	opt := func(s *string) (string, string) {
+		if s == nil {
+			return "0", ""
+		}
+		return "1", *s
+	}
+	hmSet, hm := opt(a.HeadMoved)
+	etagSet, etag := opt(a.ETag)
+	shownSet, shown := opt(a.Shown)
+	status, reply, err := q.run(ctx, amendScript, id, scid, hmSet, hm, etagSet, etag, shownSet, shown)
+	if err != nil {
+		return Job{}, fmt.Errorf("amend %s: %w", id, err)
+	}
+	if status == "notfound" {
+		return Job{}, fmt.Errorf("amend %s: %w", id, ErrNotFound)
+	}
+	j, err := decodeRecord(reply[0])
+	if err != nil {
+		return Job{}, fmt.Errorf("amend %s: %w", id, err)
+	}
+	return j, nil
+}
+
+func (q *Redis) Runners(ctx context.Context) ([]Runner, error) {
+	var seen *redis.MapStringStringCmd
+	var pools *redis.StringSliceCmd
+	_, err := q.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
+		seen = p.HGetAll(ctx, q.key("runners"))
+		pools = p.SMembers(ctx, q.key("pools"))
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("runners: %w", err)
+	}
+	names := make(map[string]bool)
+	for _, name := range pools.Val() {
+		names[name] = true
+	}
+	for name := range seen.Val() {
+		names[name] = true
+	}
+	out := make([]Runner, 0, len(names))
+	for name := range names {
+		out = append(out, Runner{Pool: name, Seen: parseTime(seen.Val()[name])})
+	}
+	slices.SortFunc(out, func(a, b Runner) int { return strings.Compare(a.Pool, b.Pool) })
+	return out, nil
 }
 
 // claimPoll bounds each wait of Claim for a signal: Redis blocks in whole
@@ -150,7 +314,7 @@ func (q *Redis) Finish(ctx context.Context, l Lease, o Outcome) (Job, error) {
 }
 
 func (q *Redis) Cancel(ctx context.Context, id, by string) (Job, error) {
-	status, reply, err := q.run(ctx, cancelScript, id, cancelledReason(by), newID())
+	status, reply, err := q.run(ctx, cancelScript, id, by, newID())
 	if err != nil {
 		return Job{}, fmt.Errorf("cancel %s: %w", id, err)
 	}
@@ -169,7 +333,7 @@ func (q *Redis) Cancel(ctx context.Context, id, by string) (Job, error) {
 }
 
 func (q *Redis) Drain(ctx context.Context, pool, by string) ([]Job, error) {
-	_, reply, err := q.run(ctx, drainScript, pool, cancelledReason(by))
+	_, reply, err := q.run(ctx, drainScript, pool, by)
 	if err != nil {
 		return nil, fmt.Errorf("drain %s: %w", pool, err)
 	}
@@ -181,15 +345,16 @@ func (q *Redis) Drain(ctx context.Context, pool, by string) ([]Job, error) {
 }
 
 // snapshot reads the lines of pool ("" for every pool) and, when recent is
-// set, the recent terminal jobs, in one atomic step.
-func (q *Redis) snapshot(ctx context.Context, pool string, recent bool) ([]Line, []Job, error) {
+// set, the recent terminal jobs and the jobs awaiting approval, in one
+// atomic step.
+func (q *Redis) snapshot(ctx context.Context, pool string, recent bool) ([]Line, []Job, []Job, error) {
 	flag := "0"
 	if recent {
 		flag = "1"
 	}
 	_, reply, err := q.run(ctx, snapshotScript, pool, flag)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	raw, _ := reply[0].([]any)
 	now := q.opts.Now()
@@ -197,12 +362,12 @@ func (q *Redis) snapshot(ctx context.Context, pool string, recent bool) ([]Line,
 	for _, r := range raw {
 		pair, _ := r.([]any)
 		if len(pair) != 2 {
-			return nil, nil, fmt.Errorf("unexpected line %v", r)
+			return nil, nil, nil, fmt.Errorf("unexpected line %v", r)
 		}
 		name, _ := pair[0].(string)
 		jobs, err := decodeRecords(pair[1])
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
 		var running *Job
 		if len(jobs) > 0 && jobs[0].State == Running {
@@ -213,9 +378,13 @@ func (q *Redis) snapshot(ctx context.Context, pool string, recent bool) ([]Line,
 	slices.SortFunc(lines, func(a, b Line) int { return strings.Compare(a.Pool, b.Pool) })
 	terminal, err := decodeRecords(reply[1])
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
-	return lines, terminal, nil
+	awaiting, err := decodeRecords(reply[2])
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	return lines, awaiting, terminal, nil
 }
 
 func (q *Redis) Position(ctx context.Context, id string) (Place, error) {
@@ -224,10 +393,13 @@ func (q *Redis) Position(ctx context.Context, id string) (Place, error) {
 		return Place{}, err
 	}
 	for range 2 {
-		if j.State.Terminal() {
+		switch {
+		case j.State.Terminal():
 			return Place{Job: j}, fmt.Errorf("position of %s: %w", id, ErrFinished)
+		case j.State == AwaitingApproval:
+			return Place{Job: j}, fmt.Errorf("position of %s: in no line yet: %w", id, ErrNotAwaiting)
 		}
-		lines, _, err := q.snapshot(ctx, j.Pool, false)
+		lines, _, _, err := q.snapshot(ctx, j.Pool, false)
 		if err != nil {
 			return Place{}, fmt.Errorf("position of %s: %w", id, err)
 		}
@@ -247,7 +419,7 @@ func (q *Redis) Position(ctx context.Context, id string) (Place, error) {
 }
 
 func (q *Redis) Status(ctx context.Context) ([]Line, error) {
-	lines, _, err := q.snapshot(ctx, "", false)
+	lines, _, _, err := q.snapshot(ctx, "", false)
 	if err != nil {
 		return nil, fmt.Errorf("queue status: %w", err)
 	}
@@ -255,11 +427,11 @@ func (q *Redis) Status(ctx context.Context) ([]Line, error) {
 }
 
 func (q *Redis) List(ctx context.Context, f Filter) ([]Job, error) {
-	lines, recent, err := q.snapshot(ctx, f.Pool, true)
+	lines, awaiting, recent, err := q.snapshot(ctx, f.Pool, true)
 	if err != nil {
 		return nil, fmt.Errorf("list jobs: %w", err)
 	}
-	return listed(lines, recent, f), nil
+	return listed(lines, awaiting, recent, f), nil
 }
 
 func (q *Redis) Get(ctx context.Context, id string) (Job, error) {
@@ -451,12 +623,30 @@ func (q *Redis) Ack(ctx context.Context, group string, ids ...string) error {
 	return nil
 }
 
-// A job record is a hash: "body" holds the job as given to Enqueue (JSON);
-// the fields the queue changes are kept beside it.
+// A job record is a hash: "body" holds the job as given to Submit or
+// Enqueue (JSON); the fields that change later are kept beside it and
+// override the body's.
 func recordJob(m map[string]string) (Job, error) {
 	var j Job
 	if err := json.Unmarshal([]byte(m["body"]), &j); err != nil {
 		return Job{}, fmt.Errorf("job record: %w", err)
+	}
+	if v := m["status_comment_id"]; v != "" {
+		j.StatusCommentID, _ = strconv.ParseInt(v, 10, 64)
+	}
+	for field, p := range map[string]*string{
+		"head_moved": &j.HeadMoved, "etag": &j.ETag, "shown": &j.Shown, "approver": &j.Approver,
+		"superseded_by": &j.SupersededBy, "cancelled_by": &j.CancelledBy, "rejected_by": &j.RejectedBy,
+	} {
+		if v, ok := m[field]; ok {
+			*p = v
+		}
+	}
+	if v := m["approved"]; v != "" {
+		j.Approved = parseTime(v)
+	}
+	if v := m["queued"]; v != "" {
+		j.Queued = parseTime(v)
 	}
 	j.State = State(m["state"])
 	j.Reason = m["reason"]
@@ -526,7 +716,11 @@ func decodeEvent(v map[string]any) (Event, error) {
 	return e, nil
 }
 
-func formatTime(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
+// timeLayout is RFC 3339 with all nine fraction digits: its strings sort as
+// the times do, which the scripts rely on.
+const timeLayout = "2006-01-02T15:04:05.000000000Z07:00"
+
+func formatTime(t time.Time) string { return t.UTC().Format(timeLayout) }
 
 func parseTime(s string) time.Time {
 	if s == "" {

@@ -8,7 +8,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -54,6 +53,16 @@ func Conformance(t *testing.T, newQueue NewQueue) {
 		{"ListGet", testList},
 		{"Drain", testDrain},
 		{"Concurrent", testConcurrent},
+		{"SubmitGet", testSubmitGet},
+		{"SubmitReplacesSameRequester", testSubmitReplaces},
+		{"Approve", testApprove},
+		{"ApproveRace", testApproveRace},
+		{"Reject", testReject},
+		{"Expire", testExpire},
+		{"CancelAwaiting", testCancelAwaiting},
+		{"Amend", testAmend},
+		{"Runners", testRunners},
+		{"ListAwaiting", testListAwaiting},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -336,11 +345,11 @@ func testOneDeep(t *testing.T, newQueue NewQueue) {
 	if d == nil || d.ID != b.ID {
 		t.Fatalf("Enqueue of a third job displaced %v, want %s", d, b.ID)
 	}
-	if d.State != queue.Superseded || !strings.Contains(d.Reason, c.ID) || d.Finished.IsZero() {
-		t.Errorf("displaced job: state %s, reason %q, finished %v; want superseded, a reason naming %s", d.State, d.Reason, d.Finished, c.ID)
+	if d.State != queue.Superseded || d.SupersededBy != c.ID || d.Reason != "" || d.Finished.IsZero() {
+		t.Errorf("displaced job: state %s, superseded by %q, reason %q, finished %v; want superseded by %s, no reason", d.State, d.SupersededBy, d.Reason, d.Finished, c.ID)
 	}
-	if got := get(t, q, b.ID); got.State != queue.Superseded || got.Reason != d.Reason {
-		t.Errorf("Get(displaced): %s %q", got.State, got.Reason)
+	if got := get(t, q, b.ID); got.State != queue.Superseded || got.SupersededBy != c.ID {
+		t.Errorf("Get(displaced): %s, superseded by %q", got.State, got.SupersededBy)
 	}
 	if got := get(t, q, a.ID); got.State != queue.Running || got.CancelRequested {
 		t.Errorf("running job after a new request: %s (cancel %v), want running", got.State, got.CancelRequested)
@@ -516,16 +525,16 @@ func testHeartbeatCancelFinish(t *testing.T, newQueue NewQueue) {
 	if err != nil {
 		t.Fatalf("Cancel: %v", err)
 	}
-	if j.State != queue.Running || !j.CancelRequested {
-		t.Errorf("Cancel of a running job returned %s (cancel %v), want running with cancel requested", j.State, j.CancelRequested)
+	if j.State != queue.Running || !j.CancelRequested || j.CancelledBy != "bob" {
+		t.Errorf("Cancel of a running job returned %s (cancel %v, by %q), want running with cancel requested by bob", j.State, j.CancelRequested, j.CancelledBy)
 	}
 	if cancelled, err := q.Heartbeat(t.Context(), l); err != nil || !cancelled {
 		t.Fatalf("Heartbeat after Cancel = %v, %v; want true, nil", cancelled, err)
 	}
 	wantKinds(t, ev, a.ID, queue.EventStarted)
 	done := finish(t, q, l, queue.Cancelled)
-	if done.State != queue.Cancelled || done.Reason != "cancelled by bob" || done.Finished.IsZero() {
-		t.Errorf("finished job: %s %q %v", done.State, done.Reason, done.Finished)
+	if done.State != queue.Cancelled || done.CancelledBy != "bob" || done.Reason != "" || done.Finished.IsZero() {
+		t.Errorf("finished job: %s by %q, reason %q, finished %v; want cancelled by bob, no reason", done.State, done.CancelledBy, done.Reason, done.Finished)
 	}
 	if _, err := q.Heartbeat(t.Context(), l); !errors.Is(err, queue.ErrLeaseLost) {
 		t.Errorf("Heartbeat after Finish: %v, want ErrLeaseLost", err)
@@ -552,11 +561,14 @@ func testCancelWaiting(t *testing.T, newQueue NewQueue) {
 	if err != nil {
 		t.Fatalf("Cancel: %v", err)
 	}
-	if j.State != queue.Cancelled || j.Reason != "cancelled by carol" {
-		t.Errorf("Cancel of a waiting job = %s %q", j.State, j.Reason)
+	if j.State != queue.Cancelled || j.CancelledBy != "carol" || j.Reason != "" {
+		t.Errorf("Cancel of a waiting job = %s by %q, reason %q; want cancelled by carol, no reason", j.State, j.CancelledBy, j.Reason)
 	}
-	if got := get(t, q, b.ID); got.State != queue.Cancelled {
-		t.Errorf("Get after Cancel: %s", got.State)
+	if got := get(t, q, b.ID); got.State != queue.Cancelled || got.CancelledBy != "carol" {
+		t.Errorf("Get after Cancel: %s by %q", got.State, got.CancelledBy)
+	}
+	if got := ev.Last(t, b.ID, queue.EventCancelled); got.CancelledBy != "carol" {
+		t.Errorf("cancelled event: by %q, want carol", got.CancelledBy)
 	}
 	wantKinds(t, ev, b.ID, queue.EventCancelled)
 	finish(t, q, la, queue.Done)
@@ -693,8 +705,8 @@ func testCancelledLost(t *testing.T, newQueue NewQueue) {
 	}
 	time.Sleep(ShortLease * 3 / 2)
 	jobs := reap(t, q)
-	if len(jobs) != 1 || jobs[0].State != queue.Cancelled || jobs[0].Reason != "cancelled by dave" {
-		t.Fatalf("Reap = %+v, want the job cancelled", jobs)
+	if len(jobs) != 1 || jobs[0].State != queue.Cancelled || jobs[0].CancelledBy != "dave" || jobs[0].Reason != "" {
+		t.Fatalf("Reap = %+v, want the job cancelled by dave", jobs)
 	}
 	wantKinds(t, ev, a.ID, queue.EventStarted, queue.EventCancelled)
 	noClaim(t, q, "", 200*time.Millisecond)
@@ -992,8 +1004,8 @@ func testDrain(t *testing.T, newQueue NewQueue) {
 		t.Errorf("drained (-want +got):\n%s", diff)
 	}
 	for _, j := range jobs {
-		if j.State != queue.Cancelled || j.Reason != "cancelled by ops" {
-			t.Errorf("drained job %s: %s %q", j.ID, j.State, j.Reason)
+		if j.State != queue.Cancelled || j.CancelledBy != "ops" || j.Reason != "" {
+			t.Errorf("drained job %s: %s by %q, reason %q; want cancelled by ops", j.ID, j.State, j.CancelledBy, j.Reason)
 		}
 		wantKinds(t, ev, j.ID, queue.EventCancelled)
 	}
