@@ -16,6 +16,7 @@ require (
 	github.com/redis/go-redis/v9 v9.22.0
 	github.com/schollz/progressbar/v3 v3.19.1
 	github.com/spf13/pflag v1.1.0
+	go.etcd.io/bbolt v1.4.3
 	golang.org/x/term v0.44.0
 )
 

@@ -7,8 +7,8 @@ import (
 )
 
 // TestDeps keeps the import arrow one way: bot and runner import queue;
-// queue imports nothing from this module, and only go-redis (with what it
-// needs) from outside.
+// queue imports nothing from this module, and only go-redis and bbolt (with
+// what they need) from outside.
 func TestDeps(t *testing.T) {
 	deptest.Check(t, deptest.Rules{
 		ThirdParty: []string{
@@ -16,6 +16,8 @@ func TestDeps(t *testing.T) {
 			"github.com/cespare/xxhash/v2", // go-redis
 			"go.uber.org/atomic",           // go-redis
 			"golang.org/x/sys/cpu",         // go-redis, through xxhash
+			"go.etcd.io/bbolt",             // Disk
+			"golang.org/x/sys/unix",        // bbolt
 		},
 	})
 }

@@ -1,7 +1,10 @@
 // Package queue owns a benchmark request's life, from the ack (awaiting
 // approval) through its line to its end: the job model, one Queue interface
-// and implementations with the same behaviour, Redis (several processes
-// share it) and Memory (in process, for tests).
+// and implementations with the same behaviour: Redis (several processes
+// share it), Disk (the embedded default when no Redis URL is set: one
+// process, its state in a bbolt file that survives restarts and crashes)
+// and Memory (in process, for tests; Disk is Memory's state machine with a
+// file under it).
 //
 // A request is submitted awaiting approval; Approve puts it in its pool's
 // line, Reject and Expire end it. The same requester's newer request on a
@@ -17,8 +20,8 @@
 // reports each exactly once.
 //
 // Imports point one way: bot and runner import queue; queue imports nothing
-// from this module (go-redis outside). queuetest holds the conformance suite
-// and a real redis-server for tests.
+// from this module (go-redis and bbolt outside). queuetest holds the
+// conformance suite and a real redis-server for tests.
 //
 // # Redis keys
 //
@@ -62,4 +65,20 @@
 // which Redis Cluster does not allow). Run Redis with appendonly yes and
 // appendfsync always (or everysec, accepting a second of loss) so a restart
 // loses no job.
+//
+// # The Disk file
+//
+// A bbolt file whose bucket "queue" holds the queue's state; other buckets
+// belong to the rest of the service (Disk.DB):
+//
+//	queue/jobs/<id>        a job (JSON) with, once it ended, when it is forgotten
+//	queue/events/<n>       the stream entry numbered n (8 bytes, big-endian)
+//	queue/deliveries/<id>  webhook delivery ID -> when it is forgotten
+//	queue/meta             the rest (JSON): every pool's running claim (job,
+//	                       token, wall-clock lease deadline), retry and waiting
+//	                       lines; the requests awaiting approval in order; the
+//	                       fence and event counters; the consumer groups with
+//	                       their pending entries; when runners were last seen
+//
+// Each change writes only the records it touched, in one transaction.
 package queue

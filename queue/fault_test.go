@@ -20,10 +20,15 @@ import (
 )
 
 // The test binary doubles as a runner process: with ARENA_QUEUE_TEST_RUNNER
-// set it claims one job, prints it, and heart-beats until it is killed.
+// set it claims one job, prints it, and heart-beats until it is killed; and
+// with ARENA_QUEUE_TEST_DISK as a process that changes a Disk until it is
+// killed (TestDiskCrash).
 func TestMain(m *testing.M) {
 	if spec := os.Getenv("ARENA_QUEUE_TEST_RUNNER"); spec != "" {
 		os.Exit(childRunner(spec))
+	}
+	if spec := os.Getenv("ARENA_QUEUE_TEST_DISK"); spec != "" {
+		os.Exit(diskChild(spec))
 	}
 	os.Exit(m.Run())
 }

@@ -420,6 +420,7 @@ func (q *Memory) Claim(ctx context.Context, pool string) (Lease, error) {
 	}
 	q.claiming[pool]++
 	q.mu.Unlock()
+	claimed := false
 	defer func() {
 		q.mu.Lock()
 		defer q.mu.Unlock()
@@ -427,9 +428,9 @@ func (q *Memory) Claim(ctx context.Context, pool string) (Lease, error) {
 		if q.claiming[pool] == 0 {
 			delete(q.claiming, pool)
 		}
-		if q.err == nil {
-			// The runner was waiting until now. Saving this is best effort:
-			// the claim itself was saved, or failed with its own error.
+		if !claimed && q.err == nil {
+			// The runner waited until now. Saving this is best effort: the
+			// Claim ends with ctx's error anyway.
 			q.runners[pool] = q.opts.Now()
 			_ = q.commitLocked()
 		}
@@ -447,6 +448,7 @@ func (q *Memory) Claim(ctx context.Context, pool string) (Lease, error) {
 			return Lease{}, fmt.Errorf("claim from %s: %w", pool, err)
 		}
 		if ok {
+			claimed = true
 			return l, nil
 		}
 		select {

@@ -54,12 +54,12 @@ type memJobRecord struct {
 }
 
 type memEntryRecord struct {
-	N    uint64          `json:"n"`
-	ID   string          `json:"id"`
-	Job  string          `json:"job"`
-	Kind string          `json:"kind"`
-	Data json.RawMessage `json:"data,omitempty"`
-	Time time.Time       `json:"time"`
+	N    uint64    `json:"n"`
+	ID   string    `json:"id"`
+	Job  string    `json:"job"`
+	Kind string    `json:"kind"`
+	Data []byte    `json:"data,omitempty"` // as published: not necessarily JSON
+	Time time.Time `json:"time"`
 }
 
 // memMeta is everything but the jobs, the deliveries and the stream: small,
