@@ -63,9 +63,13 @@ const MaxName = 64
 var ErrUsage = errors.New("usage")
 
 // A UsageError is a command that does not follow the grammar. It wraps ErrUsage.
+//
+// Problem and Fix are Markdown, one line each, that a reply shows as they are: every
+// command, flag and placeholder in them is a code span, and so is every echo of what the
+// user wrote (md.Code: it cannot mention anyone or reference an issue, whatever it holds).
 type UsageError struct {
-	Problem string // what is wrong: "unknown flag --frameworks"
-	Fix     string // what to write instead: "/benchmark takes -f/--framework, ..."
+	Problem string // what is wrong: "unknown flag `--frameworks`"
+	Fix     string // what to write instead: "`/benchmark` takes `-f`/`--framework`, ..."
 }
 
 func (e *UsageError) Error() string {

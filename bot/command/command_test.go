@@ -3,11 +3,14 @@ package command
 import (
 	"errors"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
+
+	"github.com/arenabot/arenabot/bot/md/mdtest"
 )
 
 // parseTests covers every form and every error of the grammar. A case with errText set
@@ -86,12 +89,12 @@ var parseTests = []struct {
 		want: Command{Kind: KindBenchmark, Frameworks: []string{"gin"}, Line: `/benchmark "-f=gin"`}},
 	{name: "backslash outside quotes", body: `/benchmark -f g\in`, found: true,
 		want: Command{Kind: KindBenchmark, Frameworks: []string{"gin"}, Line: `/benchmark -f g\in`}},
-	{name: "backslash in double quotes", body: `/benchmark -f "g\"in"`, errText: `framework name "g\"in" is not valid`},
+	{name: "backslash in double quotes", body: `/benchmark -f "g\"in"`, errText: "framework name `g\"in` is not valid"},
 	{name: "escaped space splits nothing", body: `/benchmark-multiple -f a,\ b`, found: true,
 		want: Command{Kind: KindMultiple, Frameworks: []string{"a", "b"}, Line: `/benchmark-multiple -f a,\ b`}},
-	{name: "unterminated double quote", body: `/benchmark -f "gin`, errText: `close it with "`},
-	{name: "unterminated single quote", body: `/benchmark -f 'gin`, errText: "close it with '"},
-	{name: "trailing backslash", body: `/benchmark -f gin \`, errText: "remove it, or quote it"},
+	{name: "unterminated double quote", body: `/benchmark -f "gin`, errText: "close it with `\"`"},
+	{name: "unterminated single quote", body: `/benchmark -f 'gin`, errText: "close it with `'`"},
+	{name: "trailing backslash", body: `/benchmark -f gin \`, errText: "remove it, or quote it: `'\\'`"},
 
 	// Where the command is.
 	{name: "CRLF", body: "Please run this.\r\n/benchmark -f gin --save\r\nThanks!\r\n", found: true,
@@ -107,7 +110,7 @@ var parseTests = []struct {
 		want: Command{Kind: KindCancel, Line: "/benchmark-cancel"}},
 	{name: "second bad command ignored", body: "/benchmark -f gin\n/benchmark --bogus", found: true,
 		want: Command{Kind: KindBenchmark, Frameworks: []string{"gin"}, Line: "/benchmark -f gin"}},
-	{name: "first command is bad", body: "/benchmark --bogus\n/benchmark -f gin", found: true, errText: `unknown flag "--bogus"`},
+	{name: "first command is bad", body: "/benchmark --bogus\n/benchmark -f gin", found: true, errText: "unknown flag `--bogus`"},
 	{name: "not at line start", body: "please /benchmark -f gin", found: false},
 	{name: "empty", body: "", found: false},
 	{name: "prose only", body: "LGTM, thanks!\n", found: false},
@@ -141,50 +144,50 @@ var parseTests = []struct {
 	{name: "html comment one line", body: "<!-- /benchmark -f gin -->\n/benchmark-help", found: true, want: Command{Kind: KindHelp, Line: "/benchmark-help"}},
 
 	// Unknown commands.
-	{name: "unknown command", body: "/benchmark-foo", errText: "did you mean /benchmark, /benchmark-test or /benchmark-help?"},
-	{name: "typo multiple", body: "/benchmark-multi -f a,b", errText: "did you mean /benchmark-multiple?"},
-	{name: "typo approve", body: "/benchmark-approved", errText: "did you mean /benchmark-approve?"},
-	{name: "uppercase after dash", body: "/benchmark-Cancel", errText: "did you mean /benchmark-cancel?"},
-	{name: "trailing punctuation", body: "/benchmark-cancel.", errText: "did you mean /benchmark-cancel?"},
-	{name: "dash alone", body: "/benchmark- -f gin", errText: `unknown command "/benchmark-"`},
+	{name: "unknown command", body: "/benchmark-foo", errText: "did you mean `/benchmark`, `/benchmark-test` or `/benchmark-help`?"},
+	{name: "typo multiple", body: "/benchmark-multi -f a,b", errText: "did you mean `/benchmark-multiple`?"},
+	{name: "typo approve", body: "/benchmark-approved", errText: "did you mean `/benchmark-approve`?"},
+	{name: "uppercase after dash", body: "/benchmark-Cancel", errText: "did you mean `/benchmark-cancel`?"},
+	{name: "trailing punctuation", body: "/benchmark-cancel.", errText: "did you mean `/benchmark-cancel`?"},
+	{name: "dash alone", body: "/benchmark- -f gin", errText: "unknown command `/benchmark-`"},
 
 	// Strict errors.
-	{name: "unknown flag", body: "/benchmark --frameworks gin", errText: `unknown flag "--frameworks"; /benchmark takes -f/--framework, -t/--test, --save, --compare`},
-	{name: "unknown flag on multiple", body: "/benchmark-multiple -x", errText: "/benchmark-multiple takes -f/--framework, -t/--test, --save"},
-	{name: "unknown short flag glued", body: "/benchmark -fgin", errText: `unknown flag "-fgin"`},
-	{name: "dash dash", body: "/benchmark -- gin", errText: `unknown flag "--"`},
-	{name: "flag twice", body: "/benchmark -f gin -f fiber", errText: "-f/--framework is given twice; give it once, with a comma-separated list: -f a,b"},
-	{name: "flag twice spelled differently", body: "/benchmark-multiple -t a --test b", errText: "-t/--test is given twice"},
-	{name: "save twice", body: "/benchmark --save --save", errText: "--save is given twice"},
-	{name: "missing value at end", body: "/benchmark -f", errText: "-f needs a value; write -f <framework>"},
-	{name: "missing value before flag", body: "/benchmark -t --save", errText: "-t needs a value; write -t <test>"},
-	{name: "empty value", body: "/benchmark --framework=", errText: "--framework needs a value"},
+	{name: "unknown flag", body: "/benchmark --frameworks gin", errText: "unknown flag `--frameworks`; `/benchmark` takes `-f`/`--framework`, `-t`/`--test`, `--save`, `--compare`"},
+	{name: "unknown flag on multiple", body: "/benchmark-multiple -x", errText: "`/benchmark-multiple` takes `-f`/`--framework`, `-t`/`--test`, `--save`"},
+	{name: "unknown short flag glued", body: "/benchmark -fgin", errText: "unknown flag `-fgin`"},
+	{name: "dash dash", body: "/benchmark -- gin", errText: "unknown flag `--`"},
+	{name: "flag twice", body: "/benchmark -f gin -f fiber", errText: "`-f`/`--framework` is given twice; give it once, with a comma-separated list: `-f a,b`"},
+	{name: "flag twice spelled differently", body: "/benchmark-multiple -t a --test b", errText: "`-t`/`--test` is given twice"},
+	{name: "save twice", body: "/benchmark --save --save", errText: "`--save` is given twice"},
+	{name: "missing value at end", body: "/benchmark -f", errText: "`-f` needs a value; write `-f <framework>`"},
+	{name: "missing value before flag", body: "/benchmark -t --save", errText: "`-t` needs a value; write `-t <test>`"},
+	{name: "empty value", body: "/benchmark --framework=", errText: "`--framework` needs a value"},
 	{name: "empty quoted value", body: `/benchmark -f ""`, errText: "empty framework name"},
-	{name: "compare missing value", body: "/benchmark --compare", errText: "write --compare <framework>"},
-	{name: "save with value", body: "/benchmark --save=true", errText: "--save takes no value; write --save alone"},
-	{name: "save with false", body: "/benchmark --save=false", errText: "--save takes no value"},
-	{name: "legacy positional", body: "/benchmark baseline", errText: "name a test with -t (/benchmark -t baseline) and a framework with -f (/benchmark -f baseline)"},
-	{name: "positional after flags", body: "/benchmark -f gin please", errText: `unexpected argument "please"`},
-	{name: "positional on test", body: "/benchmark-test baseline", errText: "/benchmark-test -t baseline"},
-	{name: "positional on multiple", body: "/benchmark-multiple gin", errText: "/benchmark-multiple -f gin"},
-	{name: "several frameworks on benchmark", body: "/benchmark -f gin,fiber", errText: "/benchmark takes one framework; to run several, use /benchmark-multiple -f gin,fiber"},
-	{name: "compare on multiple", body: "/benchmark-multiple -f a,b --compare c", errText: "--compare works only with /benchmark"},
-	{name: "compare on test", body: "/benchmark-test -t baseline --compare gin", errText: "--compare works only with /benchmark"},
-	{name: "compare list", body: "/benchmark --compare a,b", errText: "--compare takes one framework"},
+	{name: "compare missing value", body: "/benchmark --compare", errText: "write `--compare <framework>`"},
+	{name: "save with value", body: "/benchmark --save=true", errText: "`--save` takes no value; write `--save` alone"},
+	{name: "save with false", body: "/benchmark --save=false", errText: "`--save` takes no value"},
+	{name: "legacy positional", body: "/benchmark baseline", errText: "name a test with `-t` (`/benchmark -t baseline`) and a framework with `-f` (`/benchmark -f baseline`)"},
+	{name: "positional after flags", body: "/benchmark -f gin please", errText: "unexpected argument `please`"},
+	{name: "positional on test", body: "/benchmark-test baseline", errText: "`/benchmark-test -t baseline`"},
+	{name: "positional on multiple", body: "/benchmark-multiple gin", errText: "`/benchmark-multiple -f gin`"},
+	{name: "several frameworks on benchmark", body: "/benchmark -f gin,fiber", errText: "`/benchmark` takes one framework; to run several, use `/benchmark-multiple -f gin,fiber`"},
+	{name: "compare on multiple", body: "/benchmark-multiple -f a,b --compare c", errText: "`--compare` works only with `/benchmark`"},
+	{name: "compare on test", body: "/benchmark-test -t baseline --compare gin", errText: "`--compare` works only with `/benchmark`"},
+	{name: "compare list", body: "/benchmark --compare a,b", errText: "`--compare` takes one framework"},
 	{name: "compare itself", body: "/benchmark -f gin --compare gin", errText: "compare with another framework"},
-	{name: "test without -t", body: "/benchmark-test --save", errText: "write /benchmark-test -t <test>"},
-	{name: "test bare", body: "/benchmark-test", errText: "/benchmark-test needs a test"},
-	{name: "test with several tests", body: "/benchmark-test -t a,b", errText: "/benchmark-test takes one test"},
-	{name: "-f on test", body: "/benchmark-test -t baseline -f gin", errText: "to pick frameworks, use /benchmark-multiple -f a,b -t <test>"},
-	{name: "flag on cancel", body: "/benchmark-cancel -f gin", errText: "/benchmark-cancel takes no arguments; write /benchmark-cancel alone"},
-	{name: "word on approve", body: "/benchmark-approve please", errText: "/benchmark-approve takes no arguments"},
-	{name: "flag on help", body: "/benchmark-help --save", errText: "/benchmark-help takes no arguments"},
+	{name: "test without -t", body: "/benchmark-test --save", errText: "write `/benchmark-test -t <test>`"},
+	{name: "test bare", body: "/benchmark-test", errText: "`/benchmark-test` needs a test"},
+	{name: "test with several tests", body: "/benchmark-test -t a,b", errText: "`/benchmark-test` takes one test"},
+	{name: "-f on test", body: "/benchmark-test -t baseline -f gin", errText: "to pick frameworks, use `/benchmark-multiple -f a,b -t <test>`"},
+	{name: "flag on cancel", body: "/benchmark-cancel -f gin", errText: "`/benchmark-cancel` takes no arguments; write `/benchmark-cancel` alone"},
+	{name: "word on approve", body: "/benchmark-approve please", errText: "`/benchmark-approve` takes no arguments"},
+	{name: "flag on help", body: "/benchmark-help --save", errText: "`/benchmark-help` takes no arguments"},
 	{name: "empty list element", body: "/benchmark-multiple -f a,,b", errText: "separate names with single commas"},
 	{name: "trailing comma", body: "/benchmark-multiple -f a,b,", errText: "empty framework name"},
-	{name: "uppercase name", body: "/benchmark -f Gin", errText: `framework name "Gin" is not valid; names are lowercase: did you mean gin?`},
-	{name: "bad test name", body: "/benchmark -t json/1", errText: `test name "json/1" is not valid; names use lowercase letters`},
-	{name: "name starting with dot", body: "/benchmark -f .gin", errText: `framework name ".gin" is not valid`},
-	{name: "non-ASCII name", body: "/benchmark -f gín", errText: `is not valid`},
+	{name: "uppercase name", body: "/benchmark -f Gin", errText: "framework name `Gin` is not valid; names are lowercase: did you mean `gin`?"},
+	{name: "bad test name", body: "/benchmark -t json/1", errText: "test name `json/1` is not valid; names use lowercase letters"},
+	{name: "name starting with dot", body: "/benchmark -f .gin", errText: "framework name `.gin` is not valid"},
+	{name: "non-ASCII name", body: "/benchmark -f gín", errText: "is not valid"},
 	{name: "name too long", body: "/benchmark -f " + strings.Repeat("a", 65), errText: "longer than 64 characters"},
 }
 
@@ -258,7 +261,7 @@ func TestUsageError(t *testing.T) {
 	if !ok {
 		t.Fatalf("Parse error %v is not a *UsageError", err)
 	}
-	if ue.Problem != `unknown flag "--frameworks"` || !strings.HasPrefix(ue.Fix, "/benchmark takes") {
+	if ue.Problem != "unknown flag `--frameworks`" || !strings.HasPrefix(ue.Fix, "`/benchmark` takes") {
 		t.Errorf("UsageError = %+v", ue)
 	}
 }
@@ -288,16 +291,115 @@ func TestHelp(t *testing.T) {
 	}
 }
 
+// TestHelpRendersAfterMention: the help reply starts with prose, not a heading, so a
+// mention in front of it leaves its layout intact, and every heading stands on its own line
+// between blank lines.
+func TestHelpRendersAfterMention(t *testing.T) {
+	h := Help()
+	first, _, _ := strings.Cut(h, "\n")
+	if strings.HasPrefix(first, "#") || first == "" {
+		t.Errorf("Help() starts with %q, want a line of prose", first)
+	}
+	lines := strings.Split(h, "\n")
+	headings := 0
+	for i, l := range lines {
+		if !strings.HasPrefix(l, "#") {
+			continue
+		}
+		headings++
+		if i == 0 || lines[i-1] != "" || i+1 == len(lines) || lines[i+1] != "" {
+			t.Errorf("heading %q is not on its own line between blank lines", l)
+		}
+	}
+	if headings == 0 {
+		t.Error("Help() has no headings")
+	}
+	if live := mdtest.Live(h); strings.ContainsAny(live, "<") {
+		t.Errorf("Help() has placeholders outside code spans:\n%s", live)
+	}
+}
+
+var rawCommandRE = regexp.MustCompile(`(?:^|[\s(,:])(?:/benchmark|--?[a-z]|<[a-z])`)
+
+// checkUsageMarkdown checks that a usage error renders as it reads: commands, flags,
+// placeholders and echoes of the input in code spans, nothing live from the input.
+func checkUsageMarkdown(t *testing.T, body string, err error) {
+	t.Helper()
+	ue, ok := errors.AsType[*UsageError](err)
+	if !ok {
+		t.Fatalf("Parse(%q) error %v is not a *UsageError", body, err)
+	}
+	for name, text := range map[string]string{"Problem": ue.Problem, "Fix": ue.Fix} {
+		if strings.ContainsAny(text, "\r\n") {
+			t.Errorf("Parse(%q): %s %q spans lines", body, name, text)
+		}
+		live := mdtest.Live(text)
+		if m := rawCommandRE.FindString(live); m != "" || strings.Contains(live, "`") {
+			t.Errorf("Parse(%q): %s %q has a command, flag or placeholder outside code (live %q)", body, name, text, live)
+		}
+		if abuse := mdtest.Abuse(text); len(abuse) > 0 {
+			t.Errorf("Parse(%q): %s %q: %v", body, name, text, abuse)
+		}
+		if len(text) > 1000 {
+			t.Errorf("Parse(%q): %s is %d bytes", body, name, len(text))
+		}
+	}
+}
+
+// hostileBodies are commands whose arguments try to mention, reference or inject.
+var hostileBodies = []string{
+	"/benchmark -f gin @org/team",
+	"/benchmark #1",
+	"/benchmark -f gin o/r#1 GH-2",
+	"/benchmark --x@org/team",
+	"/benchmark -f '<script>'",
+	"/benchmark -f 'a`b``c'",
+	"/benchmark -f '`'",
+	"/benchmark-@org/team",
+	"/benchmark -f 'gin\u202e #1'",
+	"/benchmark --compare '@org/team,#1'",
+	"/benchmark --compare '@everyone'",
+	"/benchmark-multiple -f 'a,,@b'",
+	"/benchmark -t '<!-- arenabot:status request=r1 -->'",
+	"/benchmark -f " + strings.Repeat("@a", 500),
+	"/benchmark -f 'x|y' -t 'a\\|b'",
+}
+
+// TestUsageErrorsAreMarkdown: every usage error, whatever was typed, is Markdown with its
+// commands, flags and placeholders in code spans and every echo of the input in one.
+func TestUsageErrorsAreMarkdown(t *testing.T) {
+	bodies := slices.Clone(hostileBodies)
+	for _, tt := range parseTests {
+		if tt.errText != "" {
+			bodies = append(bodies, tt.body)
+		}
+	}
+	for _, body := range bodies {
+		_, found, err := Parse(body)
+		if !found || err == nil {
+			t.Errorf("Parse(%q) found=%v err=%v, want a usage error", body, found, err)
+			continue
+		}
+		checkUsageMarkdown(t, body, err)
+	}
+}
+
 var nameRE = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]*$`)
 
 func FuzzParse(f *testing.F) {
 	for _, tt := range parseTests {
 		f.Add(tt.body)
 	}
+	for _, body := range hostileBodies {
+		f.Add(body)
+	}
 	f.Fuzz(func(t *testing.T, body string) {
 		c, found, err := Parse(body) // must not panic
 		if err != nil && (!found || !errors.Is(err, ErrUsage)) {
 			t.Fatalf("Parse(%q) found=%v err=%v; errors come with found and wrap ErrUsage", body, found, err)
+		}
+		if err != nil {
+			checkUsageMarkdown(t, body, err)
 		}
 		if !found || err != nil {
 			return

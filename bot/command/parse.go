@@ -3,6 +3,8 @@ package command
 import (
 	"fmt"
 	"strings"
+
+	"github.com/arenabot/arenabot/bot/md"
 )
 
 // leading returns the indentation of line in columns (a tab advances to the next multiple
@@ -77,7 +79,7 @@ func parseLine(line string) (Command, error) {
 	c := Command{Line: line}
 	kind, ok := lookupKind(word)
 	if !ok {
-		return c, usage("unknown command "+short(word), "did you mean %s? /benchmark-help lists every command", closest(word))
+		return c, usage("unknown command "+arg(word), "did you mean %s? %s lists every command", closest(word), md.Code(KindHelp.Word()))
 	}
 	c.Kind = kind
 	words, err := split(line[len(word):])
@@ -116,7 +118,7 @@ func split(s string) ([]string, error) {
 			}
 		case ch == '\\':
 			if i+1 == len(s) {
-				return nil, usage("the line ends with a backslash", "remove it, or quote it: '\\'")
+				return nil, usage("the line ends with a backslash", "remove it, or quote it: %s", md.Code(`'\'`))
 			}
 			i++
 			cur.WriteByte(s[i])
@@ -124,7 +126,7 @@ func split(s string) ([]string, error) {
 		case ch == '\'':
 			j := strings.IndexByte(s[i+1:], '\'')
 			if j < 0 {
-				return nil, usage("unterminated single quote", "close it with ' before the end of the line")
+				return nil, usage("unterminated single quote", "close it with %s before the end of the line", md.Code("'"))
 			}
 			cur.WriteString(s[i+1 : i+1+j])
 			i += j + 1
@@ -138,7 +140,7 @@ func split(s string) ([]string, error) {
 				cur.WriteByte(s[i])
 			}
 			if i >= len(s) {
-				return nil, usage("unterminated double quote", `close it with " before the end of the line`)
+				return nil, usage("unterminated double quote", "close it with %s before the end of the line", md.Code(`"`))
 			}
 			in = true
 		default:
@@ -165,6 +167,14 @@ func (f flag) String() string {
 	return f.short + "/" + f.long
 }
 
+// code renders the flag's spellings as code: "`-f`/`--framework`".
+func (f flag) code() string {
+	if f.short == "" {
+		return md.Code(f.long)
+	}
+	return md.Code(f.short) + "/" + md.Code(f.long)
+}
+
 var (
 	flagFramework = flag{"-f", "--framework", true}
 	flagTest      = flag{"-t", "--test", true}
@@ -186,18 +196,18 @@ func flagsOf(k Kind) []flag {
 	return nil
 }
 
-// takes says which flags k takes, for error messages: "/benchmark takes -f/--framework,
-// -t/--test, --save, --compare".
+// takes says which flags k takes, for error messages: "`/benchmark` takes
+// `-f`/`--framework`, `-t`/`--test`, `--save`, `--compare`".
 func takes(k Kind) string {
 	fs := flagsOf(k)
 	if len(fs) == 0 {
-		return k.Word() + " takes no arguments"
+		return md.Code(k.Word()) + " takes no arguments"
 	}
 	names := make([]string, len(fs))
 	for i, f := range fs {
-		names[i] = f.String()
+		names[i] = f.code()
 	}
-	return k.Word() + " takes " + strings.Join(names, ", ")
+	return md.Code(k.Word()) + " takes " + strings.Join(names, ", ")
 }
 
 func (c *Command) parseArgs(words []string) error {
@@ -215,21 +225,21 @@ func (c *Command) parseArgs(words []string) error {
 			}
 		}
 		if f.long == "" {
-			return usage("unknown flag "+short(name), "%s", takes(c.Kind))
+			return usage("unknown flag "+arg(name), "%s", takes(c.Kind))
 		}
 		if err := c.allowed(f); err != nil {
 			return err
 		}
 		if seen[f.long] {
 			if !f.value {
-				return usage(f.long+" is given twice", "give it once")
+				return usage(md.Code(f.long)+" is given twice", "give it once")
 			}
-			return usage(f.String()+" is given twice", "give it once, with a comma-separated list: %s a,b", name)
+			return usage(f.code()+" is given twice", "give it once, with a comma-separated list: %s", md.Code(name+" a,b"))
 		}
 		seen[f.long] = true
 		if !f.value {
 			if hasVal {
-				return usage(f.long+" takes no value", "write %s alone to save the results, or leave it out", f.long)
+				return usage(md.Code(f.long)+" takes no value", "write %s alone to save the results, or leave it out", md.Code(f.long))
 			}
 			c.Save = true
 			continue
@@ -239,10 +249,10 @@ func (c *Command) parseArgs(words []string) error {
 				i++
 				val = words[i]
 			} else {
-				return usage(name+" needs a value", "%s", example(c.Kind, f))
+				return usage(md.Code(name)+" needs a value", "%s", example(c.Kind, f))
 			}
 		} else if val == "" {
-			return usage(name+" needs a value", "%s", example(c.Kind, f))
+			return usage(md.Code(name)+" needs a value", "%s", example(c.Kind, f))
 		}
 		if err := c.set(f, name, val); err != nil {
 			return err
@@ -256,13 +266,13 @@ func example(k Kind, f flag) string {
 	switch f {
 	case flagFramework:
 		if k == KindMultiple {
-			return "write " + f.short + " <framework>,<framework>, e.g. " + k.Word() + " -f gin,fiber"
+			return "write " + md.Code(f.short+" <framework>,<framework>") + ", e.g. " + md.Code(k.Word()+" -f gin,fiber")
 		}
-		return "write " + f.short + " <framework>, e.g. " + k.Word() + " -f gin"
+		return "write " + md.Code(f.short+" <framework>") + ", e.g. " + md.Code(k.Word()+" -f gin")
 	case flagTest:
-		return "write " + f.short + " <test>, e.g. " + k.Word() + " -t baseline"
+		return "write " + md.Code(f.short+" <test>") + ", e.g. " + md.Code(k.Word()+" -t baseline")
 	default:
-		return "write " + f.long + " <framework>, e.g. /benchmark -f gin --compare fiber"
+		return "write " + md.Code(f.long+" <framework>") + ", e.g. " + md.Code("/benchmark -f gin --compare fiber")
 	}
 }
 
@@ -275,29 +285,31 @@ func (c *Command) allowed(f flag) error {
 	}
 	switch {
 	case len(flagsOf(c.Kind)) == 0:
-		return usage(c.Kind.Word()+" takes no arguments", "write %s alone", c.Kind.Word())
+		return usage(md.Code(c.Kind.Word())+" takes no arguments", "write %s alone", md.Code(c.Kind.Word()))
 	case f == flagCompare:
-		return usage("--compare works only with /benchmark", "compare one framework at a time: /benchmark -f <framework> --compare <other>")
+		return usage(md.Code("--compare")+" works only with "+md.Code(KindBenchmark.Word()),
+			"compare one framework at a time: %s", md.Code("/benchmark -f <framework> --compare <other>"))
 	case f == flagFramework && c.Kind == KindTest:
-		return usage("/benchmark-test takes no -f: it runs one test across every subscribed framework",
-			"to pick frameworks, use /benchmark-multiple -f a,b -t <test>")
+		return usage(md.Code(KindTest.Word())+" takes no "+md.Code("-f")+": it runs one test across every subscribed framework",
+			"to pick frameworks, use %s", md.Code("/benchmark-multiple -f a,b -t <test>"))
 	}
-	return usage("unknown flag "+f.String(), "%s", takes(c.Kind))
+	return usage("unknown flag "+f.code(), "%s", takes(c.Kind))
 }
 
 // positional rejects the bare word w with a hint.
 func (c *Command) positional(w string) error {
 	if len(flagsOf(c.Kind)) == 0 {
-		return usage(c.Kind.Word()+" takes no arguments", "write %s alone", c.Kind.Word())
+		return usage(md.Code(c.Kind.Word())+" takes no arguments", "write %s alone", md.Code(c.Kind.Word()))
 	}
-	q := short(w)
+	q, a := arg(w), quoteArg(w)
 	switch c.Kind {
 	case KindTest:
-		return usage("unexpected argument "+q, "name the test with -t: /benchmark-test -t %s", quoteArg(w))
+		return usage("unexpected argument "+q, "name the test with %s: %s", md.Code("-t"), md.Code("/benchmark-test -t "+a))
 	case KindMultiple:
-		return usage("unexpected argument "+q, "name frameworks with -f and tests with -t: /benchmark-multiple -f %s", quoteArg(w))
+		return usage("unexpected argument "+q, "name frameworks with %s and tests with %s: %s", md.Code("-f"), md.Code("-t"), md.Code("/benchmark-multiple -f "+a))
 	}
-	return usage("unexpected argument "+q, "name a test with -t (/benchmark -t %s) and a framework with -f (/benchmark -f %s)", quoteArg(w), quoteArg(w))
+	return usage("unexpected argument "+q, "name a test with %s (%s) and a framework with %s (%s)",
+		md.Code("-t"), md.Code("/benchmark -t "+a), md.Code("-f"), md.Code("/benchmark -f "+a))
 }
 
 // set stores the value of f, given as name.
@@ -306,7 +318,7 @@ func (c *Command) set(f flag, name, val string) error {
 	case flagCompare:
 		v := strings.TrimSpace(val)
 		if strings.Contains(v, ",") {
-			return usage("--compare takes one framework, not "+short(val), "write --compare <framework>")
+			return usage(md.Code("--compare")+" takes one framework, not "+arg(val), "write %s", md.Code("--compare <framework>"))
 		}
 		if err := checkName("framework", v); err != nil {
 			return err
@@ -322,7 +334,7 @@ func (c *Command) set(f flag, name, val string) error {
 	for elem := range strings.SplitSeq(val, ",") {
 		elem = strings.TrimSpace(elem)
 		if elem == "" {
-			return usage(fmt.Sprintf("empty %s name in %s %s", what, name, short(val)), "separate names with single commas: %s a,b", name)
+			return usage(fmt.Sprintf("empty %s name in %s", what, arg(name+" "+val)), "separate names with single commas: %s", md.Code(name+" a,b"))
 		}
 		if err := checkName(what, elem); err != nil {
 			return err
@@ -348,17 +360,18 @@ func (c *Command) check() error {
 	switch c.Kind {
 	case KindBenchmark:
 		if len(c.Frameworks) > 1 {
-			return usage("/benchmark takes one framework", "to run several, use /benchmark-multiple -f %s", strings.Join(c.Frameworks, ","))
+			return usage(md.Code(KindBenchmark.Word())+" takes one framework", "to run several, use %s", md.Code("/benchmark-multiple -f "+strings.Join(c.Frameworks, ",")))
 		}
 		if c.Compare != "" && len(c.Frameworks) == 1 && c.Compare == c.Frameworks[0] {
-			return usage("--compare "+c.Compare+" names the framework being measured", "compare with another framework, or leave --compare out to compare with main")
+			return usage(md.Code("--compare "+c.Compare)+" names the framework being measured",
+				"compare with another framework, or leave %s out to compare with %s", md.Code("--compare"), md.Code("main"))
 		}
 	case KindTest:
 		if len(c.Tests) == 0 {
-			return usage("/benchmark-test needs a test", "write /benchmark-test -t <test>, e.g. /benchmark-test -t baseline")
+			return usage(md.Code(KindTest.Word())+" needs a test", "write %s, e.g. %s", md.Code("/benchmark-test -t <test>"), md.Code("/benchmark-test -t baseline"))
 		}
 		if len(c.Tests) > 1 {
-			return usage("/benchmark-test takes one test", "post one /benchmark-test per test, or use /benchmark-multiple -t %s", strings.Join(c.Tests, ","))
+			return usage(md.Code(KindTest.Word())+" takes one test", "post one %s per test, or use %s", md.Code(KindTest.Word()), md.Code("/benchmark-multiple -t "+strings.Join(c.Tests, ",")))
 		}
 	}
 	return nil
@@ -387,27 +400,23 @@ func checkName(what, s string) error {
 		return nil
 	}
 	if len(s) > MaxName {
-		return usage(fmt.Sprintf("%s name %s is longer than %d characters", what, short(s), MaxName), "check the name in frameworks/")
+		return usage(fmt.Sprintf("%s name %s is longer than %d characters", what, arg(s), MaxName), "check the name in %s", md.Code("frameworks/"))
 	}
-	fix := "names use lowercase letters, digits, '.', '_' and '-', and start with a letter or digit"
+	fix := "names use lowercase letters, digits, " + md.Code(".") + ", " + md.Code("_") + " and " + md.Code("-") +
+		", and start with a letter or digit"
 	if l := strings.ToLower(s); ValidName(l) {
-		fix = "names are lowercase: did you mean " + l + "?"
+		fix = "names are lowercase: did you mean " + md.Code(l) + "?"
 	}
-	return usage(fmt.Sprintf("%s name %s is not valid", what, short(s)), "%s", fix)
+	return usage(fmt.Sprintf("%s name %s is not valid", what, arg(s)), "%s", fix)
 }
 
-// short quotes s for an error message, cut to a readable length.
-func short(s string) string {
-	const max = 40
-	if len(s) > max {
-		cut := max
-		for cut > 0 && s[cut]&0xC0 == 0x80 { // do not split a UTF-8 sequence
-			cut--
-		}
-		return fmt.Sprintf("%q…", s[:cut])
-	}
-	return fmt.Sprintf("%q", s)
-}
+// argMax bounds what an error message echoes of an argument, in bytes.
+const argMax = 40
+
+// arg echoes what the user wrote in an error message: a code span (md.Code), cut to argMax
+// bytes, so that whatever it holds it mentions no one, references nothing and renders as
+// typed.
+func arg(s string) string { return md.Code(md.Clip(s, argMax)) }
 
 // quoteArg renders w for an example command line: as is when it is a valid name, else as
 // a placeholder.
@@ -418,8 +427,8 @@ func quoteArg(w string) string {
 	return "<name>"
 }
 
-// closest returns the command words nearest to word by edit distance: "/benchmark-help"
-// or "/benchmark, /benchmark-test or /benchmark-help".
+// closest returns the command words nearest to word by edit distance, as code:
+// "`/benchmark-help`" or "`/benchmark`, `/benchmark-test` or `/benchmark-help`".
 func closest(word string) string {
 	if len(word) > 40 {
 		word = word[:40] // bounded work; no command word is this long
@@ -430,9 +439,9 @@ func closest(word string) string {
 		d := distance(word, k.Word())
 		switch {
 		case best < 0 || d < best:
-			best, names = d, []string{k.Word()}
+			best, names = d, []string{md.Code(k.Word())}
 		case d == best:
-			names = append(names, k.Word())
+			names = append(names, md.Code(k.Word()))
 		}
 	}
 	if len(names) == 1 {

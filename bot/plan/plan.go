@@ -2,7 +2,13 @@
 // frameworks run which tests at which connection counts, and about how long that takes.
 // The bot needs this before it acks a request (its status comment shows
 // the plan), so every problem a person can fix by typing another command is found here and
-// reported as a [*ResolveError] naming the problem and the closest valid choices.
+// reported as a [*ResolveError] naming the problem and the closest valid choices, in
+// Markdown a reply can show as it is.
+//
+// The frameworks a reply offers are entries only: directories under frameworks/ that hold a
+// meta.json at the head (a Source may list files as directories: each name offered is
+// checked), with a name a command can hold, the closest to what was typed first. The tests
+// it offers for a framework are those the framework subscribes to and this harness can run.
 //
 // The head is read through a [Source] (the GitHub API in the bot, a map in tests). Each
 // entry's meta.json is parsed and checked by [frameworks.LoadFS], the same code the CLI
@@ -25,6 +31,7 @@ import (
 	"time"
 
 	"github.com/arenabot/arenabot/bot/command"
+	"github.com/arenabot/arenabot/bot/md"
 	"github.com/arenabot/arenabot/frameworks"
 	"github.com/arenabot/arenabot/runner/profile"
 )
@@ -73,7 +80,8 @@ type Plan struct {
 	Compare string // the framework to compare with; it is not run
 	// Skipped lists, for /benchmark-test, the entries left out because their meta.json (or
 	// their layout) is bad, one line each: "frameworks/x/meta.json: field ...". The ack
-	// shows them so their owners learn of it.
+	// shows them so their owners learn of it. They are plain text from the repository:
+	// render them with md.Text (or in a fence).
 	Skipped []string
 	// Estimate is the expected wall time of the job (see BuildAllowance).
 	Estimate time.Duration
@@ -124,14 +132,17 @@ func estimate(targets []Target) time.Duration {
 // Source's (network, API) and are the bot's to retry or report.
 var ErrResolve = errors.New("cannot resolve command")
 
-// A ResolveError says why a command cannot run and what to type instead.
+// A ResolveError says why a command cannot run and what to type instead. Problem and Fix
+// are Markdown, one line each: every name, test, path and command in them is a code span
+// (md.Code) and any other text from the repository is escaped (md.Text), so a reply shows
+// them as they are.
 type ResolveError struct {
-	Problem string // "unknown framework \"gni\""
-	Fix     string // "did you mean gin? type /benchmark -f gin"
+	Problem string // "unknown framework `gni`: …"
+	Fix     string // "did you mean `gin`? type `/benchmark -f gin`"
 	err     error  // the underlying error (a *frameworks.MetaError), if any
 }
 
-// Error returns one line: the problem, then the fix.
+// Error returns one line of Markdown: the problem, then the fix.
 func (e *ResolveError) Error() string {
 	s := e.Problem
 	if e.Fix != "" {
@@ -191,13 +202,11 @@ type resolver struct {
 	src    Source
 	names  []string // entry directory names at the head, once listed
 	listed bool
+	entry  map[string]bool // isEntry's answers
 }
 
 // frameworkTargets resolves /benchmark and /benchmark-multiple.
 func (r *resolver) frameworkTargets(c command.Command) ([]Target, error) {
-	if err := checkTests(c.Tests); err != nil {
-		return nil, err
-	}
 	var entries []frameworks.Entry
 	if len(c.Frameworks) > 0 {
 		for _, name := range c.Frameworks {
@@ -217,9 +226,10 @@ func (r *resolver) frameworkTargets(c command.Command) ([]Target, error) {
 			return nil, r.noneTouched(c.Kind)
 		case len(touched) > 1 && c.Kind == command.KindBenchmark:
 			return nil, resolveErr(
-				"this PR changes several frameworks: "+strings.Join(touched, ", "),
-				fmt.Sprintf("type /benchmark -f %s to run one, or /benchmark-multiple to run them all (/benchmark-multiple -f %s)",
-					touched[0], strings.Join(touched, ",")))
+				"this PR changes several frameworks: "+codeList(touched),
+				fmt.Sprintf("type %s to run one, or %s to run them all (%s)",
+					md.Code("/benchmark -f "+touched[0]), md.Code("/benchmark-multiple"),
+					md.Code("/benchmark-multiple -f "+strings.Join(touched, ","))))
 		}
 		for _, name := range touched {
 			e, err := r.loadNamed(name, c)
@@ -243,15 +253,15 @@ func (r *resolver) frameworkTargets(c command.Command) ([]Target, error) {
 // testTargets resolves /benchmark-test: every enabled entry subscribed to the test.
 func (r *resolver) testTargets(c command.Command) ([]Target, []string, error) {
 	if len(c.Tests) != 1 {
-		return nil, nil, resolveErr("/benchmark-test needs exactly one test", "write /benchmark-test -t <test>")
+		return nil, nil, resolveErr(md.Code("/benchmark-test")+" needs exactly one test", "write "+md.Code("/benchmark-test -t <test>"))
 	}
 	test := c.Tests[0]
 	if err := checkTests(c.Tests); err != nil {
 		return nil, nil, err
 	}
 	if p, _ := profile.Lookup(test); !p.Runnable() {
-		return nil, nil, resolveErr(fmt.Sprintf("test %q cannot run here yet: %s", test, p.Unsupported),
-			"choose a runnable test: "+strings.Join(runnable(profile.Names()), ", "))
+		return nil, nil, resolveErr(fmt.Sprintf("test %s cannot run here yet: %s", md.Code(test), md.Text(p.Unsupported)),
+			"choose a runnable test: "+codeList(runnable(profile.Names())))
 	}
 	names, err := r.entryNames()
 	if err != nil {
@@ -292,60 +302,67 @@ func (r *resolver) testTargets(c command.Command) ([]Target, []string, error) {
 		targets = append(targets, t)
 	}
 	if len(targets) == 0 {
-		fix := "subscribe an entry to it (add it to tests in its meta.json and set enabled to true)"
+		fix := "subscribe an entry to it (add it to " + md.Code("tests") + " in its " + md.Code("meta.json") +
+			" and set " + md.Code("enabled") + " to " + md.Code("true") + ")"
 		if len(skipped) > 0 {
-			fix = "fix the meta.json of " + strings.Join(skippedNames, ", ") + " (it is not valid), or " + fix
+			fix = "fix the " + md.Code("meta.json") + " of " + codeList(skippedNames) + " (it is not valid), or " + fix
 		}
-		return nil, skipped, resolveErr(fmt.Sprintf("no enabled framework subscribes to test %q", test), fix)
+		return nil, skipped, resolveErr(fmt.Sprintf("no enabled framework subscribes to test %s", md.Code(test)), fix)
 	}
 	return targets, skipped, nil
 }
 
-// checkTests rejects names in tests that are not profiles.
+// checkTests rejects names in tests that are not profiles, for a command that names no
+// framework (/benchmark-test): the tests it offers are the runnable ones.
 func checkTests(tests []string) error {
 	for _, t := range tests {
 		if profile.Index(t) >= 0 {
 			continue
 		}
+		offer := runnable(profile.Names())
 		if slices.Contains(frameworks.Retired, t) {
-			return resolveErr(fmt.Sprintf("test %q is retired: no framework runs it", t),
-				"choose a test from: "+strings.Join(runnable(profile.Names()), ", "))
+			return resolveErr(fmt.Sprintf("test %s is retired: no framework runs it", md.Code(t)),
+				"choose a test from: "+codeList(offer))
 		}
-		fix := "the tests are: " + strings.Join(profile.Names(), ", ")
-		if near := frameworks.Closest(t, profile.Names(), 3); len(near) > 0 {
+		fix := "the runnable tests are: " + codeList(offer)
+		if near := frameworks.Closest(t, offer, 3); len(near) > 0 {
 			fix = "did you mean " + orList(near) + "? " + fix
 		}
-		return resolveErr(fmt.Sprintf("unknown test %q", t), fix)
+		return resolveErr(fmt.Sprintf("unknown test %s", md.Code(t)), fix)
 	}
 	return nil
 }
 
 // target selects e's tests (all runnable ones it subscribes to when tests is empty) and
-// lays out its rows. tests are known profile names.
+// lays out its rows. A test that is unknown, retired, not subscribed to or not runnable is
+// an error that offers e's runnable subscribed tests only.
 func target(e frameworks.Entry, tests []string) (Target, error) {
 	subscribed := subscribedTests(e)
+	offer := runnable(subscribed)
 	var sel []string
 	if len(tests) == 0 {
-		sel = runnable(subscribed)
+		sel = offer
 		if len(sel) == 0 {
 			return Target{}, resolveErr(
-				fmt.Sprintf("%s subscribes to no test this harness can run yet (its tests: %s)", e.Name, listOrNone(subscribed)),
-				"add a runnable test to its meta.json; the runnable tests are: "+strings.Join(runnable(profile.Names()), ", "))
+				fmt.Sprintf("%s subscribes to no test this harness can run yet (its tests: %s)", md.Code(e.Name), codeListOrNone(subscribed)),
+				"add a runnable test to its "+md.Code("meta.json")+"; the runnable tests are: "+codeList(runnable(profile.Names())))
 		}
 	} else {
 		for _, t := range tests {
-			if !e.Subscribes(t) {
-				fix := fmt.Sprintf("%s runs: %s", e.Name, listOrNone(subscribed))
-				if near := frameworks.Closest(t, subscribed, 1); len(near) > 0 {
-					fix = fmt.Sprintf("did you mean %s? ", near[0]) + fix
-				}
-				return Target{}, resolveErr(fmt.Sprintf("%s does not subscribe to test %q", e.Name, t), fix)
+			var problem string
+			switch p, known := profile.Lookup(t); {
+			case !known && slices.Contains(frameworks.Retired, t):
+				problem = fmt.Sprintf("test %s is retired: no framework runs it", md.Code(t))
+			case !known:
+				problem = fmt.Sprintf("unknown test %s", md.Code(t))
+			case !e.Subscribes(t):
+				problem = fmt.Sprintf("%s does not subscribe to test %s", md.Code(e.Name), md.Code(t))
+			case !p.Runnable():
+				problem = fmt.Sprintf("test %s cannot run here yet: %s", md.Code(t), md.Text(p.Unsupported))
+			default:
+				continue
 			}
-			p, _ := profile.Lookup(t)
-			if !p.Runnable() {
-				return Target{}, resolveErr(fmt.Sprintf("test %q cannot run here yet: %s", t, p.Unsupported),
-					fmt.Sprintf("choose a runnable test of %s: %s", e.Name, listOrNone(runnable(subscribed))))
-			}
+			return Target{}, resolveErr(problem, offerTests(e.Name, t, offer))
 		}
 		sel = slices.Clone(tests)
 		slices.SortStableFunc(sel, func(a, b string) int { return profile.Index(a) - profile.Index(b) })
@@ -361,6 +378,19 @@ func target(e frameworks.Entry, tests []string) (Target, error) {
 		}
 	}
 	return t, nil
+}
+
+// offerTests is the fix for test t that entry name cannot run: the closest of offer (its
+// runnable subscribed tests) and all of them.
+func offerTests(name, t string, offer []string) string {
+	if len(offer) == 0 {
+		return fmt.Sprintf("%s subscribes to no test this harness can run yet: add one to its %s", md.Code(name), md.Code("meta.json"))
+	}
+	fix := fmt.Sprintf("choose a runnable test of %s: %s", md.Code(name), codeList(offer))
+	if near := frameworks.Closest(t, offer, 1); len(near) > 0 {
+		fix = "did you mean " + md.Code(near[0]) + "? " + fix
+	}
+	return fix
 }
 
 // subscribedTests returns the profiles e subscribes to, in profile order.
@@ -385,19 +415,28 @@ func runnable(names []string) []string {
 	return out
 }
 
-func listOrNone(s []string) string {
-	if len(s) == 0 {
-		return "none"
+// codeList renders names as code spans: "`a`, `b`, `c`".
+func codeList(names []string) string {
+	parts := make([]string, len(names))
+	for i, n := range names {
+		parts[i] = md.Code(n)
 	}
-	return strings.Join(s, ", ")
+	return strings.Join(parts, ", ")
 }
 
-// orList renders [a b c] as "a, b or c".
-func orList(s []string) string {
-	if len(s) <= 1 {
-		return strings.Join(s, "")
+func codeListOrNone(names []string) string {
+	if len(names) == 0 {
+		return "none"
 	}
-	return strings.Join(s[:len(s)-1], ", ") + " or " + s[len(s)-1]
+	return codeList(names)
+}
+
+// orList renders [a b c] as "`a`, `b` or `c`".
+func orList(names []string) string {
+	if len(names) <= 1 {
+		return codeList(names)
+	}
+	return codeList(names[:len(names)-1]) + " or " + md.Code(names[len(names)-1])
 }
 
 // checkCompare checks that the compare target exists. It is not run, so its tests do not
@@ -405,8 +444,8 @@ func orList(s []string) string {
 func (r *resolver) checkCompare(name string, targets []Target) error {
 	for _, t := range targets {
 		if t.Entry == name {
-			return resolveErr(fmt.Sprintf("--compare %s names the framework being benchmarked", name),
-				"compare with another framework, or drop --compare to compare with main")
+			return resolveErr(fmt.Sprintf("%s names the framework being benchmarked", md.Code("--compare "+name)),
+				"compare with another framework, or drop "+md.Code("--compare")+" to compare with "+md.Code("main"))
 		}
 	}
 	if validName(name) {
@@ -446,23 +485,23 @@ func (r *resolver) touched() ([]string, error) {
 }
 
 func (r *resolver) noneTouched(kind command.Kind) error {
-	names, err := r.entryNames()
-	if err != nil {
-		return err
-	}
 	what, example := "framework", "/benchmark -f <name>"
 	if kind == command.KindMultiple {
 		what, example = "frameworks", "/benchmark-multiple -f <a>,<b>"
 	}
-	fix := "type " + example
-	if len(names) > 0 {
-		fix += " (frameworks: " + strings.Join(names[:min(5, len(names))], ", ")
-		if len(names) > 5 {
+	shown, more, err := r.offer("", maxOffered)
+	if err != nil {
+		return err
+	}
+	fix := "type " + md.Code(example)
+	if len(shown) > 0 {
+		fix += " (frameworks: " + codeList(shown)
+		if more {
 			fix += ", …"
 		}
 		fix += ")"
 	}
-	return resolveErr(fmt.Sprintf("couldn't tell which %s to benchmark: this PR changes no frameworks/<name>/", what), fix)
+	return resolveErr(fmt.Sprintf("couldn't tell which %s to benchmark: this PR changes no %s", what, md.Code("frameworks/<name>/")), fix)
 }
 
 // unknownIn is the unknown-framework error for name given with -f in c (or found in the
@@ -501,8 +540,8 @@ func (r *resolver) loadNamed(name string, c command.Command) (frameworks.Entry, 
 			return frameworks.Entry{}, err
 		}
 		return frameworks.Entry{}, &ResolveError{
-			Problem: fmt.Sprintf("framework %s cannot run: %s", name, oneLine(err.Error())),
-			Fix:     fmt.Sprintf("push the correction and comment %s again", c.String()),
+			Problem: fmt.Sprintf("framework %s cannot run: %s", md.Code(name), md.Text(oneLine(err.Error()))),
+			Fix:     fmt.Sprintf("push the correction and comment %s again", md.Code(c.String())),
 			err:     err,
 		}
 	}
@@ -582,26 +621,109 @@ func (r *resolver) entryNames() ([]string, error) {
 	return r.names, nil
 }
 
+// maxOffered is how many frameworks beyond the close ones an error lists.
+const maxOffered = 10
+
 // unknown is the error for a framework name that is not an entry at the head.
 // suggest renders the command to type with a suggested name in place of the unknown one.
 func (r *resolver) unknown(name string, suggest func(string) string) error {
-	names, err := r.entryNames()
+	problem := fmt.Sprintf("unknown framework %s: %s does not exist at the PR head",
+		md.Code(name), md.Code(path.Join(Root, name, "meta.json")))
+	near, err := r.close(name)
 	if err != nil {
 		return err
 	}
-	problem := fmt.Sprintf("unknown framework %q: frameworks/%s/meta.json does not exist at the PR head", name, name)
-	names = slices.DeleteFunc(slices.Clone(names), func(n string) bool { return n == name }) // a directory without meta.json
-	if near := frameworks.Closest(name, names, 3); len(near) > 0 {
-		return resolveErr(problem, fmt.Sprintf("did you mean %s? type %s", orList(near), suggest(near[0])))
+	if len(near) > 0 {
+		return resolveErr(problem, fmt.Sprintf("did you mean %s? type %s", orList(near), md.Code(suggest(near[0]))))
 	}
-	if len(names) == 0 {
-		return resolveErr(problem, "the PR head has no frameworks/<name>/meta.json")
+	shown, more, err := r.offer(name, maxOffered)
+	if err != nil {
+		return err
 	}
-	fix := "the frameworks are: " + strings.Join(names[:min(10, len(names))], ", ")
-	if len(names) > 10 {
+	if len(shown) == 0 {
+		return resolveErr(problem, "the PR head has no "+md.Code("frameworks/<name>/meta.json"))
+	}
+	fix := "the frameworks are: " + codeList(shown)
+	if more {
 		fix += ", …"
 	}
 	return resolveErr(problem, fix)
+}
+
+// close returns every entry close to name (frameworks.Closest), the closest first; none
+// is left out, however many there are.
+func (r *resolver) close(name string) ([]string, error) {
+	names, err := r.offerable(name)
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, n := range frameworks.Closest(name, names, len(names)) {
+		ok, err := r.isEntry(n)
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			out = append(out, n)
+		}
+	}
+	return out, nil
+}
+
+// offer returns up to limit entries, sorted, and whether there are more (or may be: names
+// past the limit are not checked).
+func (r *resolver) offer(name string, limit int) (shown []string, more bool, err error) {
+	names, err := r.offerable(name)
+	if err != nil {
+		return nil, false, err
+	}
+	for _, n := range names {
+		if len(shown) == limit {
+			return shown, true, nil
+		}
+		ok, err := r.isEntry(n)
+		if err != nil {
+			return nil, false, err
+		}
+		if ok {
+			shown = append(shown, n)
+		}
+	}
+	return shown, false, nil
+}
+
+// offerable lists the names under Root a reply may offer instead of name: those a command
+// can hold, but name itself (a directory without meta.json). They are not checked yet.
+func (r *resolver) offerable(name string) ([]string, error) {
+	names, err := r.entryNames()
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, n := range names {
+		if n != name && command.ValidName(n) {
+			out = append(out, n)
+		}
+	}
+	return out, nil
+}
+
+// isEntry reports whether frameworks/<name> is an entry: it holds a meta.json. A Source may
+// list a file under Root as a directory, so a name is an entry only once its meta.json is
+// found; answers are kept for the rest of the resolution.
+func (r *resolver) isEntry(name string) (bool, error) {
+	if ok, seen := r.entry[name]; seen {
+		return ok, nil
+	}
+	_, err := r.meta(name)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return false, err
+	}
+	if r.entry == nil {
+		r.entry = map[string]bool{}
+	}
+	r.entry[name] = err == nil
+	return err == nil, nil
 }
 
 // validName reports whether name can be an entry directory: one path element, not one the

@@ -13,6 +13,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/arenabot/arenabot/bot/command"
+	"github.com/arenabot/arenabot/bot/md/mdtest"
 	"github.com/arenabot/arenabot/frameworks"
 	"github.com/arenabot/arenabot/runner/profile"
 )
@@ -145,20 +146,20 @@ func TestResolve(t *testing.T) {
 		{name: "go.mod check is shallow", line: "/benchmark -f deep",
 			want: Plan{Kind: command.KindBenchmark, Targets: []Target{{Entry: "deep", Display: "deep", Tests: []string{"json"}, Rows: []Row{{"json", 4096}}}}}},
 		{name: "unknown framework", line: "/benchmark -f gni -t baseline",
-			problem: `unknown framework "gni"`, fix: "did you mean gin? type /benchmark -f gin -t baseline"},
-		{name: "directory without meta.json is unknown", line: "/benchmark -f notes", problem: `unknown framework "notes"`, fix: "the frameworks are: broken, deep"},
+			problem: "unknown framework `gni`", fix: "did you mean `gin`? type `/benchmark -f gin -t baseline`"},
+		{name: "directory without meta.json is unknown", line: "/benchmark -f notes", problem: "unknown framework `notes`", fix: "the frameworks are: `broken`, `deep`"},
 		{name: "bad meta.json", line: "/benchmark -f broken", meta: true,
-			problem: "frameworks/broken/meta.json: invalid JSON", fix: "push the correction and comment /benchmark -f broken again"},
+			problem: "frameworks/broken/meta.json: invalid JSON", fix: "push the correction and comment `/benchmark -f broken` again"},
 		{name: "Go source outside a go.mod", line: "/benchmark -f stray", meta: true,
-			problem: "frameworks/stray/main.go is not below a go.mod", fix: "comment /benchmark -f stray again"},
-		{name: "unknown test", line: "/benchmark -f gin -t jsn", problem: `unknown test "jsn"`, fix: "did you mean json"},
-		{name: "retired test", line: "/benchmark -f gin -t noisy", problem: `test "noisy" is retired`, fix: "baseline"},
+			problem: "frameworks/stray/main.go is not below a go.mod", fix: "comment `/benchmark -f stray` again"},
+		{name: "unknown test", line: "/benchmark -f gin -t jsn", problem: "unknown test `jsn`", fix: "did you mean `json`? choose a runnable test of `gin`: `baseline`, `pipelined`, `json`, `upload`"},
+		{name: "retired test", line: "/benchmark -f gin -t noisy", problem: "test `noisy` is retired", fix: "runnable test of `gin`: `baseline`, `pipelined`, `json`, `upload`"},
 		{name: "test not subscribed", line: "/benchmark -f fiber -t pipelined",
-			problem: `fiber does not subscribe to test "pipelined"`, fix: "fiber runs: baseline, json"},
+			problem: "`fiber` does not subscribe to test `pipelined`", fix: "choose a runnable test of `fiber`: `baseline`, `json`"},
 		{name: "test not runnable", line: "/benchmark -f gin -t json-tls",
-			problem: `test "json-tls" cannot run here yet: not yet supported`, fix: "runnable test of gin: baseline, pipelined, json, upload"},
+			problem: "test `json-tls` cannot run here yet: not yet supported", fix: "runnable test of `gin`: `baseline`, `pipelined`, `json`, `upload`"},
 		{name: "no runnable test", line: "/benchmark -f nethttp",
-			problem: "nethttp subscribes to no test this harness can run yet (its tests: json-tls)", fix: "runnable tests are: baseline"},
+			problem: "`nethttp` subscribes to no test this harness can run yet (its tests: `json-tls`)", fix: "runnable tests are: `baseline`"},
 
 		// /benchmark without -f.
 		{name: "the one touched framework", line: "/benchmark --save",
@@ -167,21 +168,21 @@ func TestResolve(t *testing.T) {
 		{name: "touched framework, with test", line: "/benchmark -t baseline", changed: []string{"frameworks/gin/meta.json"},
 			want: Plan{Kind: command.KindBenchmark, Targets: []Target{ginBaseline}}},
 		{name: "none touched", line: "/benchmark", changed: []string{"README.md", "frameworks/gone/main.go", "frameworks/_shared/helper.go"},
-			problem: "couldn't tell which framework to benchmark: this PR changes no frameworks/<name>/",
-			fix:     "type /benchmark -f <name> (frameworks: broken, deep, fasthttp, fiber, gin, …)"},
+			problem: "couldn't tell which framework to benchmark: this PR changes no `frameworks/<name>/`",
+			fix:     "type `/benchmark -f <name>` (frameworks: `broken`, `deep`, `fasthttp`, `fiber`, `gin`, `nethttp`, `rusty`, `stray`)"},
 		{name: "several touched", line: "/benchmark", changed: []string{"frameworks/gin/main.go", "frameworks/fiber/go.mod"},
-			problem: "this PR changes several frameworks: fiber, gin", fix: "/benchmark -f fiber to run one, or /benchmark-multiple"},
+			problem: "this PR changes several frameworks: `fiber`, `gin`", fix: "`/benchmark -f fiber` to run one, or `/benchmark-multiple`"},
 		{name: "touched framework with bad meta.json", line: "/benchmark", changed: []string{"frameworks/broken/meta.json"}, meta: true,
-			problem: "frameworks/broken/meta.json", fix: "comment /benchmark again"},
+			problem: "frameworks/broken/meta.json", fix: "comment `/benchmark` again"},
 
 		// --compare.
 		{name: "compare target need not subscribe", line: "/benchmark -f gin -t json --compare fasthttp",
 			want: Plan{Kind: command.KindBenchmark, Compare: "fasthttp", Targets: []Target{{Entry: "gin", Display: "Gin",
 				Tests: []string{"json"}, Rows: []Row{{"json", 4096}}}}}},
 		{name: "unknown compare target", line: "/benchmark -f gin --compare fibr",
-			problem: `unknown framework "fibr"`, fix: "did you mean fiber? type --compare fiber"},
+			problem: "unknown framework `fibr`", fix: "did you mean `fiber`? type `--compare fiber`"},
 		{name: "compare with the touched framework", line: "/benchmark --compare gin", changed: []string{"frameworks/gin/main.go"},
-			problem: "--compare gin names the framework being benchmarked", fix: "compare with another framework"},
+			problem: "`--compare gin` names the framework being benchmarked", fix: "compare with another framework"},
 
 		// /benchmark-multiple.
 		{name: "multiple, in the order named", line: "/benchmark-multiple -f gin,fiber -t baseline",
@@ -190,11 +191,11 @@ func TestResolve(t *testing.T) {
 			changed: []string{"frameworks/gin/main.go", "frameworks/fiber/go.mod", "frameworks/gone/x"},
 			want:    Plan{Kind: command.KindMultiple, Targets: []Target{fiberAll, ginAll}}},
 		{name: "multiple, none touched", line: "/benchmark-multiple", changed: []string{"go.mod"},
-			problem: "couldn't tell which frameworks to benchmark", fix: "type /benchmark-multiple -f <a>,<b>"},
+			problem: "couldn't tell which frameworks to benchmark", fix: "type `/benchmark-multiple -f <a>,<b>`"},
 		{name: "multiple, unknown framework", line: "/benchmark-multiple -f gin,fibre",
-			problem: `unknown framework "fibre"`, fix: "type /benchmark-multiple -f gin,fiber"},
+			problem: "unknown framework `fibre`", fix: "type `/benchmark-multiple -f gin,fiber`"},
 		{name: "multiple, test one does not subscribe to", line: "/benchmark-multiple -f gin,fiber -t pipelined",
-			problem: `fiber does not subscribe to test "pipelined"`, fix: "fiber runs: baseline, json"},
+			problem: "`fiber` does not subscribe to test `pipelined`", fix: "runnable test of `fiber`: `baseline`, `json`"},
 
 		// /benchmark-test.
 		{name: "test across enabled subscribers", line: "/benchmark-test -t baseline --save",
@@ -204,10 +205,10 @@ func TestResolve(t *testing.T) {
 					`frameworks/stray/meta.json: field "go.mod": Go source frameworks/stray/main.go is not below a go.mod, so it would become part of the arenabot module; fix: add frameworks/stray/go.mod so the entry is its own module`,
 				}}},
 		{name: "test nobody subscribes to", line: "/benchmark-test -t static",
-			problem: `no enabled framework subscribes to test "static"`, fix: "fix the meta.json of broken (it is not valid)"},
-		{name: "test unknown", line: "/benchmark-test -t basline", problem: `unknown test "basline"`, fix: "did you mean baseline"},
+			problem: "no enabled framework subscribes to test `static`", fix: "fix the `meta.json` of `broken` (it is not valid)"},
+		{name: "test unknown", line: "/benchmark-test -t basline", problem: "unknown test `basline`", fix: "did you mean `baseline`"},
 		{name: "test not runnable", line: "/benchmark-test -t json-tls",
-			problem: `test "json-tls" cannot run here yet`, fix: "choose a runnable test: baseline, pipelined, limited-conn"},
+			problem: "test `json-tls` cannot run here yet", fix: "choose a runnable test: `baseline`, `pipelined`, `limited-conn`"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -231,6 +232,7 @@ func TestResolve(t *testing.T) {
 				if strings.ContainsAny(err.Error(), "\r\n") {
 					t.Errorf("error is not one line: %q", err)
 				}
+				checkMarkdown(t, re)
 				var me *frameworks.MetaError
 				if errors.As(err, &me) != tt.meta {
 					t.Errorf("errors.As(*MetaError) = %v, want %v", !tt.meta, tt.meta)
@@ -317,4 +319,182 @@ func TestCancelledContext(t *testing.T) {
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("Resolve = %v, want context.Canceled", err)
 	}
+}
+
+// checkMarkdown checks that a ResolveError renders as it reads: placeholders, names and
+// commands in code spans (no live "<"), and nothing that mentions, references or injects.
+func checkMarkdown(t *testing.T, re *ResolveError) {
+	t.Helper()
+	for name, text := range map[string]string{"Problem": re.Problem, "Fix": re.Fix} {
+		live := mdtest.Live(text)
+		if strings.ContainsAny(live, "<`") {
+			t.Errorf("%s %q: a placeholder or code span is not closed: live %q", name, text, live)
+		}
+		if abuse := mdtest.Abuse(text); len(abuse) > 0 {
+			t.Errorf("%s %q: %v", name, text, abuse)
+		}
+	}
+}
+
+// adapterSource lists every name under Root as a directory, files too, as the bot's GitHub
+// adapter does (the contents API's listing loses the type on the way).
+type adapterSource struct{ fakeSource }
+
+func (s *adapterSource) Dir(ctx context.Context, dir string) ([]string, error) {
+	names, err := s.fakeSource.Dir(ctx, dir)
+	if dir != Root {
+		return names, err
+	}
+	for i, n := range names {
+		if !strings.HasSuffix(n, "/") {
+			names[i] = n + "/"
+		}
+	}
+	return names, err
+}
+
+// arenaHead is the repository's own layout: four entries and the Go files of the frameworks
+// package beside them.
+func arenaHead() map[string]string {
+	files := map[string]string{
+		"frameworks/frameworks.go":      "package frameworks",
+		"frameworks/frameworks_test.go": "package frameworks",
+		"frameworks/touched.go":         "package frameworks",
+	}
+	for _, e := range []string{"fasthttp", "fiber", "gin", "nethttp"} {
+		files["frameworks/"+e+"/meta.json"] = meta(e, true, "baseline", "json")
+		files["frameworks/"+e+"/go.mod"] = "module " + e
+	}
+	return files
+}
+
+func resolveError(t *testing.T, src Source, line string) *ResolveError {
+	t.Helper()
+	_, err := Resolve(context.Background(), src, mustParse(t, line))
+	re, ok := errors.AsType[*ResolveError](err)
+	if !ok {
+		t.Fatalf("Resolve(%q) = %v, want a *ResolveError", line, err)
+	}
+	checkMarkdown(t, re)
+	return re
+}
+
+// TestOffersEntriesOnly: the frameworks an error offers are directories holding a
+// meta.json, never the files beside them, and none is hidden behind "…" when they fit.
+func TestOffersEntriesOnly(t *testing.T) {
+	src := &adapterSource{fakeSource{files: arenaHead(), changed: []string{"README.md"}}}
+	for _, line := range []string{"/benchmark", "/benchmark-multiple", "/benchmark -f frameworks", "/benchmark -f zzz"} {
+		re := resolveError(t, src, line)
+		for _, bad := range []string{"frameworks.go", "touched.go", "frameworks_test.go", "…"} {
+			if strings.Contains(re.Fix, bad) {
+				t.Errorf("%s: Fix %q offers %q", line, re.Fix, bad)
+			}
+		}
+		if line != "/benchmark -f frameworks" && !strings.Contains(re.Fix, "`fasthttp`, `fiber`, `gin`, `nethttp`") {
+			t.Errorf("%s: Fix %q does not offer the four entries", line, re.Fix)
+		}
+	}
+}
+
+// TestOffersClosestFirst: an unknown framework is answered with every close entry, the
+// closest first, however many there are.
+func TestOffersClosestFirst(t *testing.T) {
+	files := arenaHead()
+	var gins []string
+	for c := 'a'; c <= 'o'; c++ {
+		name := "gin-" + string(c)
+		gins = append(gins, "`"+name+"`")
+		files["frameworks/"+name+"/meta.json"] = meta(name, true, "baseline")
+	}
+	for i := range 30 {
+		files[fmt.Sprintf("frameworks/other%02d/meta.json", i)] = meta("other", true, "baseline")
+	}
+	src := &adapterSource{fakeSource{files: files}}
+
+	re := resolveError(t, src, "/benchmark -f nethtp")
+	if !strings.HasPrefix(re.Fix, "did you mean `nethttp`") {
+		t.Errorf("Fix %q does not start with the closest name", re.Fix)
+	}
+	re = resolveError(t, src, "/benchmark -f gin-")
+	for _, g := range gins {
+		if !strings.Contains(re.Fix, g) {
+			t.Errorf("Fix %q leaves out the close entry %s", re.Fix, g)
+		}
+	}
+	if !strings.HasPrefix(re.Fix, "did you mean `gin`, `gin-a`") || strings.Contains(re.Fix, "…") {
+		t.Errorf("Fix %q: want every close entry, the closest first, and no ellipsis", re.Fix)
+	}
+}
+
+// TestOffersOnlyRunnableSubscribedTests: the tests an error offers for a framework are the
+// ones it subscribes to that this harness can run.
+func TestOffersOnlyRunnableSubscribedTests(t *testing.T) {
+	src := &fakeSource{files: head()}
+	// gin subscribes to baseline, pipelined, json, json-tls (not runnable) and upload.
+	ginOffers := []string{"baseline", "pipelined", "json", "upload"}
+	for _, tt := range []struct {
+		line  string
+		offer []string
+	}{
+		{"/benchmark -f gin -t jsn", ginOffers},
+		{"/benchmark -f gin -t json-tl", ginOffers},
+		{"/benchmark -f gin -t noisy", ginOffers},
+		{"/benchmark -f gin -t json-tls", ginOffers},
+		{"/benchmark -f gin -t static", ginOffers},
+		{"/benchmark -f fiber -t pipelined", []string{"baseline", "json"}},
+		{"/benchmark-multiple -f gin,fiber -t upload", []string{"baseline", "json"}},
+		{"/benchmark -f nethttp -t json", nil},
+	} {
+		re := resolveError(t, src, tt.line)
+		for _, name := range profile.Names() {
+			if strings.Contains(re.Fix, "`"+name+"`") && !slices.Contains(tt.offer, name) {
+				t.Errorf("%s: Fix %q offers %s, which is not one of %v", tt.line, re.Fix, name, tt.offer)
+			}
+		}
+		for _, name := range tt.offer {
+			if !strings.Contains(re.Fix, "`"+name+"`") {
+				t.Errorf("%s: Fix %q does not offer %s", tt.line, re.Fix, name)
+			}
+		}
+	}
+	// With no framework named, /benchmark-test offers runnable tests only.
+	re := resolveError(t, src, "/benchmark-test -t json-tl")
+	for _, name := range profile.Names() {
+		if p, _ := profile.Lookup(name); !p.Runnable() && strings.Contains(re.Fix, "`"+name+"`") {
+			t.Errorf("Fix %q offers %s, which cannot run here", re.Fix, name)
+		}
+	}
+}
+
+// TestHostileNamesStayInCode: names from the command or the repository are echoed in code
+// spans only, so none mentions a team or references an issue.
+func TestHostileNamesStayInCode(t *testing.T) {
+	files := head()
+	files["frameworks/@org/team/meta.json"] = meta("team", true, "baseline")
+	files["frameworks/#1/meta.json"] = meta("x", true, "baseline")
+	files["frameworks/<script>/meta.json"] = meta("x", true, "baseline")
+	files["frameworks/broken/meta.json"] = `{"display_name": "@org/team #1 <script>",`
+	src := &fakeSource{files: files}
+	for _, c := range []command.Command{
+		{Kind: command.KindBenchmark, Frameworks: []string{"@org/team"}},
+		{Kind: command.KindBenchmark, Frameworks: []string{"#1"}, Tests: []string{"<script>"}},
+		{Kind: command.KindBenchmark, Frameworks: []string{"gin"}, Tests: []string{"@org/team"}},
+		{Kind: command.KindBenchmark, Frameworks: []string{"gin"}, Compare: "@org/team`x"},
+		{Kind: command.KindBenchmark, Frameworks: []string{"broken"}},
+		{Kind: command.KindTest, Tests: []string{"#1"}},
+	} {
+		_, err := Resolve(context.Background(), src, c)
+		re, ok := errors.AsType[*ResolveError](err)
+		if !ok {
+			t.Fatalf("Resolve(%+v) = %v, want a *ResolveError", c, err)
+		}
+		checkMarkdown(t, re)
+	}
+	src.changed = []string{"frameworks/@org/x", "frameworks/#1/x", "frameworks/gin/x"}
+	_, err := Resolve(context.Background(), src, mustParse(t, "/benchmark"))
+	re, ok := errors.AsType[*ResolveError](err)
+	if !ok {
+		t.Fatalf("Resolve(/benchmark) = %v, want a *ResolveError", err)
+	}
+	checkMarkdown(t, re)
 }

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/arenabot/arenabot/bot/md"
 	"github.com/arenabot/arenabot/runner/result"
 )
 
@@ -49,7 +50,7 @@ func (r Row) cell() string {
 	if s := strings.TrimSpace(r.Short); s != "" {
 		return s
 	}
-	return fit(oneLine(r.Err), cellMax)
+	return md.Clip(oneLine(r.Err), cellMax)
 }
 
 // explained reports whether the cell says all of Err, so nothing goes under the table.
@@ -110,9 +111,9 @@ func RenderTable(t Table) string {
 	if t.Failed() {
 		mark = "❌"
 	}
-	name := "`" + escapeCode(t.Entry) + "`"
+	name := md.Code(t.Entry)
 	if t.Display != "" && t.Display != t.Entry {
-		name += " (" + escapeText(t.Display) + ")"
+		name += " (" + md.Text(t.Display) + ")"
 	}
 	fmt.Fprintf(&b, "### %s %s\n\n", mark, name)
 	b.WriteString("| " + strings.Join(Columns, " | ") + " |\n")
@@ -124,9 +125,9 @@ func RenderTable(t Table) string {
 }
 
 func cells(r Row) []string {
-	c := []string{escapeText(r.Profile), fmt.Sprint(r.Conns)}
+	c := []string{md.Cell(r.Profile), fmt.Sprint(r.Conns)}
 	if r.Result == nil {
-		msg := "❌ " + escapeText(r.cell())
+		msg := "❌ " + md.Cell(r.cell())
 		c = append(c, msg)
 		for len(c) < len(Columns) {
 			c = append(c, "—")
@@ -241,19 +242,4 @@ func oneLine(s string) string {
 		s = s[:200] + "…"
 	}
 	return s
-}
-
-// escapeText makes untrusted text safe inside a table cell: no pipes, no HTML, no Markdown
-// emphasis or links, and no @-mentions.
-func escapeText(s string) string {
-	r := strings.NewReplacer(
-		"\\", "\\\\", "|", "\\|", "<", "&lt;", ">", "&gt;", "*", "\\*", "_", "\\_", "`", "\\`",
-		"[", "\\[", "]", "\\]", "@", "@\u200b", "\r", " ", "\n", " ",
-	)
-	return r.Replace(s)
-}
-
-// escapeCode makes text safe inside an inline code span.
-func escapeCode(s string) string {
-	return strings.NewReplacer("`", "'", "\n", " ", "|", "\\|").Replace(s)
 }

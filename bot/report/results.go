@@ -2,13 +2,14 @@ package report
 
 import (
 	"fmt"
-	"html"
 	"regexp"
 	"sort"
 	"strconv"
 	"strings"
 	"unicode"
+	"unicode/utf8"
 
+	"github.com/arenabot/arenabot/bot/md"
 	"github.com/arenabot/arenabot/runner/result"
 )
 
@@ -18,13 +19,13 @@ const MaxComment = 60000
 
 // Results is everything the final reply of a job shows.
 type Results struct {
-	RequestID string // "r123"; goes into each part's hidden marker
+	RequestID string // "r123"; goes into each part's hidden marker, never into visible text
 	Command   string // the command line as written
 	Requester string // login, mentioned once at the top
 	// State is how the job ended: "done", "failed", "cancelled" (a run that was stopped, with
 	// the rows measured before it stopped) or "lost" (the runner stopped responding).
 	State  string
-	Reason string // why it failed or was cancelled; "" when done
+	Reason string // why it failed or was cancelled; "" when done; not shown when superseded
 	SHA    string // the approved commit (Report.Commit may be empty when the job failed early)
 
 	Report  result.Report
@@ -72,25 +73,29 @@ const (
 // RenderResults renders the final reply of a job as one or more comments, each under
 // MaxComment bytes and ending with its ResultsMarker.
 //
-// The first comment starts with "## Benchmark Results" and a summary of the job: how it
-// ended, the requester, the command, what was measured, the baseline and where the results
-// were saved. Then come, per framework, its table, the tail of its build log when the build
-// failed and a chart of RPS against the baseline; then the patch of the result files when
-// they could not be committed; then the tail of the runner's log. Untrusted text (names,
-// errors, logs) is escaped or fenced so that it can neither break the layout nor mention
-// anyone; only the requester is mentioned.
+// The first comment starts with a title, "## Benchmark Results" when the report has rows
+// (measured or failed), else how the job ended ("## Benchmark failed", "## Benchmark
+// cancelled", "## Benchmark lost"; RenderEnding is for requests that never ran), and a
+// summary of the job: how it ended, the requester, the command, what was measured, the
+// baseline and where the results were saved. Then come, per framework, its table, the tail
+// of its build log when the build failed and a chart of RPS against the baseline; then the
+// patch of the result files when they could not be committed; then the tail of the
+// runner's log. Untrusted text (names, errors, logs) is escaped or fenced (package md) so
+// that it can neither break the layout nor mention anyone; only the requester is
+// mentioned. No request ID is visible: it is only in the markers.
 //
 // A reply longer than one comment is split between blocks, never inside a table row, a code
-// block, a <details> block or a chart, and each comment is headed "## Benchmark Results
-// (part i of n)". A table too long for one comment continues in the next under its repeated
+// block, a <details> block or a chart, and each comment is headed "## <title> (part i of
+// n)". A table too long for one comment continues in the next under its repeated
 // heading and column header; a log too long for one comment keeps its newest lines; a patch
 // file too long for one comment is left out with a note. The output depends only on r.
 func RenderResults(r Results) []string {
-	budget := MaxComment - 1 - resultsReserve(r.RequestID)
+	title := resultsTitleOf(r)
+	budget := MaxComment - 1 - resultsReserve(title, r.RequestID)
 	bodies := pack(resultsPieces(r, budget), budget)
 	parts := make([]string, len(bodies))
 	for i, body := range bodies {
-		head := "## " + resultsTitle
+		head := "## " + title
 		if len(bodies) > 1 {
 			head += fmt.Sprintf(" (part %d of %d)", i+1, len(bodies))
 		}
@@ -99,11 +104,36 @@ func RenderResults(r Results) []string {
 	return parts
 }
 
+// resultsTitleOf is the title of a job's reply: "Benchmark Results" when there are rows to
+// show, else how the job ended.
+func resultsTitleOf(r Results) string {
+	if len(r.Report.Rows) > 0 {
+		return resultsTitle
+	}
+	switch r.State {
+	case stateDone:
+		return "Benchmark done"
+	case stateFailed:
+		return "Benchmark failed"
+	case stateCancelled:
+		return "Benchmark cancelled"
+	case stateLost:
+		return "Benchmark lost"
+	case string(PhaseSuperseded):
+		return "Benchmark request superseded"
+	case string(PhaseExpired):
+		return "Benchmark request expired"
+	case string(PhaseRejected):
+		return "Benchmark request declined"
+	}
+	return "Benchmark ended"
+}
+
 // resultsReserve is the room a part needs around its body: the heading with the widest part
 // numbers the reply could need, the separators and the marker.
-func resultsReserve(requestID string) int {
+func resultsReserve(title, requestID string) int {
 	const most = 999_999
-	return len(fmt.Sprintf("## %s (part %d of %d)\n\n", resultsTitle, most, most)) +
+	return len(fmt.Sprintf("## %s (part %d of %d)\n\n", title, most, most)) +
 		len("\n") + len(ResultsMarker(requestID, most))
 }
 
@@ -197,7 +227,7 @@ func resultsPieces(r Results, budget int) []piece {
 	rows := measuredRows(rep.Rows, entries, profiles)
 	compare := ""
 	if r.Compare != "" {
-		compare = safeName(r.Compare, 100)
+		compare = md.Clip(r.Compare, 100)
 		entries[compare] = r.Compare
 	}
 	committed := func(entry, profile string, conns int) (*result.Result, bool) {
@@ -219,15 +249,15 @@ func resultsPieces(r Results, budget int) []piece {
 	for _, t := range tables {
 		pieces = append(pieces, tablePiece(t))
 		if lines := t.Failures(); len(lines) > 0 {
-			title := "Why rows of <code>" + htmlText(t.Entry) + "</code> failed"
+			title := "Why rows of <code>" + md.HTML(t.Entry) + "</code> failed"
 			pieces = append(pieces, piece{text: detailsBlock(title, lines, budget)})
 		}
 		if len(t.Advisories) > 0 {
-			title := "Advisories of <code>" + htmlText(t.Entry) + "</code>"
+			title := "Advisories of <code>" + md.HTML(t.Entry) + "</code>"
 			pieces = append(pieces, piece{text: AdvisoryHeadline(t) + "\n\n" + detailsBlock(title, logLines(t.Advisories), budget)})
 		}
 		if lines := buildLog(rep.Rows, t.Entry); lines != nil {
-			title := "Build log of <code>" + htmlText(t.Entry) + "</code>"
+			title := "Build log of <code>" + md.HTML(t.Entry) + "</code>"
 			pieces = append(pieces, piece{text: logBlock(title, logLines(lines), budget)})
 		}
 		for _, c := range charts(t, base) {
@@ -247,16 +277,16 @@ func baselineSource(rep result.Report) string {
 	if strings.TrimSpace(ref) == "" {
 		ref = "main"
 	}
-	s := codeSpan(ref, 100, false)
+	s := md.Code(md.Clip(ref, 100))
 	if strings.TrimSpace(rep.BaseCommit) != "" {
 		s += " at " + shortSHA(rep.BaseCommit)
 	}
 	return s
 }
 
-// measuredRows converts the runner's rows for Tables, making the untrusted text safe (see
-// safeName and inert; the table escapes the rest) and recording in entries and profiles the
-// original of each changed name. A row of an entry that failed before its profiles were
+// measuredRows converts the runner's rows for Tables, bounding the untrusted text (the
+// table escapes it) and recording in entries and profiles the original of each changed
+// name. A row of an entry that failed before its profiles were
 // known gets "—" as its test.
 func measuredRows(rows []result.Row, entries, profiles map[string]string) []Measured {
 	out := make([]Measured, 0, len(rows))
@@ -268,12 +298,12 @@ func measuredRows(rows []result.Row, entries, profiles map[string]string) []Meas
 	}
 	for _, row := range rows {
 		m := Measured{
-			Entry:     shown(entries, row.Entry, safeName(row.Entry, 100)),
-			Display:   inert(fit(row.Display, 100)),
-			Profile:   shown(profiles, row.Profile, inert(fit(row.Profile, 64))),
+			Entry:     shown(entries, row.Entry, md.Clip(row.Entry, 100)),
+			Display:   md.Clip(row.Display, 100),
+			Profile:   shown(profiles, row.Profile, md.Clip(row.Profile, 64)),
 			Conns:     row.Conns,
 			Result:    row.Result,
-			Err:       inert(fit(row.Err, 2000)), // whole, for the list under the table
+			Err:       md.Clip(row.Err, 2000), // whole, for the list under the table
 			WebSocket: row.WebSocket,
 		}
 		if row.Result == nil {
@@ -281,7 +311,7 @@ func measuredRows(rows []result.Row, entries, profiles map[string]string) []Meas
 			if strings.TrimSpace(short) == "" {
 				short = oneLine(row.Err)
 			}
-			m.Short = inert(fit(short, cellMax))
+			m.Short = md.Clip(short, cellMax)
 		}
 		m.Advisories = row.Advisories
 		if m.Entry == "" {
@@ -298,24 +328,6 @@ func measuredRows(rows []result.Row, entries, profiles map[string]string) []Meas
 	return out
 }
 
-// safeName bounds an untrusted name shown in code spans (an entry, a profile) and defuses
-// what is live even there: "@" and "<!--" get a zero-width space, so that copying the text
-// mentions no one and no name can fake a marker.
-func safeName(s string, limit int) string {
-	return nameReplacer.Replace(fit(s, limit))
-}
-
-var nameReplacer = strings.NewReplacer("@", "@\u200b", "<!--", "<\u200b!--")
-
-var inertReplacer = strings.NewReplacer("://", ":\u200b//", "#", "#\u200b")
-
-// inert breaks, with zero-width spaces, what escapeText leaves live in a table cell:
-// autolinks and issue references (which would also notify the issue).
-func inert(s string) string {
-	s = inertReplacer.Replace(s)
-	return wwwRE.ReplaceAllStringFunc(s, func(m string) string { return m[:3] + "\u200b." })
-}
-
 // resultsHeader renders the summary at the top of the first comment.
 func resultsHeader(r Results, base Baseline, hasRows bool) string {
 	var b strings.Builder
@@ -328,7 +340,7 @@ func resultsHeader(r Results, base Baseline, hasRows bool) string {
 		}
 	}
 	if strings.TrimSpace(r.Command) != "" {
-		item("Command", codeSpan(r.Command, 300, false))
+		item("Command", md.Code(r.Command))
 	}
 	frameworks := rep.Frameworks
 	if len(frameworks) == 0 {
@@ -358,13 +370,13 @@ func resultsHeader(r Results, base Baseline, hasRows bool) string {
 	}
 	var host []string
 	if strings.TrimSpace(rep.Host) != "" {
-		host = append(host, codeSpan(rep.Host, 100, false))
+		host = append(host, md.Code(md.Clip(rep.Host, 100)))
 	}
 	if strings.TrimSpace(rep.Mode) != "" {
-		host = append(host, prose(rep.Mode, 200))
+		host = append(host, md.Text(md.Clip(rep.Mode, 200)))
 	}
 	if rep.Runs > 0 {
-		host = append(host, fmt.Sprintf("best of %d runs by RPS", rep.Runs))
+		host = append(host, "best of "+md.Plural(rep.Runs, "run", "runs")+" by RPS")
 	}
 	item("Host", strings.Join(host, " · "))
 	if len(rep.Rows) > 0 {
@@ -374,39 +386,37 @@ func resultsHeader(r Results, base Baseline, hasRows bool) string {
 	saved := ""
 	if strings.TrimSpace(r.CommitSHA) != "" {
 		saved = shortSHA(r.CommitSHA)
-		if l := link(saved, r.CommitURL); l != "" {
-			saved = l
+		if u := md.URL(r.CommitURL); u != "" {
+			saved = "[" + saved + "](" + u + ")" // a code span is a valid link text
 		}
 		saved = "results commit " + saved
-	} else if l := link("results commit", r.CommitURL); l != "" {
+	} else if l := md.Link("results commit", r.CommitURL); l != "" {
 		saved = l
 	}
 	item("Saved", saved)
-	item("Status", link("status comment", r.StatusURL))
+	item("Status", md.Link("status comment", r.StatusURL))
 	if strings.TrimSpace(r.SaveNote) != "" {
-		b.WriteString("\n> [!NOTE]\n> " + trusted(r.SaveNote) + "\n")
+		b.WriteString("\n> [!NOTE]\n> " + md.Trusted(r.SaveNote) + "\n")
 	}
 	return b.String()
 }
 
-var loginRE = regexp.MustCompile(`^[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})$`)
-
 // outcome renders the first line: how the job ended, for whom, and why.
 func outcome(r Results) string {
 	who := ""
-	switch {
-	case loginRE.MatchString(r.Requester):
-		who = " for @" + r.Requester
-	case strings.TrimSpace(r.Requester) != "":
-		who = " for " + codeSpan(r.Requester, 60, false)
+	if m := md.Mention(md.Clip(r.Requester, 60)); m != "" {
+		who = " for " + m
 	}
 	reason := strings.TrimSpace(r.Reason)
 	if reason == "" && r.State != stateDone {
 		reason = strings.TrimSpace(r.Report.Error)
 	}
+	if r.State == string(PhaseSuperseded) {
+		reason = "" // the queue's reason names the newer request by its internal ID
+	}
 	because := ""
 	if reason != "" {
-		because = ": " + strings.TrimRight(prose(reason, 300), ".") + "."
+		because = ": " + strings.TrimRight(md.Text(md.Clip(reason, 300)), ".") + "."
 	}
 	measured := len(r.Report.Rows) - r.Report.Failed()
 	before := func(what string) string {
@@ -430,7 +440,7 @@ func outcome(r Results) string {
 	case stateLost:
 		s := "⚠️ **Runner lost**" + who + ": the runner stopped responding"
 		if reason != "" {
-			s = "⚠️ **Runner lost**" + who + ": " + strings.TrimRight(prose(reason, 300), ".")
+			s = "⚠️ **Runner lost**" + who + ": " + strings.TrimRight(md.Text(md.Clip(reason, 300)), ".")
 		}
 		return s + "." + before("was lost")
 	case string(PhaseSuperseded):
@@ -440,7 +450,7 @@ func outcome(r Results) string {
 	case string(PhaseRejected):
 		return "⛔ **Benchmark request declined**" + who + because + ifNone(because, ".")
 	default:
-		return "ℹ️ **Benchmark ended** (" + codeSpan(r.State, 40, false) + ")" + who + because + ifNone(because, ".")
+		return "ℹ️ **Benchmark ended** (" + md.Code(md.Clip(r.State, 40)) + ")" + who + because + ifNone(because, ".")
 	}
 }
 
@@ -466,7 +476,7 @@ func errorBlock(msg string) string {
 	if cut {
 		lines = append(lines, "…")
 	}
-	return "**Error:**\n\n" + fence("text", lines)
+	return "**Error:**\n\n" + md.Fence("text", lines)
 }
 
 // tablePiece renders a framework's table as a piece that may be split between its rows.
@@ -487,9 +497,9 @@ func tablePiece(t Table) piece {
 		if row.Conns <= 0 {
 			// No connection count (the entry failed before its profiles were known): a dash
 			// rather than "0".
-			prefix := "| " + escapeText(row.Profile) + " | " + strconv.Itoa(row.Conns) + " | "
+			prefix := "| " + md.Cell(row.Profile) + " | " + strconv.Itoa(row.Conns) + " | "
 			if rest, ok := strings.CutPrefix(line, prefix); ok {
-				line = "| " + escapeText(row.Profile) + " | — | " + rest
+				line = "| " + md.Cell(row.Profile) + " | — | " + rest
 			}
 		}
 		p.rows = append(p.rows, line)
@@ -501,7 +511,7 @@ func tablePiece(t Table) piece {
 // buildLog returns the build log attached to an entry's rows, or nil.
 func buildLog(rows []result.Row, entry string) []string {
 	for _, row := range rows {
-		if safeName(row.Entry, 100) == entry && len(row.BuildLog) > 0 {
+		if md.Clip(row.Entry, 100) == entry && len(row.BuildLog) > 0 {
 			return row.BuildLog
 		}
 		if row.Entry == "" && entry == "—" && len(row.BuildLog) > 0 {
@@ -542,7 +552,7 @@ func charts(t Table, base Baseline) []string {
 	}
 	against := "its committed results"
 	if base.Compare != "" {
-		against = codeSpan(base.Compare, 100, false)
+		against = md.Code(base.Compare)
 	}
 	name := chartText(t.Entry, 60)
 	var out []string
@@ -552,7 +562,7 @@ func charts(t Table, base Baseline) []string {
 		var b strings.Builder
 		// Mermaid draws bar series over one another, not side by side: the baseline goes
 		// first so that this run's bars are always seen.
-		caption := "RPS of " + codeSpan(t.Entry, 100, false)
+		caption := "RPS of " + md.Code(t.Entry)
 		title := name + " RPS"
 		if withBase {
 			caption += " against the baseline (" + against + "): this run's bars are drawn over the baseline's, " +
@@ -599,12 +609,12 @@ func chartText(s string, limit int) string {
 			return r
 		}
 		return ' '
-	}, fit(s, 4*limit))
+	}, md.Clip(s, 4*limit))
 	s = strings.Join(strings.Fields(s), " ")
 	if s == "" {
 		return "-"
 	}
-	return clip(s, limit)
+	return md.Clip(s, limit)
 }
 
 // patchPieces renders the section that gives the result files as diffs to apply.
@@ -620,21 +630,21 @@ func patchPieces(patch []string, budget int) []piece {
 		path := patchPath(diff)
 		summary := fmt.Sprintf("file %d", i+1)
 		if path != "" {
-			summary = "<code>" + htmlText(path) + "</code>"
+			summary = "<code>" + md.HTML(path) + "</code>"
 		}
 		block := "<details><summary>" + summary + "</summary>\n\n" +
-			fence("diff", strings.Split(strings.TrimSuffix(diff, "\n"), "\n")) + "\n</details>\n"
+			md.Fence("diff", strings.Split(strings.TrimSuffix(diff, "\n"), "\n")) + "\n</details>\n"
 		if len(block) > budget {
 			name := fmt.Sprintf("file %d", i+1)
 			if path != "" {
-				name = codeSpan(path, 300, false)
+				name = md.Code(path)
 			}
 			entry := "<framework>"
 			if e, ok := patchEntry(path); ok {
 				entry = e
 			}
 			block = fmt.Sprintf("⚠️ The diff of %s is too large for a comment and was left out: "+
-				"run %s locally to produce it.\n", name, codeSpan("arenabot bench "+entry+" --save", 200, false))
+				"run %s locally to produce it.\n", name, md.Code("arenabot bench "+entry+" --save"))
 		}
 		pieces = append(pieces, piece{text: block})
 	}
@@ -645,13 +655,13 @@ func patchPieces(patch []string, budget int) []piece {
 func patchPath(diff string) string {
 	for _, line := range strings.Split(diff, "\n") {
 		if p, ok := strings.CutPrefix(line, "+++ b/"); ok {
-			return fit(p, 300)
+			return md.Clip(p, 300)
 		}
 	}
 	for _, line := range strings.Split(diff, "\n") {
 		if rest, ok := strings.CutPrefix(line, "diff --git "); ok {
 			if _, p, ok := strings.Cut(rest, " b/"); ok {
-				return fit(p, 300)
+				return md.Clip(p, 300)
 			}
 		}
 	}
@@ -671,7 +681,7 @@ func patchEntry(path string) (string, bool) {
 // newest lines that fit in budget bytes and saying how many earlier ones were left out.
 // title is HTML.
 func logBlock(title string, lines []string, budget int) string {
-	return foldBlock(func(keep int) string { return fmt.Sprintf("%s (last %s)", title, plural(keep, "line")) }, lines, budget)
+	return foldBlock(func(keep int) string { return fmt.Sprintf("%s (last %s)", title, md.Plural(keep, "line", "lines")) }, lines, budget)
 }
 
 // detailsBlock is logBlock for a list whose count the title gives: its summary is the
@@ -688,9 +698,9 @@ func foldBlock(summary func(keep int) string, lines []string, budget int) string
 		var b strings.Builder
 		fmt.Fprintf(&b, "<details><summary>%s</summary>\n\n", summary(keep))
 		if omitted := len(lines) - keep; omitted > 0 {
-			fmt.Fprintf(&b, "… %s omitted\n\n", plural(omitted, "earlier line"))
+			fmt.Fprintf(&b, "… %s omitted\n\n", md.Plural(omitted, "earlier line", "earlier lines"))
 		}
-		b.WriteString(fence("text", shown))
+		b.WriteString(md.Fence("text", shown))
 		b.WriteString("\n</details>\n")
 		return b.String()
 	}
@@ -702,45 +712,12 @@ func foldBlock(summary func(keep int) string, lines []string, budget int) string
 	return render(max(keep, 0))
 }
 
-// plural renders a count of things: "1 line", "2 lines".
-func plural(n int, thing string) string {
-	if n == 1 {
-		return "1 " + thing
-	}
-	return strconv.Itoa(n) + " " + thing + "s"
-}
-
-// fence renders lines as a fenced code block whose fence is longer than any run of
-// backticks in them, so no line can close it.
-func fence(info string, lines []string) string {
-	longest := 0
-	for _, l := range lines {
-		run := 0
-		for i := 0; i < len(l); i++ {
-			if l[i] == '`' {
-				run++
-				longest = max(longest, run)
-			} else {
-				run = 0
-			}
-		}
-	}
-	f := strings.Repeat("`", max(3, longest+1))
-	var b strings.Builder
-	b.WriteString(f + info + "\n")
-	for _, l := range lines {
-		b.WriteString(l + "\n")
-	}
-	b.WriteString(f + "\n")
-	return b.String()
-}
-
 var ansiRE = regexp.MustCompile(`\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|\x1b[@-_]`)
 
-// logLines makes untrusted log lines safe inside a fenced code block: one element per line,
-// terminal escapes removed, a carriage-return redraw reduced to its final text, control and
-// invisible formatting characters dropped, "<!--" defused so that no log fakes a marker, and
-// each line capped at maxLogLine bytes.
+// logLines prepares untrusted log lines for md.Fence (which keeps them from closing the
+// block and defuses markers): one element per line, terminal escapes removed, a
+// carriage-return redraw reduced to its final text, control and invisible formatting
+// characters dropped, and each line capped at maxLogLine bytes.
 func logLines(in []string) []string {
 	var out []string
 	for _, s := range in {
@@ -768,14 +745,17 @@ func logLine(s string) string {
 		}
 		return r
 	}, s)
-	s = strings.ReplaceAll(strings.TrimRight(s, " "), "<!--", "<\u200b!--")
-	return clip(s, maxLogLine)
+	return cutLine(strings.TrimRight(s, " "), maxLogLine)
 }
 
-var htmlReplacer = strings.NewReplacer("@", "@\u200b", "`", "&#96;")
-
-// htmlText makes untrusted text safe inside HTML such as a <summary>: escaped, one line,
-// capped, with no backticks, @-mentions, autolinks or issue references.
-func htmlText(s string) string {
-	return inert(htmlReplacer.Replace(html.EscapeString(fit(s, 200))))
+// cutLine cuts a log line to at most n bytes on a rune boundary, marking the cut with "…";
+// unlike md.Clip it keeps tabs and leading space.
+func cutLine(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + "…"
 }

@@ -11,6 +11,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/arenabot/arenabot/bot/md"
+	"github.com/arenabot/arenabot/bot/md/mdtest"
 	"github.com/arenabot/arenabot/runner/result"
 )
 
@@ -307,7 +309,7 @@ func TestResultsOutcome(t *testing.T) {
 		"failed":     "❌ **Benchmark failed** for @alice: it broke. The tables show the rows measured before it failed.",
 		"cancelled":  "⏹️ **Benchmark cancelled** for @alice: it broke. The tables show the rows measured before it stopped.",
 		"lost":       "⚠️ **Runner lost** for @alice: it broke. The tables show the rows measured before it was lost.",
-		"superseded": "⏭️ **Benchmark superseded** for @alice: it broke.",
+		"superseded": "⏭️ **Benchmark superseded** for @alice.", // the queue's reason names the newer request's ID
 		"expired":    "⌛ **Benchmark request expired** for @alice: it broke.",
 		"rejected":   "⛔ **Benchmark request declined** for @alice: it broke.",
 		"weird":      "ℹ️ **Benchmark ended** (`weird`) for @alice: it broke.",
@@ -322,6 +324,51 @@ func TestResultsOutcome(t *testing.T) {
 	r.State, r.Reason, r.Report.Rows = "cancelled", "", nil
 	if got, want := outcome(r), "⏹️ **Benchmark cancelled** for @alice. Nothing was measured before it stopped."; got != want {
 		t.Errorf("cancelled before any row: %q, want %q", got, want)
+	}
+}
+
+// TestRenderResultsTitle: only a reply with rows is titled "Benchmark Results"; one that
+// ended before any row is titled by how it ended.
+func TestRenderResultsTitle(t *testing.T) {
+	for state, want := range map[string]string{
+		"done": "## Benchmark done", "failed": "## Benchmark failed", "cancelled": "## Benchmark cancelled",
+		"lost": "## Benchmark lost", "superseded": "## Benchmark request superseded",
+	} {
+		r := doneResults()
+		r.State, r.Report.Rows, r.Report.Frameworks, r.Report.Tests = state, nil, nil, nil
+		first, _, _ := strings.Cut(RenderResults(r)[0], "\n")
+		if first != want {
+			t.Errorf("%s without rows: title %q, want %q", state, first, want)
+		}
+		r.Report.Rows = doneResults().Report.Rows
+		if first, _, _ := strings.Cut(RenderResults(r)[0], "\n"); first != "## Benchmark Results" {
+			t.Errorf("%s with rows: title %q, want ## Benchmark Results", state, first)
+		}
+	}
+}
+
+// TestRenderResultsShowsNoRequestID: the request ID is only in the hidden markers, and a
+// superseded job's reason, which names the newer request's ID, is not shown.
+func TestRenderResultsShowsNoRequestID(t *testing.T) {
+	for _, state := range []string{"done", "failed", "cancelled", "lost", "superseded", "weird"} {
+		for _, rows := range []bool{true, false} {
+			r := doneResults()
+			r.RequestID, r.State = "r987654321", state
+			if state == "superseded" {
+				r.Reason = "superseded by newer request r123456789 (o/r#42 by bob)"
+			}
+			if !rows {
+				r.Report.Rows = nil
+			}
+			for i, p := range RenderResults(r) {
+				visible := strings.ReplaceAll(p, ResultsMarker(r.RequestID, i+1), "")
+				for _, id := range []string{"r987654321", "r123456789"} {
+					if strings.Contains(visible, id) {
+						t.Errorf("%s (rows %v): the reply shows the request ID %s:\n%s", state, rows, id, visible)
+					}
+				}
+			}
+		}
 	}
 }
 
@@ -506,7 +553,7 @@ func randomResults(rng *rand.Rand) Results {
 var (
 	liveTagRE  = regexp.MustCompile(`</?[A-Za-z!][^>]*>?`)
 	mentionRE  = regexp.MustCompile(`@[A-Za-z0-9]`)
-	headingRE  = regexp.MustCompile(`^## Benchmark Results(?: \(part (\d+) of (\d+)\))?$`)
+	headingRE  = regexp.MustCompile(`^## (Benchmark [A-Za-z ]+?)(?: \(part (\d+) of (\d+)\))?$`)
 	allowedTag = map[string]bool{
 		"<details>": true, "</details>": true, "<summary>": true, "</summary>": true, "<code>": true, "</code>": true,
 	}
@@ -542,9 +589,11 @@ func checkParts(t *testing.T, r Results, parts []string) {
 		switch {
 		case m == nil:
 			t.Errorf("%s starts with %q", name, first)
-		case len(parts) == 1 && m[1] != "":
+		case (m[1] == "Benchmark Results") != (len(r.Report.Rows) > 0):
+			t.Errorf("%s is titled %q for a report of %d rows: only a reply with results is titled Benchmark Results", name, first, len(r.Report.Rows))
+		case len(parts) == 1 && m[2] != "":
 			t.Errorf("a single part is numbered: %q", first)
-		case len(parts) > 1 && (m[1] != fmt.Sprint(i+1) || m[2] != fmt.Sprint(len(parts))):
+		case len(parts) > 1 && (m[2] != fmt.Sprint(i+1) || m[3] != fmt.Sprint(len(parts))):
 			t.Errorf("%s is headed %q", name, first)
 		}
 
@@ -593,7 +642,7 @@ func checkParts(t *testing.T, r Results, parts []string) {
 			for _, at := range mentionRE.FindAllStringIndex(live, -1) {
 				mentions++
 				rest, ok := strings.CutPrefix(live[at[0]:], "@"+r.Requester)
-				if i != 0 || !ok || !loginRE.MatchString(r.Requester) || rest != "" && loginRE.MatchString(rest[:1]) {
+				if i != 0 || !ok || !md.ValidLogin(r.Requester) || rest != "" && md.ValidLogin(rest[:1]) {
 					t.Errorf("%s: mention in %q", name, line)
 				}
 			}
@@ -605,7 +654,11 @@ func checkParts(t *testing.T, r Results, parts []string) {
 			t.Errorf("%s leaves %d <details> open", name, details)
 		}
 	}
-	if want := len(loginRE.FindString(r.Requester)) / max(len(r.Requester), 1); mentions != want {
+	want := 0
+	if md.ValidLogin(r.Requester) {
+		want = 1
+	}
+	if mentions != want {
 		t.Errorf("%d mentions, want %d (requester %q)", mentions, want, r.Requester)
 	}
 	checkCharts(t, strings.Join(parts, "\n"))
@@ -620,18 +673,18 @@ func checkParts(t *testing.T, r Results, parts []string) {
 		}
 		count[strings.TrimPrefix(cells[0], "| ")+" "+cells[1]]++
 	}
-	want := map[string]int{}
+	wantRows := map[string]int{}
 	for _, row := range r.Report.Rows {
-		p, c := escapeText(inert(fit(row.Profile, 64))), fmt.Sprint(row.Conns)
+		p, c := md.Cell(md.Clip(row.Profile, 64)), fmt.Sprint(row.Conns)
 		if p == "" {
 			p = "—"
 		}
 		if row.Conns <= 0 {
 			c = "—"
 		}
-		want[p+" "+c]++
+		wantRows[p+" "+c]++
 	}
-	if diff := cmp.Diff(want, count); diff != "" {
+	if diff := cmp.Diff(wantRows, count); diff != "" {
 		t.Errorf("table rows differ from the report's rows (-want +got):\n%s", diff)
 	}
 }
@@ -641,28 +694,12 @@ func TestLogLines(t *testing.T) {
 		"a\r\nb", "progress 10%\rprogress 100%", "\x1b[1;31mred\x1b[0m", "bi\u202edi", "<!-- x -->", "tab\there  ",
 		strings.Repeat("é", 800),
 	})
-	want := []string{"a", "b", "progress 100%", "red", "bidi", "<\u200b!-- x -->", "tab\there"}
+	want := []string{"a", "b", "progress 100%", "red", "bidi", "<!-- x -->", "tab\there"}
 	if diff := cmp.Diff(want, got[:len(want)]); diff != "" {
 		t.Errorf("logLines (-want +got):\n%s", diff)
 	}
 	if last := got[len(got)-1]; len(last) > maxLogLine+len("…") || !strings.HasSuffix(last, "…") {
 		t.Errorf("a long line is %d bytes, want it cut at %d", len(last), maxLogLine)
-	}
-}
-
-func TestFence(t *testing.T) {
-	for _, tt := range []struct {
-		lines []string
-		want  string
-	}{
-		{[]string{"plain"}, "```"},
-		{[]string{"``` inside", "x ```` y"}, "`````"},
-		{nil, "```"},
-	} {
-		got := fence("text", tt.lines)
-		if !strings.HasPrefix(got, tt.want+"text\n") || !strings.HasSuffix(got, "\n"+tt.want+"\n") {
-			t.Errorf("fence(%q) = %q, want fences of %q", tt.lines, got, tt.want)
-		}
 	}
 }
 
@@ -738,39 +775,19 @@ func TestRenderResultsHostileText(t *testing.T) {
 		r.Requester = req
 		parts := RenderResults(r)
 		checkParts(t, r, parts)
-		var live []string
-		for _, line := range strings.Split(outsideFences(strings.Join(parts, "\n")), "\n") {
-			l, _ := liveSyntax(line)
-			live = append(live, l)
+		out := strings.Join(parts, "\n")
+		var allowed []string
+		if md.ValidLogin(req) {
+			allowed = append(allowed, req)
 		}
-		out := strings.Join(live, "\n")
-		if m := regexp.MustCompile(`#[0-9]|(?i)www\.`).FindString(out); m != "" {
-			t.Errorf("requester %q: live %q in the output", req, m)
+		if abuse := mdtest.Abuse(out, allowed...); len(abuse) > 0 {
+			t.Errorf("requester %q: %v", req, abuse)
 		}
+		live := mdtest.Live(out)
 		for _, bad := range []string{"javascript:", "https://evil", "\n# heading", "http://e", "<script"} {
-			if strings.Contains(out, bad) {
+			if strings.Contains(live, bad) {
 				t.Errorf("requester %q: output contains %q", req, bad)
 			}
 		}
 	}
-}
-
-// outsideFences returns the lines of s outside fenced code blocks.
-func outsideFences(s string) string {
-	var out []string
-	open := ""
-	for _, line := range strings.Split(s, "\n") {
-		if open != "" {
-			if l := strings.TrimLeft(line, " "); strings.HasPrefix(l, open) && strings.Trim(l, "` ") == "" {
-				open = ""
-			}
-			continue
-		}
-		if l := strings.TrimLeft(line, "`"); len(line)-len(l) >= 3 {
-			open = line[:len(line)-len(l)]
-			continue
-		}
-		out = append(out, line)
-	}
-	return strings.Join(out, "\n")
 }

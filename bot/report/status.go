@@ -4,12 +4,12 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
-	"regexp"
 	"strconv"
 	"strings"
 	"time"
-	"unicode"
 	"unicode/utf8"
+
+	"github.com/arenabot/arenabot/bot/md"
 )
 
 // A Phase is where a request is in its life (the README's `arenabot serve` section walks through them).
@@ -51,17 +51,36 @@ type StatusRow struct {
 	Conns int
 }
 
+// SupersededHow says how a request was superseded.
+type SupersededHow string
+
+// The ways a request is superseded.
+const (
+	// SupersededReplaced: the same requester's newer request on the same pull request
+	// replaced it while it awaited approval.
+	SupersededReplaced SupersededHow = "replaced"
+	// SupersededDisplaced: a newer approved request took its waiting place in the queue.
+	SupersededDisplaced SupersededHow = "displaced"
+)
+
 // A Status is everything the status comment of one request shows. All strings except ForkNote,
-// ApproveHow and the URLs are treated as untrusted and escaped; ForkNote and ApproveHow are
-// written by the bot and rendered as Markdown on one line; URLs are linked only when they are
-// plain https URLs.
+// ApproveHow and RunnerNote are treated as untrusted and escaped; those three are written by
+// the bot and rendered as Markdown on one line; URLs are linked only when they are plain https
+// URLs (md.URL). The status comment shows no request ID but in its hidden Marker.
 type Status struct {
-	RequestID string // goes into the hidden marker
+	RequestID string // goes into the hidden marker only
 	Phase     Phase
 	Command   string // the command line as written, e.g. "/benchmark -f gin --save"
 	Requester string // login
-	// Approver is who approved the request; in the rejected phase, who declined it.
+	// Approver is who approved the request; in the rejected phase, who declined it unless
+	// DeclinedBy says so.
 	Approver string
+	// CancelledBy is who cancelled the request (cancelled phase), shown as "Cancelled by
+	// @login"; "" when nobody is named (an operator's drain).
+	CancelledBy string
+	// DeclinedBy is who declined the request (rejected phase), shown as "Declined by
+	// @login"; "" falls back to Approver.
+	DeclinedBy string
 	// SHA is the commit that will be / was measured; the first 12 characters are shown.
 	SHA string
 	// HeadMoved is the new head SHA when the PR got new commits after the ack.
@@ -75,14 +94,23 @@ type Status struct {
 	Progress   string        // running: e.g. "baseline 4096c — 3 of 24"
 	Done       int           // running (and failed): rows finished
 	Total      int           // running (and failed): rows in all
-	// Reason says why the request failed, was cancelled, superseded, expired or rejected.
-	Reason       string
-	SupersededBy string    // superseded: link (https) or id of the newer request
-	ResultsURL   string    // done: link to the results comment
-	CommitURL    string    // done with --save: link to the results commit
-	ForkNote     string    // ack: what --save does on this fork
-	ApproveHow   string    // optional override of the approval instructions
-	Expires      time.Time // awaiting approval: when the request expires
+	// Reason says why the request failed, was cancelled, expired or was rejected. It is not
+	// shown when the request was superseded: SupersededHow and SupersededBy say it all (the
+	// queue's reason names the newer request by its internal ID).
+	Reason string
+	// SupersededBy is the https URL of the newer request's status comment (superseded phase);
+	// it is linked when it is a plain https URL and never shown otherwise.
+	SupersededBy  string
+	SupersededHow SupersededHow // superseded: how; "" says only that a newer request took its place
+	ResultsURL    string        // done: link to the results comment
+	CommitURL     string        // done with --save: link to the results commit
+	ForkNote      string        // ack: what --save does on this fork
+	ApproveHow    string        // optional override of the approval instructions
+	// RunnerNote is a bot-written note about the runners, shown in the queued and running
+	// phases: "No runner of pool `default` has been seen since 10:04 UTC; the job runs when
+	// one starts."
+	RunnerNote string
+	Expires    time.Time // awaiting approval: when the request expires
 }
 
 // MaxStatusBytes bounds a rendered status comment; GitHub's limit is 65,536 characters.
@@ -161,30 +189,26 @@ func statusHead(s Status) string {
 	var b strings.Builder
 	headline, ok := phaseHead[s.Phase]
 	if !ok {
-		headline = "ℹ️ **Benchmark request** (" + codeSpan(string(s.Phase), 40, false) + ")"
+		headline = "ℹ️ **Benchmark request** (" + md.Code(md.Clip(string(s.Phase), 40)) + ")"
 	}
 	b.WriteString(headline)
 	if s.Phase == PhaseRunning && strings.TrimSpace(s.Progress) != "" {
-		b.WriteString(": " + prose(s.Progress, 200))
+		b.WriteString(": " + md.Text(md.Clip(s.Progress, 200)))
 	}
 	b.WriteString("\n\n")
 
 	if s.Command != "" || s.Requester != "" {
 		b.WriteString("- **Command:** ")
 		if s.Command != "" {
-			b.WriteString(codeSpan(s.Command, 300, false))
+			b.WriteString(md.Code(s.Command))
 		}
 		if s.Requester != "" {
-			b.WriteString(" requested by " + codeSpan(s.Requester, 60, false))
+			b.WriteString(" requested by " + md.Code(md.Clip(s.Requester, 60)))
 		}
 		b.WriteString("\n")
 	}
-	if s.Approver != "" && s.Phase != PhaseAwaitingApproval && s.Phase != PhaseExpired {
-		label := "Approved by"
-		if s.Phase == PhaseRejected {
-			label = "Declined by"
-		}
-		fmt.Fprintf(&b, "- **%s:** %s\n", label, codeSpan(s.Approver, 60, false))
+	if s.Approver != "" && s.Phase != PhaseAwaitingApproval && s.Phase != PhaseExpired && s.Phase != PhaseRejected {
+		fmt.Fprintf(&b, "- **Approved by:** %s\n", md.Code(md.Clip(s.Approver, 60)))
 	}
 	if s.SHA != "" {
 		b.WriteString("- **Commit:** " + shortSHA(s.SHA) + "\n")
@@ -233,7 +257,7 @@ func statusPlan(s Status, budget int) string {
 
 	open, closing := "\n", ""
 	if s.Phase != PhaseAwaitingApproval {
-		open = fmt.Sprintf("\n<details><summary>Plan: %d measurements</summary>\n\n", len(s.Rows))
+		open = "\n<details><summary>Plan: " + md.Plural(len(s.Rows), "measurement", "measurements") + "</summary>\n\n"
 		closing = "\n</details>\n"
 	}
 	const header = "| Framework | Test | Connections |\n|---|---|---|\n"
@@ -242,7 +266,7 @@ func statusPlan(s Status, budget int) string {
 	b.WriteString(open + header)
 	shown := 0
 	for i, g := range groups {
-		line := "| " + codeSpan(g.entry, 100, true) + " | " + prose(g.test, 100) + " | " + connList(g.conns) + " |\n"
+		line := "| " + md.CodeCell(md.Clip(g.entry, 100)) + " | " + md.Cell(md.Clip(g.test, 100)) + " | " + connList(g.conns) + " |\n"
 		if i >= MaxPlanLines || b.Len()+len(line)+moreReserve+len(closing) >= budget {
 			break
 		}
@@ -250,7 +274,7 @@ func statusPlan(s Status, budget int) string {
 		shown += len(g.conns)
 	}
 	if more := len(s.Rows) - shown; more > 0 {
-		fmt.Fprintf(&b, "\n… and %d more measurements\n", more)
+		fmt.Fprintf(&b, "\n… and %d more %s\n", more, measurementsWord(more))
 	}
 	b.WriteString(closing)
 	if b.Len() >= budget {
@@ -266,13 +290,13 @@ func statusTail(s Status) string {
 	add := func(format string, args ...any) { details = append(details, fmt.Sprintf(format, args...)) }
 	reason := func(label string) {
 		if strings.TrimSpace(s.Reason) != "" {
-			add("**%s:** %s", label, prose(s.Reason, 300))
+			add("**%s:** %s", label, md.Text(md.Clip(s.Reason, 300)))
 		}
 	}
 	switch s.Phase {
 	case PhaseAwaitingApproval:
 		if s.ApproveHow != "" {
-			add("%s", trusted(s.ApproveHow))
+			add("%s", md.Trusted(s.ApproveHow))
 		} else {
 			add("A collaborator with write access approves by reacting 👍 to this comment or by commenting `/benchmark-approve`; 👎 declines.")
 		}
@@ -299,16 +323,16 @@ func statusTail(s Status) string {
 		add("%s.", strings.Join(parts, " · "))
 	case PhaseRunning:
 		if s.Total > 0 {
-			add("%s measurements done", progressBar(s.Done, s.Total))
+			add("%s %s done", progressBar(s.Done, s.Total), measurementsWord(s.Total))
 		} else {
 			add("Preparing the run.")
 		}
 	case PhaseDone:
 		var links []string
-		if u := link("results", s.ResultsURL); u != "" {
+		if u := md.Link("results", s.ResultsURL); u != "" {
 			links = append(links, "**Results:** "+u)
 		}
-		if u := link("results commit", s.CommitURL); u != "" {
+		if u := md.Link("results commit", s.CommitURL); u != "" {
 			links = append(links, "**Saved:** "+u)
 		}
 		if len(links) == 0 {
@@ -318,19 +342,15 @@ func statusTail(s Status) string {
 	case PhaseFailed:
 		reason("Reason")
 		if s.Total > 0 {
-			add("%s measurements done before the failure.", progressBar(s.Done, s.Total))
+			add("%s %s done before the failure.", progressBar(s.Done, s.Total), measurementsWord(s.Total))
 		}
 	case PhaseCancelled:
-		reason("Reason")
-	case PhaseSuperseded:
-		if s.SupersededBy != "" {
-			by := link("the newer request", s.SupersededBy)
-			if by == "" {
-				by = "the newer request " + codeSpan(s.SupersededBy, 100, false)
-			}
-			add("A newer approved request took this one's place in the queue: %s.", by)
+		if by := md.Mention(s.CancelledBy); by != "" {
+			add("Cancelled by %s.", by)
 		}
 		reason("Reason")
+	case PhaseSuperseded:
+		add("%s", supersededText(s.SupersededHow, s.SupersededBy))
 	case PhaseExpired:
 		if !s.Expires.IsZero() {
 			add("Nobody approved this request before **%s**. Comment the command again to make a new request.", formatTime(s.Expires))
@@ -339,9 +359,19 @@ func statusTail(s Status) string {
 		}
 		reason("Reason")
 	case PhaseRejected:
+		by := s.DeclinedBy
+		if by == "" {
+			by = s.Approver
+		}
+		if by := md.Mention(by); by != "" {
+			add("Declined by %s.", by)
+		}
 		reason("Reason")
 	default:
 		reason("Reason")
+	}
+	if (s.Phase == PhaseQueued || s.Phase == PhaseRunning) && strings.TrimSpace(s.RunnerNote) != "" {
+		add("%s", md.Trusted(s.RunnerNote))
 	}
 	for _, d := range details {
 		b.WriteString("\n" + d + "\n")
@@ -356,10 +386,37 @@ func statusTail(s Status) string {
 			shortSHA(s.HeadMoved), sha)
 	}
 	if s.ForkNote != "" {
-		b.WriteString("\n> [!NOTE]\n> " + trusted(s.ForkNote) + "\n")
+		b.WriteString("\n> [!NOTE]\n> " + md.Trusted(s.ForkNote) + "\n")
 	}
 	b.WriteString("\n" + Marker(s.RequestID))
 	return b.String()
+}
+
+// supersededText says how a request was superseded, linking to the newer request's status
+// comment when url is a plain https URL: "Replaced by your newer request: [newer
+// request](…)." It never shows the newer request's ID.
+func supersededText(how SupersededHow, url string) string {
+	var s string
+	switch how {
+	case SupersededReplaced:
+		s = "Replaced by your newer request"
+	case SupersededDisplaced:
+		s = "A newer approved request took its waiting place"
+	default:
+		s = "A newer request took this one's place"
+	}
+	if l := md.Link("newer request", url); l != "" {
+		return s + ": " + l + "."
+	}
+	return s + "."
+}
+
+// measurementsWord is the noun for n measurements when the number is written apart.
+func measurementsWord(total int) string {
+	if total == 1 {
+		return "measurement"
+	}
+	return "measurements"
 }
 
 // progressBar renders `▓▓▓░░░ 3/24`.
@@ -379,7 +436,7 @@ func nameList(names []string) string {
 			parts = append(parts, fmt.Sprintf("… and %d more", len(names)-maxNames))
 			break
 		}
-		parts = append(parts, codeSpan(n, 100, false))
+		parts = append(parts, md.Code(md.Clip(n, 100)))
 	}
 	return strings.Join(parts, ", ")
 }
@@ -418,99 +475,12 @@ func formatTime(t time.Time) string { return t.UTC().Format("2006-01-02 15:04 UT
 
 // shortSHA renders the first 12 characters of a commit SHA as code.
 func shortSHA(sha string) string {
-	sha = fit(sha, 64)
+	sha = md.Clip(sha, 64)
 	if len(sha) > 12 {
 		sha = sha[:12]
 		for len(sha) > 0 && !utf8.ValidString(sha) {
 			sha = sha[:len(sha)-1]
 		}
 	}
-	return codeSpan(sha, 12, false)
-}
-
-// link renders a Markdown link to u when u is a plain https URL, else "".
-func link(text, u string) string {
-	if !strings.HasPrefix(u, "https://") || len(u) > 2000 || strings.ContainsAny(u, " \t\r\n<>()[]\"'`|\\") {
-		return ""
-	}
-	for _, r := range u {
-		if r < 0x20 || r >= 0x7f {
-			return ""
-		}
-	}
-	return "[" + text + "](" + u + ")"
-}
-
-// fit cleans s and clips it to limit bytes; huge input is cut before it is cleaned.
-func fit(s string, limit int) string {
-	if len(s) > 4*limit+16 {
-		s = s[:4*limit+16] // a cut rune is dropped by clean
-	}
-	return clip(clean(s), limit)
-}
-
-// clean drops control and bidi formatting characters (newlines become spaces) and trims.
-func clean(s string) string {
-	s = strings.Map(func(r rune) rune {
-		switch {
-		case r == '\n' || r == '\r' || r == '\t':
-			return ' '
-		case r == utf8.RuneError || unicode.IsControl(r) || unicode.Is(unicode.Cf, r):
-			return -1 // also drops zero-width and bidi override characters
-		}
-		return r
-	}, s)
-	return strings.TrimSpace(s)
-}
-
-// clip cuts s to at most n bytes on a rune boundary, marking the cut with "…".
-func clip(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n] + "…"
-}
-
-var proseReplacer = strings.NewReplacer(
-	"\\", "\\\\", "&", "&amp;", "<", "&lt;", ">", "&gt;", "|", "\\|", "*", "\\*", "_", "\\_",
-	"`", "\\`", "[", "\\[", "]", "\\]", "~", "\\~", "!", "\\!",
-	// Break mentions, issue references and autolinks with a zero-width space.
-	"@", "@\u200b", "#", "#\u200b", "://", ":\u200b//",
-)
-
-var wwwRE = regexp.MustCompile(`(?i)www\.`)
-
-// prose makes untrusted text safe as one line of Markdown: the first line only, capped at limit
-// bytes, with no HTML, emphasis, links, autolinks, table cells, @-mentions or issue references.
-func prose(s string, limit int) string {
-	s, _, _ = strings.Cut(strings.TrimSpace(s), "\n")
-	s = proseReplacer.Replace(fit(s, limit))
-	return wwwRE.ReplaceAllStringFunc(s, func(m string) string { return m[:3] + "\u200b." })
-}
-
-// codeSpan renders untrusted text as an inline code span, capped at limit bytes: Markdown, HTML,
-// links and mentions are inert inside it; backticks become quotes, and "@" and "<!--" get a
-// zero-width space so that neither a copy of the text nor a search for a marker finds them.
-// In a table cell, pipes are escaped.
-func codeSpan(s string, limit int, inTable bool) string {
-	s = fit(s, limit)
-	r := strings.NewReplacer("`", "'", "@", "@\u200b", "<!--", "<\u200b!--")
-	s = strings.TrimSpace(r.Replace(s))
-	if inTable {
-		s = strings.ReplaceAll(s, "|", "\\|")
-	}
-	if s == "" {
-		return "—"
-	}
-	return "`" + s + "`"
-}
-
-// trusted renders bot-written Markdown on one line; "<!--" is escaped so that it can neither
-// hide the rest of the comment nor fake a marker.
-func trusted(s string) string {
-	s = fit(s, 2000)
-	return strings.ReplaceAll(s, "<!--", "&lt;!--")
+	return md.Code(sha)
 }

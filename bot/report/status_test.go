@@ -3,9 +3,12 @@ package report
 import (
 	"fmt"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/arenabot/arenabot/bot/md/mdtest"
 )
 
 const hostile = "@everyone <script> [x](http://e) | `"
@@ -45,14 +48,15 @@ func baseStatus(p Phase) Status {
 	case PhaseFailed:
 		s.Reason, s.Done, s.Total = "validation of nethttp failed: GET /json returned 500", 4, 8
 	case PhaseCancelled:
-		s.Reason = "cancelled by alice with /benchmark-cancel"
+		s.CancelledBy = "alice"
 	case PhaseSuperseded:
 		s.SupersededBy = "https://github.com/o/r/pull/43#issuecomment-2001"
-		s.Reason = "queue depth 1: a newer approved request took the waiting place"
+		s.SupersededHow = SupersededDisplaced
+		s.Reason = "superseded by newer request r2001 (o/r#43 by bob)" // the queue's: not shown
 	case PhaseExpired:
 		s.Reason = "no approval within 72h"
 	case PhaseRejected:
-		s.Approver = "carol"
+		s.Approver, s.DeclinedBy = "", "carol"
 		s.Reason = "declined with 👎"
 	}
 	return s
@@ -70,6 +74,17 @@ func statusCases() map[string]Status {
 	fork.ForkNote = "This PR is from a fork that does not allow edits by maintainers: `--save` results will be posted as a patch instead of committed."
 	cases["fork-note"] = fork
 	cases["huge-plan"] = hugeStatus(PhaseQueued, 1000)
+	replaced := baseStatus(PhaseSuperseded)
+	replaced.Approver, replaced.SupersededHow = "", SupersededReplaced
+	replaced.SupersededBy = "https://github.com/o/r/pull/42#issuecomment-1005"
+	cases["superseded-replaced"] = replaced
+	note := baseStatus(PhaseQueued)
+	note.RunnerNote = "No runner of pool `default` has been seen since 10:04 UTC; the job runs when one starts."
+	cases["queued-runner-note"] = note
+	one := baseStatus(PhaseRunning)
+	one.Frameworks, one.Tests, one.Rows, one.Done, one.Total = []string{"gin"}, []string{"json"}, []StatusRow{{Entry: "gin", Test: "json", Conns: 4096}}, 0, 1
+	one.Progress = "json 4096c — 1 of 1"
+	cases["running-one"] = one
 	return cases
 }
 
@@ -166,27 +181,11 @@ func TestMarker(t *testing.T) {
 }
 
 // liveSyntax returns the Markdown of a line outside code spans, with each backslash escape
-// replaced by "." so that only live syntax remains, and whether a code span is left open.
+// replaced by "·" so that only live syntax remains (mdtest.Live), and whether a backtick is
+// left live: a code span that does not close.
 func liveSyntax(line string) (string, bool) {
-	var b strings.Builder
-	code := false
-	for i := 0; i < len(line); i++ {
-		c := line[i]
-		switch {
-		case code:
-			if c == '`' {
-				code = false
-			}
-		case c == '\\' && i+1 < len(line):
-			b.WriteByte('.')
-			i++
-		case c == '`':
-			code = true
-		default:
-			b.WriteByte(c)
-		}
-	}
-	return b.String(), code
+	live := mdtest.Live(line)
+	return live, strings.Contains(live, "`")
 }
 
 func TestStatusHostileTextEscaped(t *testing.T) {
@@ -303,6 +302,131 @@ func TestFormatWait(t *testing.T) {
 	} {
 		if got := formatWait(d); got != want {
 			t.Errorf("formatWait(%v) = %q, want %q", d, got, want)
+		}
+	}
+}
+
+// TestStatusSuperseded: the superseded status says how, links to the newer request's status
+// comment, and never shows the queue's reason or an ID.
+func TestStatusSuperseded(t *testing.T) {
+	const url = "https://github.com/o/r/pull/42#issuecomment-1005"
+	for _, tt := range []struct {
+		how       SupersededHow
+		by        string
+		want, not string
+	}{
+		{SupersededReplaced, url, "Replaced by your newer request: [newer request](" + url + ").", "approved"},
+		{SupersededDisplaced, url, "A newer approved request took its waiting place: [newer request](" + url + ").", "your newer"},
+		{"", url, "A newer request took this one's place: [newer request](" + url + ").", "approved"},
+		{SupersededReplaced, "r2001", "Replaced by your newer request.", "r2001"},
+		{SupersededDisplaced, "javascript:alert(1)", "A newer approved request took its waiting place.", "javascript"},
+	} {
+		s := baseStatus(PhaseSuperseded)
+		s.SupersededHow, s.SupersededBy = tt.how, tt.by
+		s.Reason = "superseded by newer request r2001 (o/r#43 by bob)"
+		out := RenderStatus(s)
+		if !strings.Contains(out, "\n"+tt.want+"\n") {
+			t.Errorf("%q/%q: status lacks %q:\n%s", tt.how, tt.by, tt.want, out)
+		}
+		for _, bad := range []string{tt.not, "r2001", "o/r#43"} {
+			if strings.Contains(out, bad) {
+				t.Errorf("%q/%q: status contains %q:\n%s", tt.how, tt.by, bad, out)
+			}
+		}
+	}
+}
+
+// TestStatusNamesWhoEnded: cancelled and declined requests name who did it, through
+// md.Mention: a valid login is mentioned, anything else is code.
+func TestStatusNamesWhoEnded(t *testing.T) {
+	for _, tt := range []struct {
+		phase            Phase
+		cancelled, by    string
+		declined, approv string
+		want             string
+	}{
+		{PhaseCancelled, "alice", "", "", "", "Cancelled by @alice."},
+		{PhaseCancelled, "org/team", "", "", "", "Cancelled by `org/team`."},
+		{PhaseRejected, "", "", "carol", "", "Declined by @carol."},
+		{PhaseRejected, "", "", "", "dave", "Declined by @dave."},
+		{PhaseRejected, "", "", "@everyone", "", "Declined by `@\u200beveryone`."},
+	} {
+		s := baseStatus(tt.phase)
+		s.Reason = ""
+		s.CancelledBy, s.DeclinedBy, s.Approver = tt.cancelled, tt.declined, tt.approv
+		out := RenderStatus(s)
+		if !strings.Contains(out, "\n"+tt.want+"\n") {
+			t.Errorf("%s: status lacks %q:\n%s", tt.phase, tt.want, out)
+		}
+		if strings.Contains(out, "**Approved by:**") || strings.Contains(out, "**Declined by:**") {
+			t.Errorf("%s: status lists an approver:\n%s", tt.phase, out)
+		}
+	}
+	s := baseStatus(PhaseCancelled)
+	s.CancelledBy = ""
+	if out := RenderStatus(s); strings.Contains(out, "Cancelled by") {
+		t.Errorf("a cancel without a name names someone:\n%s", out)
+	}
+}
+
+// TestStatusRunnerNote: the runner note shows while the request waits or runs, only then.
+func TestStatusRunnerNote(t *testing.T) {
+	const note = "No runner of pool `default` has been seen since 10:04 UTC; the job runs when one starts."
+	for _, p := range Phases {
+		s := baseStatus(p)
+		s.RunnerNote = note + "\n<!-- hide"
+		out := RenderStatus(s)
+		shown := strings.Contains(out, "\n"+note+" &lt;!-- hide\n")
+		if want := p == PhaseQueued || p == PhaseRunning; shown != want {
+			t.Errorf("%s: runner note shown = %v, want %v:\n%s", p, shown, want, out)
+		}
+	}
+}
+
+// TestStatusDeterministic: the same Status renders to the same bytes, so the bot can skip
+// an edit that changes nothing.
+func TestStatusDeterministic(t *testing.T) {
+	for name, s := range statusCases() {
+		if a, b := RenderStatus(s), RenderStatus(s); a != b {
+			t.Errorf("%s: two renderings differ", name)
+		}
+	}
+}
+
+var oneManyRE = regexp.MustCompile(`(?:^|[^0-9.,/])1 (?:measurements|frameworks|tests|rows|minutes|runs|lines|earlier lines|advisories)\b`)
+
+// TestPlurals: a count of one takes the singular everywhere.
+func TestPlurals(t *testing.T) {
+	one := baseStatus(PhaseQueued)
+	one.Frameworks, one.Tests, one.Rows = []string{"gin"}, []string{"json"}, []StatusRow{{Entry: "gin", Test: "json", Conns: 4096}}
+	running := one
+	running.Phase, running.Done, running.Total = PhaseRunning, 0, 1
+	failed := running
+	failed.Phase = PhaseFailed
+	cut := hugeStatus(PhaseQueued, MaxPlanLines+1)
+	cut.Rows = cut.Rows[:3*MaxPlanLines+1] // the 101st plan line holds one row
+	var outs []string
+	for _, s := range []Status{one, running, failed, cut} {
+		outs = append(outs, RenderStatus(s))
+	}
+	if !strings.Contains(outs[0], "Plan: 1 measurement</summary>") {
+		t.Errorf("one row: %s", outs[0])
+	}
+	if !strings.Contains(outs[3], "… and 1 more measurement\n") {
+		t.Errorf("one row cut: %s", outs[3])
+	}
+	r := doneResults()
+	r.Report.Runs = 1
+	r.Report.Rows = r.Report.Rows[:1]
+	r.Report.Rows[0].Advisories = []string{"WARN baseline: x"}
+	r.Report.Log = r.Report.Log[:1]
+	outs = append(outs, RenderResults(r)...)
+	if !strings.Contains(outs[len(outs)-1], "best of 1 run by RPS") {
+		t.Errorf("one run: %s", outs[len(outs)-1])
+	}
+	for _, out := range outs {
+		if m := oneManyRE.FindString(out); m != "" {
+			t.Errorf("%q in:\n%s", m, out)
 		}
 	}
 }

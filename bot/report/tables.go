@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/arenabot/arenabot/bot/md"
 	"github.com/arenabot/arenabot/runner/result"
 )
 
@@ -38,7 +39,7 @@ func (b Baseline) Note() string {
 	if b.Compare == "" {
 		return fmt.Sprintf("Δ against each framework's committed results on %s.", b.Source)
 	}
-	return fmt.Sprintf("Δ against `%s`: its rows from this run where it was run too, else its committed results on %s.", escapeCode(b.Compare), b.Source)
+	return fmt.Sprintf("Δ against %s: its rows from this run where it was run too, else its committed results on %s.", md.Code(b.Compare), b.Source)
 }
 
 // Tables groups measured rows into one table per entry, in the order entries first appear,
@@ -91,16 +92,18 @@ func key(entry, profile string, conns int) string {
 	return fmt.Sprintf("%s\x00%s\x00%d", entry, profile, conns)
 }
 
-// A Reply is a whole results message.
-type Reply struct {
+// A Summary is a whole results message as `arenabot bench` prints it: a title, header
+// lines and the tables.
+type Summary struct {
 	Title    string   // "Benchmark Results"
 	Header   []string // lines under the title: what ran, the commit, the host
 	Tables   []Table
 	Baseline Baseline
 }
 
-// Render renders a reply as Markdown.
-func Render(r Reply) string {
+// Render renders a summary as Markdown. Title and Header are trusted Markdown (written by
+// the caller); everything in the tables is escaped.
+func Render(r Summary) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "## %s\n\n", r.Title)
 	for _, h := range r.Header {
@@ -115,9 +118,9 @@ func Render(r Reply) string {
 	}
 	for _, t := range r.Tables {
 		if f := t.Failures(); len(f) > 0 {
-			fmt.Fprintf(&b, "\nWhy rows of `%s` failed:\n\n", escapeCode(t.Entry))
+			fmt.Fprintf(&b, "\nWhy rows of %s failed:\n\n", md.Code(t.Entry))
 			for _, line := range f {
-				b.WriteString("- " + escapeText(line) + "\n")
+				b.WriteString("- " + md.Text(line) + "\n")
 			}
 		}
 	}
@@ -125,7 +128,7 @@ func Render(r Reply) string {
 		if len(t.Advisories) > 0 {
 			fmt.Fprintf(&b, "\n%s\n\n", AdvisoryHeadline(t))
 			for _, line := range t.Advisories {
-				b.WriteString("- " + escapeText(line) + "\n")
+				b.WriteString("- " + md.Text(line) + "\n")
 			}
 		}
 	}
@@ -135,10 +138,6 @@ func Render(r Reply) string {
 // AdvisoryHeadline is the one line above an entry's advisories: "⚠️ 3 advisories for
 // `nethttp`: …".
 func AdvisoryHeadline(t Table) string {
-	n := len(t.Advisories)
-	word := "advisories"
-	if n == 1 {
-		word = "advisory"
-	}
-	return fmt.Sprintf("⚠️ %d %s for `%s`: checks beyond the arena's contract (RFC conformance, good practice) that it missed; they do not stop a measurement, and `arenabot validate --strict` makes them failures.", n, word, escapeCode(t.Entry))
+	return fmt.Sprintf("⚠️ %s for %s: checks beyond the arena's contract (RFC conformance, good practice) that it missed; they do not stop a measurement, and `arenabot validate --strict` makes them failures.",
+		md.Plural(len(t.Advisories), "advisory", "advisories"), md.Code(t.Entry))
 }
