@@ -39,18 +39,16 @@ func TestClosedPullRequest(t *testing.T) {
 	}
 }
 
-// TestSupersededLinksToNewer: a newer pending request replaces the older one, whose status
-// comment links to the newer one's.
+// TestSupersededLinksToNewer: a newer pending request of the same requester replaces the
+// older one, whose status comment and final reply link to the newer one.
 func TestSupersededLinksToNewer(t *testing.T) {
 	e := setup(t)
-	e.comment("carol", "/benchmark -f nethttp -t baseline")
+	older := e.comment("carol", "/benchmark -f nethttp -t baseline")
 	e.comment("carol", "/benchmark -f nethttp -t json")
-	cs := e.botComments()
-	if len(cs) != 2 {
-		t.Fatalf("bot comments = %d, want 2 status comments", len(cs))
-	}
 	want := "https://github.com/" + repo + "/pull/"
-	if !strings.Contains(cs[0].Body, want) || !strings.Contains(cs[0].Body, "#issuecomment-") {
-		t.Errorf("the superseded status comment does not link to the newer request:\n%s", cs[0].Body)
+	for _, body := range []string{e.statusOf(older).Body, e.oneEnding(requestID(older), "carol", "superseded").Body} {
+		if !strings.Contains(body, want) || !strings.Contains(body, "#issuecomment-") {
+			t.Errorf("the superseded request does not link to the newer one:\n%s", body)
+		}
 	}
 }

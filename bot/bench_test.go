@@ -74,9 +74,15 @@ func (e *benchEnv) run(tb testing.TB) {
 		defer close(done)
 		_ = e.bot.Run(ctx)
 	}()
+	events := make(chan struct{})
+	go func() {
+		defer close(events)
+		_ = e.bot.RunEvents(ctx, "bench")
+	}()
 	tb.Cleanup(func() {
 		cancel()
 		<-done
+		<-events
 	})
 }
 
@@ -254,7 +260,7 @@ func BenchmarkWebhookToAck(b *testing.B) {
 					b.Fatalf("delivery %d: %d %s", i, w.Code, w.Body)
 				}
 				lat = append(lat, clock.wait(b, id, n).Sub(start))
-				e.bot.inflight.Wait()
+				e.bot.Intake.inflight.Wait()
 			}
 			b.StopTimer()
 			if js, _ := e.q.List(context.Background(), queue.Filter{}); len(js) == 0 {

@@ -50,7 +50,8 @@ func (e *env) advance(d time.Duration) {
 
 func setup(t *testing.T) *env {
 	t.Helper()
-	e := &env{t: t, gh: githubtest.New(t), q: queue.NewMemory(queue.Options{}), now: time.Date(2026, 1, 6, 10, 0, 0, 0, time.UTC)}
+	e := &env{t: t, gh: githubtest.New(t), now: time.Date(2026, 1, 6, 10, 0, 0, 0, time.UTC)}
+	e.q = queue.NewMemory(queue.Options{Now: e.clock}) // the bot's clock: expiry follows it
 	e.gh.AddRepo("octo", "arena")
 	e.gh.AddPR(repo, githubtest.PR{Number: prNum, HeadSHA: sha1, HeadRef: "feature", User: "alice", Files: []string{"frameworks/nethttp/main.go"}})
 	for _, fw := range []string{"nethttp", "gin"} {
@@ -73,7 +74,8 @@ func setup(t *testing.T) *env {
 	return e
 }
 
-// comment posts body as user on the fake and hands the event to the bot.
+// comment posts body as user on the fake, hands the event to the bot and lets the
+// reporter handle what followed.
 func (e *env) comment(user, body string) int64 {
 	e.t.Helper()
 	id := e.gh.AddComment(repo, prNum, user, body)
@@ -81,16 +83,56 @@ func (e *env) comment(user, body string) int64 {
 	if err := e.bot.HandleComment(e.t.Context(), c); err != nil {
 		e.t.Fatalf("HandleComment(%q): %v", body, err)
 	}
+	e.settle()
 	return id
 }
 
-func (e *env) jobs() []queue.Job {
+// settle has the reporter handle every event published so far, through consumer "test".
+func (e *env) settle() {
+	e.t.Helper()
+	for {
+		n, err := e.bot.HandleEvents(e.t.Context(), "test", 0)
+		if err != nil {
+			e.t.Fatalf("HandleEvents: %v", err)
+		}
+		if n == 0 {
+			return
+		}
+	}
+}
+
+// records returns every record of the queue.
+func (e *env) records() []queue.Job {
 	e.t.Helper()
 	js, err := e.q.List(e.t.Context(), queue.Filter{})
 	if err != nil {
 		e.t.Fatal(err)
 	}
 	return js
+}
+
+// jobs returns the records that were approved.
+func (e *env) jobs() []queue.Job {
+	e.t.Helper()
+	var out []queue.Job
+	for _, j := range e.records() {
+		if !j.Approved.IsZero() {
+			out = append(out, j)
+		}
+	}
+	return out
+}
+
+// pending returns the records awaiting approval.
+func (e *env) pending() []queue.Job {
+	e.t.Helper()
+	var out []queue.Job
+	for _, j := range e.records() {
+		if j.State == queue.AwaitingApproval {
+			out = append(out, j)
+		}
+	}
+	return out
 }
 
 // botComments returns the bot's comments on the PR.
@@ -113,20 +155,12 @@ func (e *env) onlyStatus() githubtest.Comment {
 	return cs[0]
 }
 
-func (e *env) pending() []Request {
-	e.t.Helper()
-	rs, err := e.bot.Pending().List(e.t.Context())
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	return rs
-}
-
 func (e *env) poll() {
 	e.t.Helper()
 	if err := e.bot.PollOnce(e.t.Context()); err != nil {
 		e.t.Fatal(err)
 	}
+	e.settle()
 }
 
 func TestCollaboratorRequestIsQueued(t *testing.T) {
@@ -137,8 +171,14 @@ func TestCollaboratorRequestIsQueued(t *testing.T) {
 		t.Errorf("reactions = %+v, want one 👀 by the bot", rs)
 	}
 	st := e.onlyStatus()
-	if !strings.Contains(st.Body, "Benchmark queued") || st.Edits != 1 {
+	if !strings.Contains(st.Body, "Benchmark queued") || st.Edits != 0 {
 		t.Errorf("status (edits %d) = %s", st.Edits, st.Body)
+	}
+	// Its first post already says it is approved: it never asks for approval.
+	for _, c := range e.gh.CallsTo("POST", "/repos/octo/arena/issues/42/comments") {
+		if strings.Contains(string(c.Body), "awaiting approval") || strings.Contains(string(c.Body), "approves by reacting") {
+			t.Errorf("a maintainer's request was posted as awaiting approval: %s", c.Body)
+		}
 	}
 	js := e.jobs()
 	if len(js) != 1 {
@@ -236,29 +276,31 @@ func TestRequesterWithWriteMayApproveOwn(t *testing.T) {
 
 func TestThumbsDownRejects(t *testing.T) {
 	e := setup(t)
-	e.comment("alice", "/benchmark -f nethttp -t baseline")
+	cmd := e.comment("alice", "/benchmark -f nethttp -t baseline")
 	st := e.onlyStatus()
 	e.gh.React(repo, st.ID, "bob", "-1")
 	e.poll()
 	if len(e.jobs()) != 0 || len(e.pending()) != 0 {
 		t.Fatalf("jobs %+v, pending %+v", e.jobs(), e.pending())
 	}
-	if got := e.onlyStatus(); !strings.Contains(got.Body, "declined") {
+	if got := e.statusOf(cmd); !strings.Contains(got.Body, "declined") {
 		t.Errorf("status = %s", got.Body)
 	}
+	e.oneEnding(requestID(cmd), "alice", "declined")
 }
 
 func TestExpiry(t *testing.T) {
 	e := setup(t)
-	e.comment("alice", "/benchmark -f nethttp -t baseline")
+	cmd := e.comment("alice", "/benchmark -f nethttp -t baseline")
 	e.advance(DefaultApprovalTTL + time.Minute)
 	e.poll()
 	if len(e.jobs()) != 0 || len(e.pending()) != 0 {
 		t.Fatalf("jobs %+v, pending %+v", e.jobs(), e.pending())
 	}
-	if got := e.onlyStatus(); !strings.Contains(got.Body, "expired") {
+	if got := e.statusOf(cmd); !strings.Contains(got.Body, "expired") {
 		t.Errorf("status = %s", got.Body)
 	}
+	e.oneEnding(requestID(cmd), "alice", "expired")
 }
 
 func TestSynchronizeKeepsAckedSHA(t *testing.T) {
@@ -269,6 +311,7 @@ func TestSynchronizeKeepsAckedSHA(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	e.settle()
 	if got := e.onlyStatus(); !strings.Contains(got.Body, sha2[:12]) || !strings.Contains(got.Body, sha1[:12]) {
 		t.Errorf("status = %s", got.Body)
 	}
@@ -448,7 +491,7 @@ func TestWebhook(t *testing.T) {
 	if w := e.deliver("issue_comment", "d1", payload, hook.Sign([]byte("wrong"), payload)); w.Code != http.StatusUnauthorized {
 		t.Errorf("bad signature: %d", w.Code)
 	}
-	e.bot.inflight.Wait()
+	e.wait()
 	if calls := e.gh.Calls(); len(calls) != 0 || len(e.jobs()) != 0 {
 		t.Fatalf("refused deliveries had effects: %+v", calls)
 	}
@@ -456,7 +499,7 @@ func TestWebhook(t *testing.T) {
 	if w := e.deliver("issue_comment", "d1", payload, sig); w.Code != http.StatusAccepted {
 		t.Fatalf("first delivery: %d %s", w.Code, w.Body)
 	}
-	e.bot.inflight.Wait()
+	e.wait()
 	if js := e.jobs(); len(js) != 1 || js[0].SHA != sha1 {
 		t.Fatalf("jobs = %+v", js)
 	}
@@ -465,7 +508,7 @@ func TestWebhook(t *testing.T) {
 	if w.Code != http.StatusOK || !strings.Contains(w.Body.String(), "duplicate") {
 		t.Errorf("replay: %d %s", w.Code, w.Body)
 	}
-	e.bot.inflight.Wait()
+	e.wait()
 	if n := len(e.gh.Calls()); n != calls || len(e.jobs()) != 1 {
 		t.Errorf("replay had effects: %d calls (was %d), jobs %+v", n, calls, e.jobs())
 	}
@@ -480,7 +523,7 @@ func TestWebhook(t *testing.T) {
 			t.Errorf("payload %d: %d", i, w.Code)
 		}
 	}
-	e.bot.inflight.Wait()
+	e.wait()
 	if n := len(e.gh.Calls()); n != calls || len(e.jobs()) != 1 {
 		t.Errorf("ignored comments had effects: %d calls (was %d)", n, calls)
 	}
@@ -493,4 +536,12 @@ func TestWebhook(t *testing.T) {
 	if w := e.deliver("check_run", "o1", other, hook.Sign([]byte(secret), other)); w.Code != http.StatusAccepted {
 		t.Errorf("other: %d", w.Code)
 	}
+}
+
+// wait waits until the deliveries pushed to the inbox are handled, then settles the
+// reporter.
+func (e *env) wait() {
+	e.t.Helper()
+	e.bot.Intake.inflight.Wait()
+	e.settle()
 }

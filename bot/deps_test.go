@@ -10,7 +10,7 @@ func TestDeps(t *testing.T) {
 	deptest.Check(t, deptest.Rules{
 		Module: []string{
 			"frameworks", "queue", "runner/profile", "runner/result",
-			"bot/command", "bot/hook", "bot/ghapi", "bot/plan", "bot/report",
+			"bot/command", "bot/hook", "bot/ghapi", "bot/md", "bot/plan", "bot/report",
 		},
 		Banned: map[string]string{
 			"github.com/arenabot/arenabot/runner":        "the bot imports only the runner's data packages",

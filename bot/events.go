@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/arenabot/arenabot/bot/ghapi"
@@ -44,7 +46,23 @@ func LaneName(consumer string, i int) string {
 	return consumer + "~" + strconv.Itoa(i)
 }
 
-// eventState is what the event loop remembers between passes; Bot.evMu guards it.
+// Reporter consumes the queue's event stream and is the one writer of the status comments
+// and the final replies (see RunEvents).
+type Reporter struct {
+	*core
+	// evMu serialises the passes over the event stream (HandleEvents) and guards ev.
+	evMu sync.Mutex
+	ev   eventState
+}
+
+func newReporter(c *core) *Reporter { return &Reporter{core: c, ev: newEventState()} }
+
+// NewReporter returns the reporter alone, for a process that only reports.
+func NewReporter(cfg Config, gh GitHub, q queue.Queue, log *slog.Logger) *Reporter {
+	return New(cfg, gh, q, log).Reporter
+}
+
+// eventState is what the event loop remembers between passes; Reporter.evMu guards it.
 type eventState struct {
 	// read marks the lanes whose un-acknowledged deliveries were read since the start (or
 	// since an ack on them failed).
@@ -53,8 +71,14 @@ type eventState struct {
 	parked map[parkKey]*parked
 	// jobs holds the running jobs' progress.
 	jobs map[string]*jobProgress
+	// dirty holds the open records whose status comment is to be rendered again, with
+	// when: at once for a transition, after Config.ProgressEvery for progress, later
+	// again after a failed write.
+	dirty map[string]*dirtyJob
 	// ended holds the jobs whose final reply was posted, with when.
 	ended map[string]time.Time
+	// swept is Config.Now at the last sweep over the open records.
+	swept time.Time
 }
 
 type parkKey struct{ lane, id string }
@@ -72,15 +96,22 @@ type parked struct {
 	err   error
 }
 
-// jobProgress is the status comment of a running job as the event loop last saw it.
+// jobProgress is what the runner said of a running job.
 type jobProgress struct {
-	job       queue.Job
-	status    report.Status // the latest status to show
-	shown     bool          // the comment shows status
-	lastEdit  time.Time     // Config.Now of the last edit attempt
-	done      int           // rows finished at the last progress event
-	rowsSince int           // row events since the last progress event
-	updated   time.Time     // Config.Now of the last event
+	entries   int       // frameworks the job measures
+	progress  string    // "baseline 4096c — 3 of 24"
+	done      int       // rows finished
+	total     int       // rows in all
+	base      int       // rows finished at the last progress event
+	rowsSince int       // row events since the last progress event
+	lastEdit  time.Time // Config.Now of the last progress edit attempt
+	updated   time.Time // Config.Now of the last event
+}
+
+// dirtyJob is a status comment to render again.
+type dirtyJob struct {
+	due      time.Time
+	failures int
 }
 
 func newEventState() eventState {
@@ -88,6 +119,7 @@ func newEventState() eventState {
 		read:   map[string]bool{},
 		parked: map[parkKey]*parked{},
 		jobs:   map[string]*jobProgress{},
+		dirty:  map[string]*dirtyJob{},
 		ended:  map[string]time.Time{},
 	}
 }
@@ -106,14 +138,17 @@ func (st *eventState) lanePending(lane string, now time.Time) (holds, due bool) 
 }
 
 // RunEvents consumes the queue's event stream until ctx is done and returns ctx's error.
-// It edits the status comments of running jobs (at most every Config.ProgressEvery per
-// job) and posts the one final reply of every job that ends (see HandleEvents). consumer
-// is a name stable across restarts ("arenabot", the host name), so the deliveries a
-// previous run read and did not acknowledge are handled again: handling is idempotent.
+// It renders the status comment of every open request from its record after each of its
+// events (a running job's progress at most every Config.ProgressEvery), and posts the one
+// final reply of every request that ends (see HandleEvents). consumer is a name stable
+// across restarts ("arenabot", the host name), so the deliveries a previous run read and
+// did not acknowledge are handled again: handling is idempotent.
 //
-// Acknowledgement: an event is acknowledged once handled. Progress, row, started and
-// retried events are acknowledged even when their edit failed (a later event or the
-// final reply edits the comment again). A final event whose reply or status edit failed
+// Acknowledgement: an event is acknowledged once handled. The events of open requests
+// are acknowledged at once: their status comment is marked to be rendered, and a failed
+// write is retried with backoff until it lands; every Config.SweepEvery every open record
+// is rendered again, so a comment converges on its record even after a lost event or a
+// restart (an unchanged rendering writes nothing). A final event whose reply or status edit failed
 // stays unacknowledged and is tried again after Config.FinalRetry, doubling up to
 // MaxFinalRetry, for up to Config.FinalRetryFor; a failure that retrying cannot mend (the
 // pull request or the comment is gone: ghapi.ErrNotFound) is logged and acknowledged.
@@ -125,7 +160,7 @@ func (st *eventState) lanePending(lane string, now time.Time) (holds, due bool) 
 // holds none. Only when every lane holds one (GitHub refusing replies for that long) do
 // new events wait; each lane is freed by a success, a permanent failure or
 // Config.FinalRetryFor. At start every lane's unacknowledged deliveries are read first.
-func (b *Bot) RunEvents(ctx context.Context, consumer string) error {
+func (rp *Reporter) RunEvents(ctx context.Context, consumer string) error {
 	if consumer == "" {
 		return errors.New("events: empty consumer name")
 	}
@@ -134,14 +169,14 @@ func (b *Bot) RunEvents(ctx context.Context, consumer string) error {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		_, err := b.HandleEvents(ctx, consumer, b.nextEventWait())
+		_, err := rp.HandleEvents(ctx, consumer, rp.nextEventWait())
 		if err == nil || ctx.Err() != nil {
 			failures = 0
 			continue
 		}
 		failures++
 		wait := min(time.Second<<min(failures-1, 5), 30*time.Second)
-		b.log.Error("events", "consumer", consumer, "err", err, "wait", wait)
+		rp.log.Error("events", "consumer", consumer, "err", err, "wait", wait)
 		if sleepCtx(ctx, wait) != nil {
 			return ctx.Err()
 		}
@@ -155,27 +190,27 @@ func (b *Bot) RunEvents(ctx context.Context, consumer string) error {
 // stream order, and edits the status comments whose throttled progress is due. An error
 // means the queue could not be read or acknowledged; GitHub failures are logged, or park
 // their event.
-func (b *Bot) HandleEvents(ctx context.Context, consumer string, block time.Duration) (int, error) {
-	b.evMu.Lock()
-	defer b.evMu.Unlock()
-	st := &b.ev
+func (rp *Reporter) HandleEvents(ctx context.Context, consumer string, block time.Duration) (int, error) {
+	rp.evMu.Lock()
+	defer rp.evMu.Unlock()
+	st := &rp.ev
 	n := 0
 	free := ""
 	for i := range EventLanes {
 		lane := LaneName(consumer, i)
-		holds, due := st.lanePending(lane, b.cfg.Now())
+		holds, due := st.lanePending(lane, rp.cfg.Now())
 		if !st.read[lane] || due {
-			ds, err := b.q.Events(ctx, EventGroup, lane, eventBatch, 0)
+			ds, err := rp.q.Events(ctx, EventGroup, lane, eventBatch, 0)
 			if err != nil {
 				return n, fmt.Errorf("events of %s: %w", lane, err)
 			}
 			st.read[lane] = true
-			m, err := b.handleBatch(ctx, lane, ds)
+			m, err := rp.handleBatch(ctx, lane, ds)
 			n += m
 			if err != nil {
 				return n, err
 			}
-			holds, _ = st.lanePending(lane, b.cfg.Now())
+			holds, _ = st.lanePending(lane, rp.cfg.Now())
 		}
 		if !holds && free == "" {
 			free = lane
@@ -183,42 +218,42 @@ func (b *Bot) HandleEvents(ctx context.Context, consumer string, block time.Dura
 	}
 	if free == "" {
 		// Every lane holds a final event that waits for its retry.
-		if err := sleepCtx(ctx, min(block, b.nextEventWaitLocked())); err != nil {
+		if err := sleepCtx(ctx, min(block, rp.nextEventWaitLocked())); err != nil {
 			return n, err
 		}
 	} else {
-		ds, err := b.q.Events(ctx, EventGroup, free, eventBatch, block)
+		ds, err := rp.q.Events(ctx, EventGroup, free, eventBatch, block)
 		if err != nil {
 			return n, fmt.Errorf("events of %s: %w", free, err)
 		}
-		m, err := b.handleBatch(ctx, free, ds)
+		m, err := rp.handleBatch(ctx, free, ds)
 		n += m
 		if err != nil {
 			return n, err
 		}
 	}
-	b.flushProgress(ctx)
+	rp.flush(ctx)
 	return n, nil
 }
 
 // handleBatch handles deliveries read through lane, in order, acknowledging each one that
 // is done with.
-func (b *Bot) handleBatch(ctx context.Context, lane string, ds []queue.Delivery) (int, error) {
+func (rp *Reporter) handleBatch(ctx context.Context, lane string, ds []queue.Delivery) (int, error) {
 	n := 0
 	for _, d := range ds {
 		if ctx.Err() != nil {
 			return n, ctx.Err()
 		}
-		ack, handled := b.handleDelivery(ctx, lane, d)
+		ack, handled := rp.handleDelivery(ctx, lane, d)
 		if handled {
 			n++
 		}
 		if !ack {
 			continue
 		}
-		if err := b.q.Ack(ctx, EventGroup, d.ID); err != nil {
+		if err := rp.q.Ack(ctx, EventGroup, d.ID); err != nil {
 			// Read the lane's pending deliveries again next pass; handling is idempotent.
-			b.ev.read[lane] = false
+			rp.ev.read[lane] = false
 			return n, fmt.Errorf("ack %s: %w", d.ID, err)
 		}
 	}
@@ -228,19 +263,20 @@ func (b *Bot) handleBatch(ctx context.Context, lane string, ds []queue.Delivery)
 // finalKinds are the events that end a job.
 var finalKinds = map[string]bool{
 	queue.EventOutcome: true, queue.EventSuperseded: true, queue.EventCancelled: true, queue.EventLost: true,
+	queue.EventRejected: true, queue.EventExpired: true,
 }
 
 // handleDelivery handles one delivery and says whether to acknowledge it; handled is
 // false for a parked event whose retry is not due.
-func (b *Bot) handleDelivery(ctx context.Context, lane string, d queue.Delivery) (ack, handled bool) {
-	st := &b.ev
+func (rp *Reporter) handleDelivery(ctx context.Context, lane string, d queue.Delivery) (ack, handled bool) {
+	st := &rp.ev
 	if !finalKinds[d.Kind] {
-		b.handleRunning(ctx, d)
+		rp.handleRunning(ctx, d)
 		return true, true
 	}
 	key := parkKey{lane, d.ID}
 	p := st.parked[key]
-	now := b.cfg.Now()
+	now := rp.cfg.Now()
 	if p != nil && now.Before(p.next) {
 		return false, false
 	}
@@ -249,25 +285,31 @@ func (b *Bot) handleDelivery(ctx context.Context, lane string, d queue.Delivery)
 	}
 	var j queue.Job
 	if err := json.Unmarshal(d.Data, &j); err != nil || j.ID == "" {
-		b.log.Error("event: undecodable job dropped", "event", d.ID, "kind", d.Kind, "job", d.Job, "err", err)
+		rp.log.Error("event: undecodable job dropped", "event", d.ID, "kind", d.Kind, "job", d.Job, "err", err)
 		delete(st.parked, key)
 		return true, true
 	}
 	fctx, cancel := context.WithTimeout(ctx, finalTimeout)
 	defer cancel()
-	saved, err := b.finalReply(fctx, d.Kind, j, p)
+	// The record as it is now: it ended, so only what the bot amends (its status
+	// comment) may be newer than the event's snapshot.
+	if cur, err := rp.q.Get(fctx, j.ID); err == nil && cur.State.Terminal() {
+		j = cur
+	}
+	saved, err := rp.finalReply(fctx, d.Kind, j, p)
 	p.attempt++
 	switch {
 	case err == nil:
 		delete(st.parked, key)
 		st.ended[j.ID] = now
 		delete(st.jobs, j.ID)
+		delete(st.dirty, j.ID)
 		return true, true
 	case ctx.Err() != nil:
 		// Stopping: the delivery stays pending and is handled by the next run.
 		return false, true
 	case errors.Is(err, ghapi.ErrNotFound):
-		b.log.Error("final reply impossible, event dropped", "job", j.ID, "kind", d.Kind, "repo", j.Repo, "pr", j.PR, "err", err)
+		rp.log.Error("final reply impossible, event dropped", "job", j.ID, "kind", d.Kind, "repo", j.Repo, "pr", j.PR, "err", err)
 		delete(st.parked, key)
 		st.ended[j.ID] = now
 		delete(st.jobs, j.ID)
@@ -276,154 +318,169 @@ func (b *Bot) handleDelivery(ctx context.Context, lane string, d queue.Delivery)
 	if p.first.IsZero() {
 		p.first = now
 	}
-	if now.Sub(p.first) >= b.cfg.FinalRetryFor {
-		b.log.Error("final reply given up", "job", j.ID, "kind", d.Kind, "repo", j.Repo, "pr", j.PR,
+	if now.Sub(p.first) >= rp.cfg.FinalRetryFor {
+		rp.log.Error("final reply given up", "job", j.ID, "kind", d.Kind, "repo", j.Repo, "pr", j.PR,
 			"attempts", p.attempt, "err", err)
 		delete(st.parked, key)
 		return true, true
 	}
-	wait := min(b.cfg.FinalRetry<<min(p.attempt-1, 20), MaxFinalRetry)
+	wait := min(rp.cfg.FinalRetry<<min(p.attempt-1, 20), MaxFinalRetry)
 	p.next, p.err, p.saved = now.Add(wait), err, saved
 	st.parked[key] = p
-	b.log.Warn("final reply failed, will retry", "job", j.ID, "kind", d.Kind, "lane", lane,
+	rp.log.Warn("final reply failed, will retry", "job", j.ID, "kind", d.Kind, "lane", lane,
 		"attempt", p.attempt, "wait", wait, "err", err)
 	return false, true
 }
 
-// handleRunning handles the events of a job that has not ended: started, progress, row,
-// retried. Failures are logged: a later event edits the comment again.
-func (b *Bot) handleRunning(ctx context.Context, d queue.Delivery) {
-	ctx, cancel := context.WithTimeout(ctx, b.cfg.EventTimeout)
-	defer cancel()
-	st := &b.ev
-	now := b.cfg.Now()
+// handleRunning handles the events of a job that has not ended: submitted, queued,
+// updated, started, retried, progress and row. Each marks the job's status comment to be
+// rendered again from its record: at once for a transition (and then the queued jobs of
+// its pool, whose places changed), after Config.ProgressEvery for progress.
+func (rp *Reporter) handleRunning(ctx context.Context, d queue.Delivery) {
+	st := &rp.ev
+	now := rp.cfg.Now()
 	switch d.Kind {
-	case queue.EventStarted, queue.EventRetried:
-		var j queue.Job
-		if err := json.Unmarshal(d.Data, &j); err != nil || j.ID == "" {
-			b.log.Error("event: undecodable job", "event", d.ID, "kind", d.Kind, "err", err)
-			return
-		}
-		s := runningStatus(j)
-		switch {
-		case d.Kind == queue.EventRetried:
-			s.Progress = j.Reason
-			if s.Progress == "" {
-				s.Progress = queue.ReasonRetried
+	case queue.EventSubmitted, queue.EventQueued, queue.EventUpdated, queue.EventStarted, queue.EventRetried:
+		if d.Kind == queue.EventStarted || d.Kind == queue.EventRetried {
+			var j queue.Job
+			_ = json.Unmarshal(d.Data, &j)
+			jp := &jobProgress{entries: len(j.Frameworks), updated: now}
+			if d.Kind == queue.EventRetried {
+				jp.progress = queue.ReasonRetried
 			}
-		case j.Attempt > 1:
-			s.Progress = "second attempt: the runner stopped responding during the first"
+			st.jobs[d.Job] = jp
 		}
-		jp := &jobProgress{job: j, status: s, updated: now}
-		st.jobs[j.ID] = jp
-		b.showProgress(ctx, jp, now)
+		rp.markDirty(d.Job, now)
+		if d.Kind != queue.EventSubmitted && d.Kind != queue.EventUpdated {
+			rp.markPool(ctx, d, now)
+		}
 	case queue.EventProgress:
 		var p result.Progress
 		if err := json.Unmarshal(d.Data, &p); err != nil {
-			b.log.Error("event: undecodable progress", "event", d.ID, "job", d.Job, "err", err)
+			rp.log.Error("event: undecodable progress", "event", d.ID, "job", d.Job, "err", err)
 			return
 		}
-		jp := b.progressOf(ctx, d.Job, now)
+		jp := rp.progressOf(ctx, d.Job, now)
 		if jp == nil {
 			return
 		}
-		jp.status.Progress = progressText(jp.job, p)
-		jp.status.Total = p.Rows
-		jp.done, jp.rowsSince = p.Done, 0
-		jp.status.Done = min(max(p.Done, 0), max(p.Rows, 0))
-		jp.shown, jp.updated = false, now
-		if !now.Before(jp.lastEdit.Add(b.cfg.ProgressEvery)) {
-			b.showProgress(ctx, jp, now)
-		}
+		jp.progress = progressText(jp.entries, p)
+		jp.total = p.Rows
+		jp.base, jp.rowsSince = p.Done, 0
+		jp.done = min(max(p.Done, 0), max(p.Rows, 0))
+		jp.updated = now
+		rp.markDirty(d.Job, jp.lastEdit.Add(rp.cfg.ProgressEvery))
 	case queue.EventRow:
-		var r result.Row
-		if err := json.Unmarshal(d.Data, &r); err != nil {
-			b.log.Error("event: undecodable row", "event", d.ID, "job", d.Job, "err", err)
-			return
-		}
-		jp := b.progressOf(ctx, d.Job, now)
+		jp := rp.progressOf(ctx, d.Job, now)
 		if jp == nil {
 			return
 		}
 		// A row event follows the progress event of its row: one more row finished.
 		jp.rowsSince++
-		if done := min(jp.done+jp.rowsSince, jp.status.Total); done > jp.status.Done {
-			jp.status.Done = done
-			jp.shown = false
+		if done := min(jp.base+jp.rowsSince, jp.total); done > jp.done {
+			jp.done = done
+			rp.markDirty(d.Job, jp.lastEdit.Add(rp.cfg.ProgressEvery))
 		}
 		jp.updated = now
 	default:
-		b.log.Debug("event ignored", "event", d.ID, "kind", d.Kind, "job", d.Job)
+		rp.log.Debug("event ignored", "event", d.ID, "kind", d.Kind, "job", d.Job)
 	}
 }
 
-// progressOf returns the progress of a running job, reading the job from the queue when
-// the event loop has not seen it start (a restart mid-run); nil when it has ended.
-func (b *Bot) progressOf(ctx context.Context, id string, now time.Time) *jobProgress {
-	st := &b.ev
+// markDirty asks for j's status comment to be rendered again at due (or earlier, when
+// it was asked for earlier already).
+func (rp *Reporter) markDirty(id string, due time.Time) {
+	if _, ok := rp.ev.ended[id]; ok {
+		return
+	}
+	if dj := rp.ev.dirty[id]; dj != nil {
+		if due.Before(dj.due) && dj.failures == 0 {
+			dj.due = due
+		}
+		return
+	}
+	rp.ev.dirty[id] = &dirtyJob{due: due}
+}
+
+// markPool marks the queued jobs of the pool of the event's job: their places changed.
+func (rp *Reporter) markPool(ctx context.Context, d queue.Delivery, now time.Time) {
+	var j queue.Job
+	if err := json.Unmarshal(d.Data, &j); err != nil || j.Pool == "" {
+		return
+	}
+	js, err := rp.q.List(ctx, queue.Filter{Pool: j.Pool, States: []queue.State{queue.Queued}})
+	if err != nil {
+		rp.log.Warn("list queued", "pool", j.Pool, "err", err)
+		return
+	}
+	for _, o := range js {
+		if o.ID != j.ID {
+			rp.markDirty(o.ID, now)
+		}
+	}
+}
+
+// progressOf returns the progress of a running job, nil when it has ended.
+func (rp *Reporter) progressOf(ctx context.Context, id string, now time.Time) *jobProgress {
+	st := &rp.ev
 	if _, ok := st.ended[id]; ok {
 		return nil
 	}
 	if jp := st.jobs[id]; jp != nil {
 		return jp
 	}
-	j, err := b.q.Get(ctx, id)
-	if err != nil {
-		b.log.Warn("event of an unknown job", "job", id, "err", err)
+	// A restart mid-run: read the record once.
+	j, err := rp.q.Get(ctx, id)
+	if err != nil || j.State.Terminal() {
 		return nil
 	}
-	if j.State.Terminal() {
-		return nil
-	}
-	jp := &jobProgress{job: j, status: runningStatus(j), updated: now}
-	st.jobs[j.ID] = jp
+	jp := &jobProgress{entries: len(j.Frameworks), updated: now}
+	st.jobs[id] = jp
 	return jp
 }
 
-// runningStatus is the status of a job that runs, before any progress.
-func runningStatus(j queue.Job) report.Status {
-	s := jobStatus(j, report.PhaseRunning)
-	s.Reason = ""
-	if s.Approver == "" {
-		s.Approver = j.Requester // as approve shows a request its requester could approve
+// flush renders the status comments that are due, and forgets idle state. Every
+// Config.SweepEvery it first marks every open record, so that a comment converges on its
+// record after any failure, lost event or restart; rendering an unchanged state writes
+// nothing.
+func (rp *Reporter) flush(ctx context.Context) {
+	st := &rp.ev
+	now := rp.cfg.Now()
+	if st.swept.IsZero() || !now.Before(st.swept.Add(rp.cfg.SweepEvery)) {
+		st.swept = now
+		js, err := rp.q.List(ctx, queue.Filter{States: []queue.State{queue.AwaitingApproval, queue.Queued, queue.Running}})
+		if err != nil {
+			rp.log.Warn("sweep", "err", err)
+		}
+		for _, j := range js {
+			rp.markDirty(j.ID, now)
+		}
 	}
-	return s
-}
-
-// showProgress edits a running job's status comment to jp.status, unless the job ended
-// meanwhile: no progress edit ever follows the final one.
-func (b *Bot) showProgress(ctx context.Context, jp *jobProgress, now time.Time) {
-	jp.lastEdit = now
-	if _, ok := b.ev.ended[jp.job.ID]; ok {
-		return
+	for id, dj := range st.dirty {
+		if now.Before(dj.due) {
+			continue
+		}
+		ectx, cancel := context.WithTimeout(ctx, rp.cfg.EventTimeout)
+		err := rp.show(ectx, id)
+		cancel()
+		if jp := st.jobs[id]; jp != nil {
+			jp.lastEdit = now
+		}
+		if err != nil {
+			if ctx.Err() != nil {
+				return
+			}
+			dj.failures++
+			wait := min(rp.cfg.ProgressEvery<<min(dj.failures-1, 10), time.Minute)
+			dj.due = now.Add(wait)
+			rp.log.Warn("status comment", "job", id, "attempt", dj.failures, "retry_in", wait, "err", err)
+			continue
+		}
+		delete(st.dirty, id)
 	}
-	if j, err := b.q.Get(ctx, jp.job.ID); err == nil && j.State.Terminal() {
-		return // its final event follows
-	}
-	if jp.job.StatusCommentID == 0 {
-		jp.shown = true
-		return
-	}
-	if err := b.gh.EditComment(ctx, jp.job.InstallationID, jp.job.Repo, jp.job.StatusCommentID, report.RenderStatus(jp.status)); err != nil {
-		b.log.Warn("edit status comment", "job", jp.job.ID, "comment", jp.job.StatusCommentID, "err", err)
-		return // shown stays false: tried again after ProgressEvery
-	}
-	jp.shown = true
-}
-
-// flushProgress shows the progress that waited for its interval, and forgets idle jobs.
-func (b *Bot) flushProgress(ctx context.Context) {
-	st := &b.ev
-	now := b.cfg.Now()
 	for id, jp := range st.jobs {
 		if now.Sub(jp.updated) > forgetAfter {
 			delete(st.jobs, id)
-			continue
-		}
-		if !jp.shown && !now.Before(jp.lastEdit.Add(b.cfg.ProgressEvery)) {
-			ectx, cancel := context.WithTimeout(ctx, b.cfg.EventTimeout)
-			b.showProgress(ectx, jp, now)
-			cancel()
 		}
 	}
 	for id, t := range st.ended {
@@ -435,21 +492,19 @@ func (b *Bot) flushProgress(ctx context.Context) {
 
 // nextEventWait is how long the next pass may block: until throttled progress or a
 // parked event is due, at most maxEventWait.
-func (b *Bot) nextEventWait() time.Duration {
-	b.evMu.Lock()
-	defer b.evMu.Unlock()
-	return b.nextEventWaitLocked()
+func (rp *Reporter) nextEventWait() time.Duration {
+	rp.evMu.Lock()
+	defer rp.evMu.Unlock()
+	return rp.nextEventWaitLocked()
 }
 
-func (b *Bot) nextEventWaitLocked() time.Duration {
-	now := b.cfg.Now()
+func (rp *Reporter) nextEventWaitLocked() time.Duration {
+	now := rp.cfg.Now()
 	wait := maxEventWait
-	for _, jp := range b.ev.jobs {
-		if !jp.shown {
-			wait = min(wait, jp.lastEdit.Add(b.cfg.ProgressEvery).Sub(now))
-		}
+	for _, dj := range rp.ev.dirty {
+		wait = min(wait, dj.due.Sub(now))
 	}
-	for _, p := range b.ev.parked {
+	for _, p := range rp.ev.parked {
 		wait = min(wait, p.next.Sub(now))
 	}
 	return max(wait, 0)
@@ -457,9 +512,9 @@ func (b *Bot) nextEventWaitLocked() time.Duration {
 
 // progressText renders a progress event for the status comment: "baseline 4096c — 3 of
 // 24", with the entry first when the job measures several.
-func progressText(j queue.Job, p result.Progress) string {
+func progressText(entries int, p result.Progress) string {
 	s := ""
-	if p.Entry != "" && len(j.Frameworks) != 1 {
+	if p.Entry != "" && entries != 1 {
 		s = p.Entry + " · "
 	}
 	switch {

@@ -44,47 +44,50 @@ type ReplyTiming struct {
 // edits are repeated harmlessly; so a redelivered event or a retry after a failure posts
 // nothing twice. It returns the reply as built when its --save step reached a final
 // answer, for the next attempt to reuse.
-func (b *Bot) finalReply(ctx context.Context, kind string, j queue.Job, p *parked) (*report.Results, error) {
+func (rp *Reporter) finalReply(ctx context.Context, kind string, j queue.Job, p *parked) (*report.Results, error) {
 	tm := ReplyTiming{Job: j.ID, Event: kind, State: j.State, Attempt: p.attempt + 1}
+	if !ranToResults(kind, j) {
+		return nil, rp.endingReply(ctx, kind, j, p, tm)
+	}
 	var res report.Results
 	var settled *report.Results
 	if p.saved != nil {
 		res, settled = *p.saved, p.saved
 	} else {
-		res = b.results(kind, j)
+		res = rp.results(kind, j)
 		if j.Save {
 			start := time.Now()
-			if b.saveResults(ctx, j, &res) {
+			if rp.saveResults(ctx, j, &res) {
 				settled = &res
 			}
 			tm.Commit = time.Since(p.received)
-			b.log.Info("results commit", "job", j.ID, "sha", res.CommitSHA, "took", time.Since(start), "patch_files", len(res.Patch))
+			rp.log.Info("results commit", "job", j.ID, "sha", res.CommitSHA, "took", time.Since(start), "patch_files", len(res.Patch))
 		}
 	}
 	tm.CommitSHA = res.CommitSHA
 
-	parts := b.renderResults(res)
-	firstID, err := b.postResults(ctx, j, parts)
+	parts := rp.renderResults(res)
+	firstID, err := rp.postResults(ctx, j, parts)
 	if err != nil {
 		return settled, err
 	}
 	tm.Reply, tm.Parts = time.Since(p.received), len(parts)
 
 	if j.StatusCommentID != 0 {
-		s := b.finalStatus(ctx, kind, j, res)
+		s := rp.finalStatus(ctx, kind, j, res)
 		if firstID != 0 {
-			s.ResultsURL = b.commentURL(j.Repo, j.PR, firstID)
+			s.ResultsURL = rp.commentURL(j.Repo, j.PR, firstID)
 		}
-		if err := b.gh.EditComment(ctx, j.InstallationID, j.Repo, j.StatusCommentID, report.RenderStatus(s)); err != nil {
-			return settled, fmt.Errorf("edit status comment: %w", err)
+		if err := rp.write(ctx, j, report.RenderStatus(s)); err != nil {
+			return settled, err
 		}
 	}
 	tm.Total = time.Since(p.received)
-	b.log.Info("final reply", "job", j.ID, "event", kind, "state", j.State, "repo", j.Repo, "pr", j.PR,
+	rp.log.Info("final reply", "job", j.ID, "event", kind, "state", j.State, "repo", j.Repo, "pr", j.PR,
 		"parts", tm.Parts, "commit", tm.CommitSHA, "commit_after", tm.Commit, "reply_after", tm.Reply,
 		"total", tm.Total, "attempt", tm.Attempt)
-	if b.cfg.OnReply != nil {
-		b.cfg.OnReply(tm)
+	if rp.cfg.OnReply != nil {
+		rp.cfg.OnReply(tm)
 	}
 	return settled, nil
 }
@@ -92,13 +95,13 @@ func (b *Bot) finalReply(ctx context.Context, kind string, j queue.Job, p *parke
 // renderResults is report.RenderResults, with a short fallback reply when it fails, so
 // that a rendering bug can neither keep a job without its reply nor stop the event loop
 // on an event that would fail again after every restart.
-func (b *Bot) renderResults(res report.Results) (parts []string) {
+func (rp *Reporter) renderResults(res report.Results) (parts []string) {
 	defer func() {
 		if r := recover(); r != nil || len(parts) == 0 {
-			b.log.Error("render results", "job", res.RequestID, "panic", r, "stack", string(debug.Stack()))
+			rp.log.Error("render results", "job", res.RequestID, "panic", r, "stack", string(debug.Stack()))
 			var sb strings.Builder
-			fmt.Fprintf(&sb, "## Benchmark Results\n\n@%s the job ended (%s), but its results could not be rendered; the bot's log has the details.\n",
-				res.Requester, codeSpan(res.State))
+			fmt.Fprintf(&sb, "## Benchmark ended\n\nThe job ended (%s), but its results could not be rendered; the bot's log has the details.\n",
+				codeSpan(res.State))
 			if res.CommitURL != "" {
 				fmt.Fprintf(&sb, "\nThe results were committed: %s\n", res.CommitURL)
 			}
@@ -106,20 +109,20 @@ func (b *Bot) renderResults(res report.Results) (parts []string) {
 				fmt.Fprintf(&sb, "\nStatus: %s\n", res.StatusURL)
 			}
 			sb.WriteString("\n" + report.ResultsMarker(res.RequestID, 1))
-			parts = []string{sb.String()}
+			parts = []string{report.Reply(res.Requester, sb.String())}
 		}
 	}()
 	return report.RenderResults(res)
 }
 
 // results builds the reply of a job from the job and the runner's report it carries.
-func (b *Bot) results(kind string, j queue.Job) report.Results {
+func (rp *Reporter) results(kind string, j queue.Job) report.Results {
 	res := report.Results{
 		RequestID: j.ID, Command: j.Command, Requester: j.Requester, State: string(j.State),
 		Reason: j.Reason, SHA: j.SHA, Compare: j.Compare,
 	}
 	if j.StatusCommentID != 0 {
-		res.StatusURL = b.commentURL(j.Repo, j.PR, j.StatusCommentID)
+		res.StatusURL = rp.commentURL(j.Repo, j.PR, j.StatusCommentID)
 	}
 	switch kind {
 	case queue.EventLost:
@@ -134,7 +137,7 @@ func (b *Bot) results(kind string, j queue.Job) report.Results {
 	}
 	if len(j.Result) > 0 {
 		if err := json.Unmarshal(j.Result, &res.Report); err != nil {
-			b.log.Error("runner report undecodable", "job", j.ID, "err", err)
+			rp.log.Error("runner report undecodable", "job", j.ID, "err", err)
 			res.Report = result.Report{Error: "the runner's report could not be read"}
 		}
 	}
@@ -157,7 +160,7 @@ func measured(r result.Report) bool {
 // refused or impossible, a note saying why and the files as a patch. It fills res's
 // CommitSHA, CommitURL, SaveNote and Patch, and reports whether its answer is final (a
 // failure other than a refusal may succeed on a later attempt).
-func (b *Bot) saveResults(ctx context.Context, j queue.Job, res *report.Results) bool {
+func (rp *Reporter) saveResults(ctx context.Context, j queue.Job, res *report.Results) bool {
 	nothing := func(why string) bool {
 		res.SaveNote = "`--save`: nothing was committed: " + why + "."
 		return true
@@ -175,11 +178,11 @@ func (b *Bot) saveResults(ctx context.Context, j queue.Job, res *report.Results)
 	if err != nil {
 		return nothing("the result files could not be written (" + errText(err) + ")")
 	}
-	pr, err := b.gh.PullRequest(ctx, j.InstallationID, j.Repo, j.PR)
+	pr, err := rp.gh.PullRequest(ctx, j.InstallationID, j.Repo, j.PR)
 	if err != nil {
 		res.SaveNote = "**The results were not committed:** the pull request could not be read from GitHub (" +
 			errText(err) + "). Apply the patch below to save them."
-		res.Patch = b.resultPatches(ctx, j.InstallationID, j.Repo, j.SHA, files)
+		res.Patch = rp.resultPatches(ctx, j.InstallationID, j.Repo, j.SHA, files)
 		return false
 	}
 	headRepo, ref := pr.HeadRepo, pr.HeadSHA
@@ -189,7 +192,7 @@ func (b *Bot) saveResults(ctx context.Context, j queue.Job, res *report.Results)
 		if from == "" {
 			from = j.Repo
 		}
-		res.Patch = b.resultPatches(ctx, j.InstallationID, from, ref, files)
+		res.Patch = rp.resultPatches(ctx, j.InstallationID, from, ref, files)
 	}
 	switch {
 	case headRepo == "":
@@ -202,21 +205,21 @@ func (b *Bot) saveResults(ctx context.Context, j queue.Job, res *report.Results)
 		patch("**The results were not committed:** this pull request comes from a fork that does not allow edits by maintainers, so the bot cannot push to it. Apply the patch below and push it, or tick \"Allow edits by maintainers\" and run the command again.")
 		return true
 	}
-	msg := commitMessage(j, res.Report, files, b.commentURL(j.Repo, j.PR, j.StatusCommentID))
-	sha, err := b.gh.CommitFiles(ctx, j.InstallationID, headRepo, pr.HeadRef, msg, files)
+	msg := commitMessage(j, res.Report, files, rp.commentURL(j.Repo, j.PR, j.StatusCommentID))
+	sha, err := rp.gh.CommitFiles(ctx, j.InstallationID, headRepo, pr.HeadRef, msg, files)
 	switch {
 	case err == nil:
 		res.CommitSHA = sha
-		res.CommitURL = b.cfg.WebURL + headRepo + "/commit/" + sha
+		res.CommitURL = rp.cfg.WebURL + headRepo + "/commit/" + sha
 		return true
 	case errors.Is(err, ghapi.ErrPushDenied):
-		b.log.Warn("results commit refused", "job", j.ID, "repo", headRepo, "branch", pr.HeadRef, "err", err)
+		rp.log.Warn("results commit refused", "job", j.ID, "repo", headRepo, "branch", pr.HeadRef, "err", err)
 		patch(fmt.Sprintf("**The results were not committed:** GitHub refused the push to %s: the branch may be protected, "+
 			"or the app may not write to that repository. Apply the patch below and push it to save them.",
 			codeSpan(headRepo+":"+pr.HeadRef)))
 		return true
 	default:
-		b.log.Error("results commit", "job", j.ID, "repo", headRepo, "branch", pr.HeadRef, "err", err)
+		rp.log.Error("results commit", "job", j.ID, "repo", headRepo, "branch", pr.HeadRef, "err", err)
 		patch(fmt.Sprintf("**The results commit failed:** %s. Apply the patch below and push it to save them.", errText(err)))
 		return false
 	}
@@ -288,30 +291,30 @@ func commitMessage(j queue.Job, r result.Report, files map[string][]byte, status
 // postResults posts the parts of a reply, each found again by its marker first so that
 // nothing is posted twice, and returns the first part's comment id. A part found with
 // other content (a retry whose reply changed) is edited to the new content.
-func (b *Bot) postResults(ctx context.Context, j queue.Job, parts []string) (int64, error) {
+func (rp *Reporter) postResults(ctx context.Context, j queue.Job, parts []string) (int64, error) {
 	var first int64
 	for i, body := range parts {
 		marker := report.ResultsMarker(j.ID, i+1)
 		if !strings.Contains(body, marker) {
 			body = strings.TrimRight(body, "\n") + "\n\n" + marker
 		}
-		id, old, found, err := b.gh.FindComment(ctx, j.InstallationID, j.Repo, j.PR, marker)
+		id, old, found, err := rp.gh.FindComment(ctx, j.InstallationID, j.Repo, j.PR, marker)
 		if err != nil {
 			return 0, fmt.Errorf("find results part %d: %w", i+1, err)
 		}
 		if found && !strings.HasSuffix(strings.TrimSpace(old), marker) {
 			// The marker is quoted inside another comment (a patch of a file holding it), not
 			// the part itself: post the part.
-			b.log.Warn("results marker found inside another comment", "job", j.ID, "part", i+1, "comment", id)
+			rp.log.Warn("results marker found inside another comment", "job", j.ID, "part", i+1, "comment", id)
 			found = false
 		}
 		switch {
 		case found && old != body:
-			if err := b.gh.EditComment(ctx, j.InstallationID, j.Repo, id, body); err != nil {
+			if err := rp.gh.EditComment(ctx, j.InstallationID, j.Repo, id, body); err != nil {
 				return 0, fmt.Errorf("edit results part %d: %w", i+1, err)
 			}
 		case !found:
-			id, err = b.gh.CreateComment(ctx, j.InstallationID, j.Repo, j.PR, body)
+			id, err = rp.gh.CreateComment(ctx, j.InstallationID, j.Repo, j.PR, body)
 			if err != nil {
 				return 0, fmt.Errorf("post results part %d: %w", i+1, err)
 			}
@@ -323,59 +326,126 @@ func (b *Bot) postResults(ctx context.Context, j queue.Job, parts []string) (int
 	return first, nil
 }
 
-// finalStatus is what the status comment of a job shows once its reply is posted. It
-// agrees with the edits approve and cancelCommand make when they displace or cancel a
-// waiting job, so the two may follow each other in either order.
-func (b *Bot) finalStatus(ctx context.Context, kind string, j queue.Job, res report.Results) report.Status {
-	var s report.Status
-	switch {
-	case kind == queue.EventSuperseded:
-		s = jobStatus(j, report.PhaseSuperseded)
-		s.SupersededBy = b.supersededBy(ctx, j)
-	case kind == queue.EventLost || j.State == queue.Failed:
-		s = jobStatus(j, report.PhaseFailed)
-		s.Reason = res.Reason
-	case j.State == queue.Cancelled:
-		s = jobStatus(j, report.PhaseCancelled)
-		s.Reason = cancelText(j.Reason)
-	default:
-		s = jobStatus(j, report.PhaseDone)
-		s.Reason = ""
+// ranToResults reports whether the reply of a job that ended with event kind shows
+// results: a job that ran and measured something, or that is done. Every other ending
+// gets a reply titled by its outcome (report.RenderEnding).
+func ranToResults(kind string, j queue.Job) bool {
+	if kind != queue.EventOutcome && kind != queue.EventLost {
+		return false
 	}
-	if s.Approver == "" && (s.Phase == report.PhaseDone || s.Phase == report.PhaseFailed) {
-		s.Approver = j.Requester // as approve shows a request its requester could approve
+	if j.State == queue.Done {
+		return true
+	}
+	var r result.Report
+	if len(j.Result) > 0 && json.Unmarshal(j.Result, &r) == nil {
+		return len(r.Rows) > 0
+	}
+	return false
+}
+
+// endingReply posts the reply of a request that ended without results (declined,
+// expired, cancelled, superseded, failed or lost before any row) and shows the end on its
+// status comment.
+func (rp *Reporter) endingReply(ctx context.Context, kind string, j queue.Job, p *parked, tm ReplyTiming) error {
+	e := report.Ending{
+		RequestID: j.ID, Requester: j.Requester, Command: j.Command, Reason: j.Reason,
+	}
+	if j.StatusCommentID != 0 {
+		e.StatusURL = rp.commentURL(j.Repo, j.PR, j.StatusCommentID)
+	}
+	switch {
+	case kind == queue.EventLost:
+		e.Outcome = report.OutcomeLost
+	case j.State == queue.Rejected:
+		e.Outcome, e.By = report.OutcomeDeclined, j.RejectedBy
+	case j.State == queue.Expired:
+		e.Outcome = report.OutcomeExpired
+	case j.State == queue.Cancelled:
+		e.Outcome, e.By = report.OutcomeCancelled, j.CancelledBy
+	case j.State == queue.Superseded:
+		e.Outcome = report.OutcomeSuperseded
+		e.SupersededBy, e.SupersededHow = rp.supersededBy(ctx, j)
+	default:
+		e.Outcome = report.OutcomeFailed
+		if e.Reason == "" && len(j.Result) > 0 {
+			var r result.Report
+			if json.Unmarshal(j.Result, &r) == nil {
+				e.Reason = r.Error
+			}
+		}
+	}
+	body := report.RenderEnding(e)
+	marker := report.EndingMarker(j.ID)
+	_, old, found, err := rp.gh.FindComment(ctx, j.InstallationID, j.Repo, j.PR, marker)
+	if err != nil {
+		return fmt.Errorf("find final reply: %w", err)
+	}
+	if !found || !strings.HasSuffix(strings.TrimSpace(old), marker) {
+		if _, err := rp.gh.CreateComment(ctx, j.InstallationID, j.Repo, j.PR, body); err != nil {
+			return fmt.Errorf("post final reply: %w", err)
+		}
+	}
+	tm.Reply, tm.Parts = time.Since(p.received), 1
+	if j.StatusCommentID != 0 {
+		if err := rp.write(ctx, j, report.RenderStatus(rp.finalStatus(ctx, kind, j, report.Results{}))); err != nil {
+			return err
+		}
+	}
+	tm.Total = time.Since(p.received)
+	rp.log.Info("final reply", "job", j.ID, "event", kind, "state", j.State, "repo", j.Repo, "pr", j.PR,
+		"outcome", e.Outcome, "attempt", tm.Attempt)
+	if rp.cfg.OnReply != nil {
+		rp.cfg.OnReply(tm)
+	}
+	return nil
+}
+
+// finalStatus is what the status comment of a job shows once its reply is posted.
+func (rp *Reporter) finalStatus(ctx context.Context, kind string, j queue.Job, res report.Results) report.Status {
+	s := baseStatus(j)
+	switch {
+	case j.State == queue.Superseded:
+		s.SupersededBy, s.SupersededHow = rp.supersededBy(ctx, j)
+	case kind == queue.EventLost || j.State == queue.Failed:
+		s.Phase = report.PhaseFailed
+		if res.Reason != "" {
+			s.Reason = res.Reason
+		}
 	}
 	s.CommitURL = res.CommitURL
 	if n := len(res.Report.Rows); n > 0 && s.Phase == report.PhaseFailed {
 		s.Done, s.Total = n, n
-		if jp := b.ev.jobs[j.ID]; jp != nil && jp.status.Total > n {
-			s.Total = jp.status.Total
+		if jp := rp.ev.jobs[j.ID]; jp != nil && jp.total > n {
+			s.Total = jp.total
 		}
 	}
 	return s
 }
 
-// supersededBy links to the status comment of the request that displaced j, which the
-// queue names in j's reason; "" when it cannot be found.
-func (b *Bot) supersededBy(ctx context.Context, j queue.Job) string {
-	_, rest, ok := strings.Cut(j.Reason, "newer request ")
-	if !ok {
-		return ""
+// supersededBy links to the request that took j's place: its status comment, or its
+// command comment while it has none; and says how it took it (the same requester's newer
+// request replaced j while it awaited approval, or a newer approved request took j's
+// waiting place).
+func (rp *Reporter) supersededBy(ctx context.Context, j queue.Job) (string, report.SupersededHow) {
+	how := report.SupersededDisplaced
+	if j.Approved.IsZero() {
+		how = report.SupersededReplaced
 	}
-	id, _, _ := strings.Cut(rest, " ")
-	newer, err := b.q.Get(ctx, id)
-	if err != nil || newer.StatusCommentID == 0 {
-		return ""
+	if j.SupersededBy == "" {
+		return "", how
 	}
-	return b.commentURL(newer.Repo, newer.PR, newer.StatusCommentID)
-}
-
-// cancelText renders the queue's "cancelled by alice" as cancelCommand does.
-func cancelText(reason string) string {
-	if by, ok := strings.CutPrefix(reason, "cancelled by "); ok && by != "" && !strings.HasPrefix(by, "@") {
-		return "cancelled by @" + by
+	newer, err := rp.q.Get(ctx, j.SupersededBy)
+	if err != nil {
+		return "", how
 	}
-	return reason
+	id := newer.StatusCommentID
+	if id == 0 {
+		id = newer.CommentID
+	}
+	if id == 0 {
+		return "", how
+	}
+	return rp.commentURL(newer.Repo, newer.PR, id), how
 }
 
 // errText renders an error for a reply: one line, at most 300 bytes, as inline code.

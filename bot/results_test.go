@@ -150,12 +150,12 @@ func (e *evEnv) finish(l queue.Lease, state queue.State, reason string, rep *res
 	return j
 }
 
-// replies returns the bot's comments holding a results marker of job id.
+// replies returns the bot's comments holding a results marker of job id, or its ending's.
 func (e *evEnv) replies(id string) []githubtest.Comment {
 	var out []githubtest.Comment
 	prefix := strings.TrimSuffix(report.ResultsMarker(id, 1), "part=1 -->")
 	for _, c := range e.botComments() {
-		if strings.Contains(c.Body, prefix) {
+		if strings.Contains(c.Body, prefix) || strings.Contains(c.Body, report.EndingMarker(id)) {
 			out = append(out, c)
 		}
 	}
@@ -235,7 +235,7 @@ func (e *evEnv) headFiles(sha string) map[string][]byte {
 	for _, fw := range []string{"nethttp", "gin"} {
 		for _, name := range []string{"meta.json", "go.mod", "main.go"} {
 			p := "frameworks/" + fw + "/" + name
-			c, err := e.bot.gh.File(e.t.Context(), 0, repo, sha, p)
+			c, err := e.bot.Intake.gh.File(e.t.Context(), 0, repo, sha, p)
 			if err != nil {
 				e.t.Fatal(err)
 			}
@@ -536,7 +536,10 @@ func TestSaveOfFailedAndCancelledJobs(t *testing.T) {
 		l := e.claim()
 		rep := testReport(false)
 		rep.Rows = rep.Rows[:3]
-		e.finish(l, queue.Cancelled, "cancelled by bob", &rep)
+		if _, err := e.q.Cancel(t.Context(), j.ID, "bob"); err != nil {
+			t.Fatal(err)
+		}
+		e.finish(l, queue.Cancelled, "", &rep)
 		e.drain()
 		commits := e.gh.Commits(repo)
 		if len(commits) != 1 || len(commits[0].Files) != len(e.headFiles(sha1))+3 {
@@ -545,7 +548,7 @@ func TestSaveOfFailedAndCancelledJobs(t *testing.T) {
 		if rs := e.replies(j.ID); len(rs) != 1 || !strings.Contains(rs[0].Body, "Benchmark cancelled") {
 			t.Fatalf("replies = %+v", rs)
 		}
-		if st := e.commentByID(j.StatusCommentID); !strings.Contains(st.Body, "Benchmark cancelled") || !strings.Contains(st.Body, "cancelled by @") {
+		if st := e.commentByID(j.StatusCommentID); !strings.Contains(st.Body, "Benchmark cancelled") || !strings.Contains(st.Body, "Cancelled by @bob") {
 			t.Errorf("status = %s", st.Body)
 		}
 	})
@@ -561,11 +564,15 @@ func TestSupersededCancelledLostReplyOnce(t *testing.T) {
 		e.drain()
 		e.drain()
 		rs := e.replies(waiting.ID)
-		if len(rs) != 1 || !strings.Contains(rs[0].Body, "superseded") || !strings.Contains(rs[0].Body, newer.ID) {
+		link := func(body string) bool {
+			return strings.Contains(body, fmt.Sprintf("#issuecomment-%d", newer.StatusCommentID)) ||
+				strings.Contains(body, fmt.Sprintf("#issuecomment-%d", newer.CommentID))
+		}
+		if len(rs) != 1 || !strings.Contains(rs[0].Body, "superseded") || !link(rs[0].Body) || strings.Contains(rs[0].Body, newer.ID) {
 			t.Fatalf("replies to the superseded job = %+v", rs)
 		}
 		st := e.commentByID(waiting.StatusCommentID)
-		if !strings.Contains(st.Body, "superseded") || !strings.Contains(st.Body, fmt.Sprintf("#issuecomment-%d", newer.StatusCommentID)) {
+		if !strings.Contains(st.Body, "superseded") || !link(st.Body) {
 			t.Errorf("status = %s", st.Body)
 		}
 		if n := len(e.replies(newer.ID)); n != 0 {
@@ -576,20 +583,20 @@ func TestSupersededCancelledLostReplyOnce(t *testing.T) {
 		e := setupEvents(t, nil)
 		j := e.request("/benchmark -f nethttp -t baseline --save")
 		e.comment("bob", "/benchmark-cancel")
-		before := e.commentByID(j.StatusCommentID).Body
+		edits := e.statusEdits(j.StatusCommentID)
 		e.drain()
 		e.drain()
 		rs := e.replies(j.ID)
-		if len(rs) != 1 || !strings.Contains(rs[0].Body, "cancelled") || !strings.Contains(rs[0].Body, "nothing was committed") {
+		if len(rs) != 1 || !strings.Contains(rs[0].Body, "cancelled by @bob") || strings.Contains(rs[0].Body, "Benchmark Results") {
 			t.Fatalf("replies = %+v", rs)
 		}
-		if after := e.commentByID(j.StatusCommentID).Body; after != before {
-			t.Errorf("the event changed the status cancelCommand wrote:\n%s\nto\n%s", before, after)
+		if st := e.commentByID(j.StatusCommentID); !strings.Contains(st.Body, "Benchmark cancelled") || e.statusEdits(j.StatusCommentID) != edits {
+			t.Errorf("status (%d more edits) = %s", e.statusEdits(j.StatusCommentID)-edits, st.Body)
 		}
 	})
 	t.Run("lost", func(t *testing.T) {
 		e := setupEvents(t, nil)
-		e.q = queue.NewMemory(queue.Options{LeaseTTL: 10 * time.Millisecond})
+		e.q = queue.NewMemory(queue.Options{LeaseTTL: 10 * time.Millisecond, Now: e.clock})
 		e.restart(nil)
 		j := e.request("/benchmark -f nethttp -t baseline")
 		for attempt := 1; attempt <= queue.MaxAttempts; attempt++ {
@@ -606,7 +613,7 @@ func TestSupersededCancelledLostReplyOnce(t *testing.T) {
 		}
 		e.drain()
 		rs := e.replies(j.ID)
-		if len(rs) != 1 || !strings.Contains(rs[0].Body, "Runner lost") {
+		if len(rs) != 1 || !strings.Contains(rs[0].Body, "Benchmark lost") {
 			t.Fatalf("replies = %+v", rs)
 		}
 		if st := e.commentByID(j.StatusCommentID); !strings.Contains(st.Body, "Benchmark failed") || !strings.Contains(st.Body, "stopped responding twice") {

@@ -36,7 +36,7 @@ const secCommand = "/benchmark -f nethttp -t baseline"
 func secRebuild(e *env, cfg Config) {
 	cfg.WebhookSecret = []byte(secret)
 	cfg.Now = e.clock
-	e.bot = New(cfg, e.bot.gh, e.q, nil)
+	e.bot = New(cfg, e.bot.Intake.gh, e.q, nil)
 	e.hook = e.bot.Webhook()
 }
 
@@ -76,7 +76,7 @@ func (e *env) secSigned(event, delivery string, payload []byte) *httptest.Respon
 // nothing is pending.
 func (e *env) secNoEffect(what string, mark int) {
 	e.t.Helper()
-	e.bot.inflight.Wait()
+	e.wait()
 	if calls := e.gh.Calls(); len(calls) != mark {
 		e.t.Errorf("%s: %d GitHub calls, want %d: %s", what, len(calls), mark, secCalls(calls[min(mark, len(calls)):]))
 	}
@@ -159,7 +159,7 @@ func TestSecurityRefusedSignatures(t *testing.T) {
 	if w := e.deliver("issue_comment", "d-sig", genuine, good); w.Code != http.StatusAccepted {
 		t.Fatalf("genuine delivery after refusals: %d %s", w.Code, w.Body)
 	}
-	e.bot.inflight.Wait()
+	e.wait()
 	if js := e.jobs(); len(js) != 1 || js[0].SHA != sha1 || js[0].Requester != "bob" {
 		t.Fatalf("jobs = %+v", js)
 	}
@@ -207,7 +207,7 @@ func TestSecurityOversizedBody(t *testing.T) {
 	if w := e.secSigned("issue_comment", "d-big", exact); w.Code != http.StatusAccepted {
 		t.Fatalf("body of exactly MaxBody: %d %s", w.Code, w.Body)
 	}
-	e.bot.inflight.Wait()
+	e.wait()
 	if js := e.jobs(); len(js) != 1 {
 		t.Fatalf("jobs = %+v", js)
 	}
@@ -229,7 +229,7 @@ func TestSecurityReplayedDelivery(t *testing.T) {
 		wg.Go(func() { codes[i] = e.secSigned("issue_comment", "d-replay", payload).Code })
 	}
 	wg.Wait()
-	e.bot.inflight.Wait()
+	e.wait()
 	accepted := 0
 	for _, c := range codes {
 		switch c {
@@ -259,7 +259,7 @@ func TestSecurityReplayedDelivery(t *testing.T) {
 			t.Errorf("replay: %d %s", w.Code, w.Body)
 		}
 	}
-	e.bot.inflight.Wait()
+	e.wait()
 	if calls := e.gh.Calls(); len(calls) != mark {
 		t.Errorf("replays made %d calls: %s", len(calls)-mark, secCalls(calls[mark:]))
 	}
@@ -358,7 +358,7 @@ func TestSecurityThumbsUpBeforeSynchronize(t *testing.T) {
 			if w := e.secSigned("pull_request", "d-sync", push); w.Code != http.StatusAccepted {
 				t.Fatalf("synchronize: %d %s", w.Code, w.Body)
 			}
-			e.bot.inflight.Wait()
+			e.wait()
 			if p := e.pending(); len(p) != 1 || p[0].SHA != sha1 || p[0].HeadMoved != sha2 {
 				t.Fatalf("pending after push = %+v", p)
 			}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/arenabot/arenabot/bot/hook"
@@ -18,28 +19,28 @@ import (
 // Push fails (a full in-memory inbox, Redis unavailable) the answer is 503 so GitHub (or
 // a manual redelivery) may send it again, and the id is forgotten in the queue, so the
 // redelivery is taken as new rather than answered "duplicate".
-func (b *Bot) Webhook() http.Handler { return http.HandlerFunc(b.serveWebhook) }
+func (in *Intake) Webhook() http.Handler { return http.HandlerFunc(in.serveWebhook) }
 
 // pushTimeout bounds Push; it does not follow the request's context, so a client that
 // hangs up cannot leave a delivery half-recorded.
 const pushTimeout = 10 * time.Second
 
-func (b *Bot) serveWebhook(w http.ResponseWriter, r *http.Request) {
+func (in *Intake) serveWebhook(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodPost {
 		w.Header().Set("Allow", http.MethodPost)
 		http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
 		return
 	}
-	v := hook.Verifier{Secret: b.cfg.WebhookSecret, MaxBody: b.cfg.MaxBody}
+	v := hook.Verifier{Secret: in.cfg.WebhookSecret, MaxBody: in.cfg.MaxBody}
 	d, err := v.Verify(r)
 	if err != nil {
-		b.log.Warn("webhook refused", "err", err)
+		in.log.Warn("webhook refused", "err", err)
 		http.Error(w, http.StatusText(hook.Status(err)), hook.Status(err))
 		return
 	}
 	ev, err := hook.Decode(d)
 	if err != nil {
-		b.log.Warn("webhook malformed", "delivery", d.ID, "event", d.Event, "err", err)
+		in.log.Warn("webhook malformed", "delivery", d.ID, "event", d.Event, "err", err)
 		http.Error(w, http.StatusText(hook.Status(err)), hook.Status(err))
 		return
 	}
@@ -51,7 +52,7 @@ func (b *Bot) serveWebhook(w http.ResponseWriter, r *http.Request) {
 	case hook.Installation:
 		// Installation tokens are fetched per call, so nothing needs to change here; the
 		// operator sees which accounts installed or removed the App.
-		b.log.Info("installation", "delivery", d.ID, "action", ev.Action, "installation", ev.ID, "account", ev.Account, "repos", len(ev.Repos))
+		in.log.Info("installation", "delivery", d.ID, "action", ev.Action, "installation", ev.ID, "account", ev.Account, "repos", len(ev.Repos))
 		w.WriteHeader(http.StatusAccepted)
 		_, _ = fmt.Fprintln(w, "noted")
 		return
@@ -60,9 +61,9 @@ func (b *Bot) serveWebhook(w http.ResponseWriter, r *http.Request) {
 		_, _ = fmt.Fprintln(w, "ignored")
 		return
 	}
-	first, err := b.q.SeenDelivery(r.Context(), d.ID, b.cfg.DeliveryTTL)
+	first, err := in.q.SeenDelivery(r.Context(), d.ID, in.cfg.DeliveryTTL)
 	if err != nil {
-		b.log.Error("webhook dedupe", "delivery", d.ID, "err", err)
+		in.log.Error("webhook dedupe", "delivery", d.ID, "err", err)
 		http.Error(w, "queue unavailable", http.StatusServiceUnavailable)
 		return
 	}
@@ -70,19 +71,19 @@ func (b *Bot) serveWebhook(w http.ResponseWriter, r *http.Request) {
 		_, _ = fmt.Fprintln(w, "duplicate")
 		return
 	}
-	b.track(d.ID)
+	in.track(d.ID)
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), pushTimeout)
-	err = b.inbox.Push(ctx, d)
+	err = in.inbox.Push(ctx, d)
 	cancel()
 	if err != nil {
-		b.untrack(d.ID)
+		in.untrack(d.ID)
 		// Not accepted: forget the id, so GitHub's redelivery is taken as new.
 		fctx, fcancel := context.WithTimeout(context.WithoutCancel(r.Context()), pushTimeout)
-		if ferr := b.q.ForgetDelivery(fctx, d.ID); ferr != nil {
-			b.log.Error("webhook forget delivery", "delivery", d.ID, "err", ferr)
+		if ferr := in.q.ForgetDelivery(fctx, d.ID); ferr != nil {
+			in.log.Error("webhook forget delivery", "delivery", d.ID, "err", ferr)
 		}
 		fcancel()
-		b.log.Error("webhook inbox", "delivery", d.ID, "err", err)
+		in.log.Error("webhook inbox", "delivery", d.ID, "err", err)
 		msg := "inbox unavailable"
 		if errors.Is(err, ErrInboxFull) {
 			msg = "busy"
@@ -95,27 +96,27 @@ func (b *Bot) serveWebhook(w http.ResponseWriter, r *http.Request) {
 }
 
 // track counts a delivery about to be pushed in inflight.
-func (b *Bot) track(id string) {
-	b.trackMu.Lock()
-	defer b.trackMu.Unlock()
-	b.tracked[id]++
-	b.inflight.Add(1)
+func (in *Intake) track(id string) {
+	in.trackMu.Lock()
+	defer in.trackMu.Unlock()
+	in.tracked[id]++
+	in.inflight.Add(1)
 }
 
 // untrack ends what track started; a delivery this Bot did not push is ignored.
-func (b *Bot) untrack(id string) {
-	b.trackMu.Lock()
-	defer b.trackMu.Unlock()
-	n, ok := b.tracked[id]
+func (in *Intake) untrack(id string) {
+	in.trackMu.Lock()
+	defer in.trackMu.Unlock()
+	n, ok := in.tracked[id]
 	if !ok {
 		return
 	}
 	if n <= 1 {
-		delete(b.tracked, id)
+		delete(in.tracked, id)
 	} else {
-		b.tracked[id] = n - 1
+		in.tracked[id] = n - 1
 	}
-	b.inflight.Done()
+	in.inflight.Done()
 }
 
 // Timing of Run's workers.
@@ -129,53 +130,37 @@ const (
 	ackTimeout = 10 * time.Second
 )
 
-// Run processes webhook deliveries with Config.Workers workers and polls pending requests
-// every Config.ApprovalPoll until ctx is done. It returns ctx's error after the workers
-// stopped. When the Inbox is a Recoverer, Run first puts back the deliveries an earlier
-// run popped and did not finish, so a bot killed mid-event handles them again.
-func (b *Bot) Run(ctx context.Context) error {
-	if rec, ok := b.inbox.(Recoverer); ok {
+// Run processes webhook deliveries with Config.Workers workers until ctx is done, and
+// returns ctx's error after the workers stopped. When the Inbox is a Recoverer, Run first
+// puts back the deliveries an earlier run popped and did not finish, so a bot killed
+// mid-event handles them again.
+func (in *Intake) Run(ctx context.Context) error {
+	if rec, ok := in.inbox.(Recoverer); ok {
 		n, err := rec.Recover(ctx)
 		if err != nil {
-			b.log.Error("inbox recover", "err", err)
+			in.log.Error("inbox recover", "err", err)
 		} else if n > 0 {
-			b.log.Info("inbox recover", "deliveries", n)
+			in.log.Info("inbox recover", "deliveries", n)
 		}
 	}
-	done := make(chan struct{})
-	for range b.cfg.Workers {
-		go func() {
-			defer func() { done <- struct{}{} }()
-			b.work(ctx)
-		}()
+	var wg sync.WaitGroup
+	for range in.cfg.Workers {
+		wg.Go(func() { in.work(ctx) })
 	}
-	t := time.NewTicker(b.cfg.ApprovalPoll)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			for range b.cfg.Workers {
-				<-done
-			}
-			return ctx.Err()
-		case <-t.C:
-			if err := b.PollOnce(ctx); err != nil {
-				b.log.Error("approval poll", "err", err)
-			}
-		}
-	}
+	wg.Wait()
+	return ctx.Err()
 }
 
 // work is one worker: it pops and handles deliveries until ctx is done.
-func (b *Bot) work(ctx context.Context) {
+func (in *Intake) work(ctx context.Context) {
 	for ctx.Err() == nil {
-		d, ack, err := b.inbox.Pop(ctx, popBlock)
+		d, ack, err := in.inbox.Pop(ctx, popBlock)
 		switch {
 		case err == nil:
-			b.handle(ctx, d, ack)
+			in.handle(ctx, d, ack)
 		case errors.Is(err, ErrInboxEmpty) || ctx.Err() != nil:
 		default:
-			b.log.Error("inbox pop", "err", err)
+			in.log.Error("inbox pop", "err", err)
 			select {
 			case <-ctx.Done():
 			case <-time.After(popRetry):
@@ -186,12 +171,12 @@ func (b *Bot) work(ctx context.Context) {
 
 // handle processes one delivery and acks it. A delivery whose handling was cut short by
 // the end of Run's context is not acked: Recover gives it to the next run.
-func (b *Bot) handle(ctx context.Context, d hook.Delivery, ack func(context.Context) error) {
-	defer b.untrack(d.ID)
+func (in *Intake) handle(ctx context.Context, d hook.Delivery, ack func(context.Context) error) {
+	defer in.untrack(d.ID)
 	if ev, err := hook.Decode(d); err != nil {
-		b.log.Error("inbox: undecodable delivery dropped", "delivery", d.ID, "event", d.Event, "err", err)
+		in.log.Error("inbox: undecodable delivery dropped", "delivery", d.ID, "event", d.Event, "err", err)
 	} else {
-		b.process(ctx, d.ID, ev)
+		in.process(ctx, d.ID, ev)
 		if ctx.Err() != nil {
 			return
 		}
@@ -200,22 +185,58 @@ func (b *Bot) handle(ctx context.Context, d hook.Delivery, ack func(context.Cont
 	defer cancel()
 	if err := ack(actx); err != nil {
 		// Recover hands it out again; the handlers are idempotent.
-		b.log.Error("inbox ack", "delivery", d.ID, "err", err)
+		in.log.Error("inbox ack", "delivery", d.ID, "err", err)
 	}
 }
 
 // process handles one event.
-func (b *Bot) process(ctx context.Context, delivery string, ev any) {
-	ctx, cancel := context.WithTimeout(ctx, b.cfg.EventTimeout)
+func (in *Intake) process(ctx context.Context, delivery string, ev any) {
+	ctx, cancel := context.WithTimeout(ctx, in.cfg.EventTimeout)
 	defer cancel()
 	var err error
-	switch e := ev.(type) {
-	case hook.Comment:
-		err = b.HandleComment(ctx, e)
-	case hook.PullRequest:
-		err = b.HandlePullRequest(ctx, e)
+	for attempt := 1; ; attempt++ {
+		switch e := ev.(type) {
+		case hook.Comment:
+			err = in.HandleComment(ctx, e)
+		case hook.PullRequest:
+			err = in.HandlePullRequest(ctx, e)
+		}
+		if err == nil || attempt == handleAttempts || ctx.Err() != nil {
+			break
+		}
+		// The handlers are idempotent: a GitHub or queue blip is retried here rather
+		// than answered.
+		in.log.Warn("event failed, retrying", "delivery", delivery, "attempt", attempt, "err", err)
+		if sleepCtx(ctx, handleRetry<<(attempt-1)) != nil {
+			break
+		}
 	}
-	if err != nil {
-		b.log.Error("event", "delivery", delivery, "err", err)
+	if err == nil {
+		return
+	}
+	in.log.Error("event", "delivery", delivery, "err", err)
+	if fe, ok := errors.AsType[*failure](err); ok {
+		rctx, rcancel := context.WithTimeout(context.WithoutCancel(ctx), ackTimeout)
+		defer rcancel()
+		in.failReply(rctx, fe.comment, fe.line, fe.problem)
 	}
 }
+
+// handleAttempts is how often a delivery whose handling failed is tried.
+const handleAttempts = 4
+
+// handleRetry is the first wait between two attempts, doubled after each; a variable so
+// tests need not wait seconds.
+var handleRetry = time.Second
+
+// failure is a handler's error that, should retrying not mend it, is answered with a reply
+// naming problem.
+type failure struct {
+	comment hook.Comment
+	line    string
+	problem string
+	err     error
+}
+
+func (f *failure) Error() string { return f.problem + ": " + f.err.Error() }
+func (f *failure) Unwrap() error { return f.err }

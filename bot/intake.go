@@ -1,0 +1,303 @@
+package bot
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/arenabot/arenabot/bot/command"
+	"github.com/arenabot/arenabot/bot/ghapi"
+	"github.com/arenabot/arenabot/bot/hook"
+	"github.com/arenabot/arenabot/bot/plan"
+	"github.com/arenabot/arenabot/queue"
+)
+
+// Intake takes webhook deliveries in (Webhook, Run) and turns their comments into queue
+// records and transitions (HandleComment, HandlePullRequest). It posts no status comment:
+// the Reporter renders those from the records.
+type Intake struct {
+	*core
+	inbox Inbox
+	// inflight counts the deliveries this Intake pushed and has not handled yet (tests
+	// wait on it); tracked holds their ids, so a delivery recovered from an earlier run,
+	// which was never added, is not subtracted.
+	inflight sync.WaitGroup
+	trackMu  sync.Mutex
+	tracked  map[string]int
+}
+
+func newIntake(c *core) *Intake {
+	return &Intake{core: c, inbox: c.cfg.InboxStore, tracked: map[string]int{}}
+}
+
+// NewIntake returns the intake alone, for a process that only takes requests in.
+func NewIntake(cfg Config, gh GitHub, q queue.Queue) *Intake {
+	return New(cfg, gh, q, nil).Intake
+}
+
+// HandleComment handles an issue_comment event. Edits, deletions, comments on plain
+// issues and comments by bots are ignored without any call.
+func (in *Intake) HandleComment(ctx context.Context, c hook.Comment) error {
+	if c.Action != "created" || !c.IsPR || c.FromBot() || in.isBot(c.Author) {
+		return nil
+	}
+	cmd, found, err := command.Parse(c.Body)
+	if !found {
+		return nil
+	}
+	if err != nil {
+		problem, fix := err.Error(), "comment `/benchmark-help` for the grammar"
+		if ue, ok := errors.AsType[*command.UsageError](err); ok {
+			problem, fix = ue.Problem, ue.Fix
+		}
+		return in.replyOnce(ctx, c, problemText(cmd.Line, problem, fix))
+	}
+	switch cmd.Kind {
+	case command.KindHelp:
+		return in.replyOnce(ctx, c, command.Help())
+	case command.KindApprove:
+		return in.approveCommand(ctx, c)
+	case command.KindCancel:
+		return in.cancelCommand(ctx, c)
+	default:
+		return in.request(ctx, c, cmd)
+	}
+}
+
+// replyMarker keys a reply to the comment it answers, so a retried event never
+// posts it twice.
+func replyMarker(commentID int64) string {
+	return fmt.Sprintf("<!-- arenabot:reply comment=%d -->", commentID)
+}
+
+// replyOnce posts body as the one reply to comment c, unless it exists already.
+func (in *Intake) replyOnce(ctx context.Context, c hook.Comment, body string) error {
+	marker := replyMarker(c.CommentID)
+	if _, _, found, err := in.gh.FindComment(ctx, c.Installation, c.Repo, c.Number, marker); err != nil {
+		return fmt.Errorf("find reply: %w", err)
+	} else if found {
+		return nil
+	}
+	if _, err := in.gh.CreateComment(ctx, c.Installation, c.Repo, c.Number, replyBody(c.Author, body)+"\n\n"+marker); err != nil {
+		return fmt.Errorf("reply: %w", err)
+	}
+	return nil
+}
+
+// failReply tells the requester that the request failed for a reason of the bot's.
+func (in *Intake) failReply(ctx context.Context, c hook.Comment, line, problem string) {
+	if err := in.replyOnce(ctx, c, problemText(line, problem, "comment the command again in a few minutes")); err != nil {
+		in.log.Error("reply", "repo", c.Repo, "pr", c.Number, "err", err)
+	}
+}
+
+// request handles /benchmark, /benchmark-multiple and /benchmark-test: the plan is
+// resolved at the PR head and the request recorded. A requester with write access is
+// approved at once, so its status comment never asks for approval.
+func (in *Intake) request(ctx context.Context, c hook.Comment, cmd command.Command) error {
+	if err := in.gh.React(ctx, c.Installation, c.Repo, c.CommentID, "eyes"); err != nil {
+		in.log.Warn("react", "repo", c.Repo, "comment", c.CommentID, "err", err)
+	}
+	pr, err := in.gh.PullRequest(ctx, c.Installation, c.Repo, c.Number)
+	if err != nil {
+		return &failure{c, cmd.Line, "could not read the pull request from GitHub", fmt.Errorf("pull request: %w", err)}
+	}
+	if pr.State != "" && pr.State != "open" {
+		return in.replyOnce(ctx, c, problemText(cmd.Line, "this pull request is "+pr.State, "benchmarks run on open pull requests only; reopen it and comment again"))
+	}
+	src := source{gh: in.gh, inst: c.Installation, repo: c.Repo, pr: c.Number, sha: pr.HeadSHA}
+	p, err := plan.Resolve(ctx, src, cmd)
+	if err != nil {
+		if re, ok := errors.AsType[*plan.ResolveError](err); ok {
+			return in.replyOnce(ctx, c, problemText(cmd.Line, re.Problem, re.Fix))
+		}
+		return &failure{c, cmd.Line, "could not read the pull request's files from GitHub", fmt.Errorf("resolve: %w", err)}
+	}
+	perm, _ := in.permission(ctx, c.Installation, c.Repo, c.Author) // unknown: it waits for approval
+	pl := payload{Command: cmd, Plan: p}
+	if cmd.Save && forkWithoutEdits(pr, c.Repo) {
+		pl.ForkNote = "This pull request comes from a fork that does not allow edits by maintainers, so `--save` cannot commit to it: the result files will be posted as a patch instead. Tick \"Allow edits by maintainers\" to have them committed."
+	}
+	raw, err := json.Marshal(pl)
+	if err != nil {
+		return fmt.Errorf("request payload: %w", err)
+	}
+	now := in.cfg.Now()
+	frameworks := make([]string, 0, len(p.Targets))
+	for _, t := range p.Targets {
+		frameworks = append(frameworks, t.Entry)
+	}
+	j := queue.Job{
+		ID: requestID(c.CommentID), Repo: c.Repo, PR: c.Number, Requester: c.Author,
+		Command: cmd.Line, Kind: queue.Kind(cmd.Kind), Frameworks: frameworks, Tests: cmd.Tests,
+		Save: cmd.Save, Compare: cmd.Compare, SHA: pr.HeadSHA, Pool: in.cfg.Pool,
+		InstallationID: c.Installation, CommentID: c.CommentID, Estimate: p.Estimate,
+		Created: now, Expires: now.Add(in.cfg.ApprovalTTL), Payload: raw,
+	}
+	if canApprove(perm) {
+		if err := in.enqueueApproved(ctx, j); err != nil {
+			return &failure{c, cmd.Line, "could not queue the request", err}
+		}
+		return nil
+	}
+	if _, _, err := in.q.Submit(ctx, j); err != nil && !errors.Is(err, queue.ErrExists) {
+		return &failure{c, cmd.Line, "could not record the request", fmt.Errorf("submit: %w", err)}
+	}
+	return nil
+}
+
+// enqueueApproved queues the request of a user who may approve it, approved by
+// themselves.
+func (in *Intake) enqueueApproved(ctx context.Context, j queue.Job) error {
+	j.Approver, j.Approved, j.Expires = j.Requester, j.Created, time.Time{} // approved: it never expires
+	// Enqueue publishes EventQueued: the reporter posts the status comment, already
+	// saying that the request is approved.
+	_, _, err := in.q.Enqueue(ctx, j)
+	if err != nil && !errors.Is(err, queue.ErrExists) { // ErrExists: a retry of the same delivery
+		return fmt.Errorf("enqueue: %w", err)
+	}
+	return nil
+}
+
+// forkWithoutEdits reports whether pr comes from a fork of repo whose author did not allow
+// edits by maintainers, so that the bot cannot push to its branch.
+func forkWithoutEdits(pr ghapi.PR, repo string) bool {
+	return pr.HeadRepo != "" && !strings.EqualFold(pr.HeadRepo, repo) && !pr.MaintainerCanModify
+}
+
+// openJobs lists the PR's requests in states.
+func (in *Intake) openJobs(ctx context.Context, repo string, pr int, states ...queue.State) ([]queue.Job, error) {
+	js, err := in.q.List(ctx, queue.Filter{Repo: repo, PR: pr, States: states})
+	if err != nil {
+		return nil, fmt.Errorf("list requests: %w", err)
+	}
+	return js, nil
+}
+
+// approveCommand handles /benchmark-approve: a user with write access approves every
+// request of the PR that awaits approval.
+func (in *Intake) approveCommand(ctx context.Context, c hook.Comment) error {
+	perm, err := in.permission(ctx, c.Installation, c.Repo, c.Author)
+	if err != nil {
+		return in.replyOnce(ctx, c, problemText("/benchmark-approve",
+			"GitHub did not say whether you may approve benchmark runs here",
+			"comment `/benchmark-approve` again in a minute, or react 👍 to the status comment"))
+	}
+	if !canApprove(perm) {
+		return in.replyOnce(ctx, c, problemText("/benchmark-approve",
+			"only users with write, maintain or admin permission on this repository can approve benchmark runs",
+			"ask a maintainer to react 👍 to the status comment or to comment `/benchmark-approve`"))
+	}
+	js, err := in.openJobs(ctx, c.Repo, c.Number, queue.AwaitingApproval)
+	if err != nil {
+		return err
+	}
+	approved := 0
+	for _, j := range js {
+		_, _, err := in.q.Approve(ctx, j.ID, c.Author)
+		if ignorable(err) {
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("approve %s: %w", j.ID, err)
+		}
+		approved++
+	}
+	if approved == 0 {
+		return in.replyOnce(ctx, c, problemText("/benchmark-approve",
+			"this pull request has no request waiting for approval",
+			"comment a benchmark command first (`/benchmark-help` lists them)"))
+	}
+	if err := in.gh.React(ctx, c.Installation, c.Repo, c.CommentID, "+1"); err != nil {
+		in.log.Warn("react", "repo", c.Repo, "comment", c.CommentID, "err", err)
+	}
+	return nil
+}
+
+// cancelCommand handles /benchmark-cancel: the requester cancels their own requests of the
+// PR, a user with write access every request of the PR, whether it awaits approval, waits
+// in line or runs. The reporter tells each one's end.
+func (in *Intake) cancelCommand(ctx context.Context, c hook.Comment) error {
+	js, err := in.openJobs(ctx, c.Repo, c.Number, queue.AwaitingApproval, queue.Queued, queue.Running)
+	if err != nil {
+		return err
+	}
+	perm, permErr := "", error(nil)
+	permChecked := false
+	allowed := func(requester string) bool {
+		if strings.EqualFold(requester, c.Author) {
+			return true
+		}
+		if !permChecked {
+			perm, permErr = in.permission(ctx, c.Installation, c.Repo, c.Author)
+			permChecked = true
+		}
+		return canApprove(perm)
+	}
+	acted, denied := false, false
+	for _, j := range js {
+		if !allowed(j.Requester) {
+			denied = true
+			continue
+		}
+		if _, err := in.q.Cancel(ctx, j.ID, c.Author); err != nil {
+			if ignorable(err) {
+				continue
+			}
+			return fmt.Errorf("cancel %s: %w", j.ID, err)
+		}
+		acted = true
+	}
+	switch {
+	case acted:
+		if err := in.gh.React(ctx, c.Installation, c.Repo, c.CommentID, "+1"); err != nil {
+			in.log.Warn("react", "repo", c.Repo, "comment", c.CommentID, "err", err)
+		}
+		return nil
+	case denied && permErr != nil:
+		return in.replyOnce(ctx, c, problemText("/benchmark-cancel",
+			"GitHub did not say whether you may cancel other users' benchmarks here",
+			"comment `/benchmark-cancel` again in a minute"))
+	case denied:
+		return in.replyOnce(ctx, c, problemText("/benchmark-cancel",
+			"only the requester or a user with write permission can cancel this pull request's benchmark",
+			"ask the requester or a maintainer"))
+	default:
+		return in.replyOnce(ctx, c, problemText("/benchmark-cancel",
+			"this pull request has no waiting or running benchmark", "nothing to do"))
+	}
+}
+
+// HandlePullRequest handles a pull_request event: on synchronize, each request of the PR
+// that awaits approval is marked as acked at an older head (approval still measures the
+// acked SHA); the reporter shows it.
+func (in *Intake) HandlePullRequest(ctx context.Context, p hook.PullRequest) error {
+	if p.Action != "synchronize" {
+		return nil
+	}
+	head := p.After
+	if head == "" {
+		head = p.HeadSHA
+	}
+	if head == "" {
+		return nil
+	}
+	js, err := in.openJobs(ctx, p.Repo, p.Number, queue.AwaitingApproval)
+	if err != nil {
+		return err
+	}
+	var errs []error
+	for _, j := range js {
+		if head == j.SHA || head == j.HeadMoved {
+			continue
+		}
+		if _, err := in.q.Amend(ctx, j.ID, queue.Amendment{HeadMoved: &head}); err != nil && !errors.Is(err, queue.ErrNotFound) {
+			errs = append(errs, fmt.Errorf("amend %s: %w", j.ID, err))
+		}
+	}
+	return errors.Join(errs...)
+}

@@ -1,0 +1,210 @@
+package bot
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/arenabot/arenabot/bot/command"
+	"github.com/arenabot/arenabot/bot/plan"
+	"github.com/arenabot/arenabot/bot/report"
+	"github.com/arenabot/arenabot/queue"
+)
+
+// payload is what the bot keeps on a request's queue record (queue.Job.Payload) for its
+// status comment: the command as parsed, the plan as resolved at the ack, and the notes.
+type payload struct {
+	Command  command.Command `json:"command"`
+	Plan     plan.Plan       `json:"plan"`
+	ForkNote string          `json:"fork_note,omitempty"`
+}
+
+// payloadOf decodes a record's payload; a record without one (an operator's job) gives
+// the zero payload.
+func payloadOf(j queue.Job) payload {
+	var p payload
+	if len(j.Payload) > 0 {
+		_ = json.Unmarshal(j.Payload, &p)
+	}
+	return p
+}
+
+// phaseOf is the status comment's phase of a record's state: one vocabulary.
+func phaseOf(s queue.State) report.Phase {
+	switch s {
+	case queue.Received, queue.AwaitingApproval:
+		return report.PhaseAwaitingApproval
+	case queue.Queued:
+		return report.PhaseQueued
+	case queue.Running:
+		return report.PhaseRunning
+	case queue.Done:
+		return report.PhaseDone
+	case queue.Failed:
+		return report.PhaseFailed
+	case queue.Cancelled:
+		return report.PhaseCancelled
+	case queue.Superseded:
+		return report.PhaseSuperseded
+	case queue.Expired:
+		return report.PhaseExpired
+	case queue.Rejected:
+		return report.PhaseRejected
+	}
+	return report.Phase(s)
+}
+
+// baseStatus is what every rendering of j's status comment shows, whatever its phase.
+func baseStatus(j queue.Job) report.Status {
+	p := payloadOf(j)
+	s := report.Status{
+		RequestID: j.ID, Phase: phaseOf(j.State), Command: j.Command, Requester: j.Requester,
+		Approver: j.Approver, SHA: j.SHA, HeadMoved: j.HeadMoved, Estimate: j.Estimate,
+		ForkNote: p.ForkNote, Frameworks: j.Frameworks, Tests: j.Tests,
+	}
+	if len(p.Plan.Targets) > 0 {
+		s.Frameworks, s.Tests = nil, nil
+		seen := map[string]bool{}
+		for _, t := range p.Plan.Targets {
+			s.Frameworks = append(s.Frameworks, t.Entry)
+			for _, tt := range t.Tests {
+				if !seen[tt] {
+					seen[tt] = true
+					s.Tests = append(s.Tests, tt)
+				}
+			}
+			for _, r := range t.Rows {
+				s.Rows = append(s.Rows, report.StatusRow{Entry: t.Entry, Test: r.Test, Conns: r.Conns})
+			}
+		}
+	}
+	switch j.State {
+	case queue.AwaitingApproval:
+		s.Expires = j.Expires
+	case queue.Expired:
+		s.Expires = j.Expires
+	case queue.Rejected:
+		s.Approver = j.RejectedBy
+		s.Reason = "declined by @" + j.RejectedBy
+	case queue.Cancelled:
+		s.CancelledBy = j.CancelledBy
+	case queue.Failed:
+		s.Reason = j.Reason
+	}
+	if s.Approver == "" && (j.State == queue.Queued || j.State == queue.Running || j.State == queue.Done || j.State == queue.Failed) {
+		s.Approver = j.Requester
+	}
+	return s
+}
+
+// openStatus renders the status comment of a record that has not ended: its place in
+// line, its progress, and a note when its pool has no live runner.
+func (rp *Reporter) openStatus(ctx context.Context, j queue.Job) report.Status {
+	s := baseStatus(j)
+	switch j.State {
+	case queue.Queued:
+		if place, err := rp.q.Position(ctx, j.ID); err == nil {
+			// Rounded up to five minutes, so that the sweep does not edit the comment
+			// every time the wait shrinks a little.
+			s.Position, s.ETA = place.Position, (place.ETA + etaStep - 1).Truncate(etaStep)
+		}
+		s.RunnerNote = rp.runnerNote(ctx, j.Pool)
+		if j.Attempt > 1 && j.Reason != "" { // the queue's own words: back in line after a lost runner
+			s.RunnerNote = strings.TrimSpace(j.Reason + ". " + s.RunnerNote)
+		}
+	case queue.Running:
+		if jp := rp.ev.jobs[j.ID]; jp != nil {
+			s.Progress, s.Done, s.Total = jp.progress, jp.done, jp.total
+		}
+		if j.Attempt > 1 && s.Progress == "" {
+			s.Progress = "second attempt: the runner stopped responding during the first"
+		}
+		s.RunnerNote = rp.runnerNote(ctx, j.Pool)
+	}
+	return s
+}
+
+// etaStep is the granularity of the expected wait a status comment shows.
+const etaStep = 5 * time.Minute
+
+// runnerNote says so when no runner of pool has been seen for Config.RunnerStale.
+func (rp *Reporter) runnerNote(ctx context.Context, pool string) string {
+	rs, err := rp.q.Runners(ctx)
+	if err != nil {
+		return ""
+	}
+	now := rp.cfg.Now()
+	for _, r := range rs {
+		if r.Pool == pool && !r.Seen.IsZero() {
+			if now.Sub(r.Seen) <= rp.cfg.RunnerStale {
+				return ""
+			}
+			return fmt.Sprintf("No runner of pool %s has been seen since %s; the job runs when one is back.",
+				codeSpan(pool), r.Seen.UTC().Format("2006-01-02 15:04 UTC"))
+		}
+	}
+	return fmt.Sprintf("No runner of pool %s has been seen yet; the job runs when one starts.", codeSpan(pool))
+}
+
+// digest identifies a rendered status comment, kept on the record as Shown.
+func digest(body string) string {
+	h := sha256.Sum256([]byte(body))
+	return hex.EncodeToString(h[:12])
+}
+
+// show makes the status comment of an open record show its current rendering: it posts
+// the comment when the record has none (found again by its marker after a lost answer),
+// edits it when the rendering differs from the one last written, and records what it
+// wrote. A record that has ended is left to its final reply.
+func (rp *Reporter) show(ctx context.Context, id string) error {
+	j, err := rp.q.Get(ctx, id)
+	if errors.Is(err, queue.ErrNotFound) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("get %s: %w", id, err)
+	}
+	if j.State.Terminal() {
+		return nil
+	}
+	body := report.RenderStatus(rp.openStatus(ctx, j))
+	return rp.write(ctx, j, body)
+}
+
+// write puts body in j's status comment unless it shows it already, creating the comment
+// when j has none, and records the digest.
+func (rp *Reporter) write(ctx context.Context, j queue.Job, body string) error {
+	d := digest(body)
+	if j.StatusCommentID != 0 && d == j.Shown {
+		return nil
+	}
+	a := queue.Amendment{Shown: &d}
+	if j.StatusCommentID == 0 {
+		id, old, found, err := rp.gh.FindComment(ctx, j.InstallationID, j.Repo, j.PR, report.Marker(j.ID))
+		if err != nil {
+			return fmt.Errorf("find status comment: %w", err)
+		}
+		switch {
+		case !found:
+			if id, err = rp.gh.CreateComment(ctx, j.InstallationID, j.Repo, j.PR, body); err != nil {
+				return fmt.Errorf("post status comment: %w", err)
+			}
+		case strings.TrimSpace(old) != strings.TrimSpace(body):
+			if err := rp.gh.EditComment(ctx, j.InstallationID, j.Repo, id, body); err != nil {
+				return fmt.Errorf("edit status comment: %w", err)
+			}
+		}
+		a.StatusCommentID = id
+	} else if err := rp.gh.EditComment(ctx, j.InstallationID, j.Repo, j.StatusCommentID, body); err != nil {
+		return fmt.Errorf("edit status comment: %w", err)
+	}
+	if _, err := rp.q.Amend(ctx, j.ID, a); err != nil {
+		return fmt.Errorf("amend %s: %w", j.ID, err)
+	}
+	return nil
+}
