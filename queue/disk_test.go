@@ -187,7 +187,7 @@ func TestDiskReopen(t *testing.T) {
 		t.Errorf("next claim = %s fence %d, want %s with a fence above %d", next.Job.ID, next.Fence, retried.ID, lease.Fence)
 	}
 	ev := queuetest.NewEventLog(d, "check")
-	want := []string{queue.EventStarted, queue.EventCancelled}
+	want := []string{queue.EventQueued, queue.EventStarted, queue.EventCancelled}
 	if diff := cmp.Diff(want, ev.Kinds(t, running.ID)); diff != "" {
 		t.Errorf("events of the running job (-want +got):\n%s", diff)
 	}
@@ -246,8 +246,8 @@ func TestDiskSaveFails(t *testing.T) {
 		t.Errorf("SeenDelivery with a failing commit = %v, %v", first, err)
 	}
 	ev := queuetest.NewEventLog(d, "bot")
-	if kinds := ev.Kinds(t, a.ID); len(kinds) != 0 {
-		t.Errorf("events after failed changes: %v", kinds)
+	if kinds := ev.Kinds(t, a.ID); len(kinds) != 1 || kinds[0] != queue.EventQueued {
+		t.Errorf("events after failed changes: %v, want only the queued of the Enqueue that succeeded", kinds)
 	}
 	// The next calls work, and the file has them.
 	l, err := d.Claim(c, "")

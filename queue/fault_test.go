@@ -184,11 +184,11 @@ func TestRunnerKilled(t *testing.T) {
 		t.Fatalf("claim after the failure = %s, %v; want %s", l.Job.ID, err, b.ID)
 	}
 	time.Sleep(200 * time.Millisecond) // let the reapers look once more
-	want := []string{queue.EventStarted, queue.EventRetried, queue.EventStarted, queue.EventLost}
+	want := []string{queue.EventQueued, queue.EventStarted, queue.EventRetried, queue.EventStarted, queue.EventLost}
 	if diff := cmp.Diff(want, ev.Kinds(t, a.ID)); diff != "" {
 		t.Errorf("events of the job (-want +got):\n%s", diff)
 	}
-	if diff := cmp.Diff([]string{queue.EventStarted}, ev.Kinds(t, b.ID)); diff != "" {
+	if diff := cmp.Diff([]string{queue.EventQueued, queue.EventStarted}, ev.Kinds(t, b.ID)); diff != "" {
 		t.Errorf("events of the waiting job (-want +got):\n%s", diff)
 	}
 }
@@ -288,7 +288,7 @@ func TestRedisKilled(t *testing.T) {
 		}
 	}
 	ev := queuetest.NewEventLog(q, "bot")
-	if diff := cmp.Diff([]string{queue.EventStarted, queue.EventRetried, queue.EventStarted, queue.EventOutcome}, ev.Kinds(t, jobs[0].ID)); diff != "" {
+	if diff := cmp.Diff([]string{queue.EventQueued, queue.EventStarted, queue.EventRetried, queue.EventStarted, queue.EventOutcome}, ev.Kinds(t, jobs[0].ID)); diff != "" {
 		t.Errorf("events of the running job (-want +got):\n%s", diff)
 	}
 }

@@ -185,7 +185,7 @@ const (
 	EventRetried    = "retried"    // Reap: the runner stopped responding; the job waits at the front again
 	EventLost       = "lost"       // Reap: the runner stopped responding a second time; the job failed
 	EventSubmitted  = "submitted"  // Submit: a request awaits approval
-	EventQueued     = "queued"     // Approve: the request was approved and waits in line
+	EventQueued     = "queued"     // Approve or Enqueue: the request was approved and waits in line
 	EventRejected   = "rejected"   // Reject: the request was declined
 	EventExpired    = "expired"    // Expire: nobody approved the request in time
 	EventUpdated    = "updated"    // Amend changed what the status comment shows

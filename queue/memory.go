@@ -378,6 +378,7 @@ func (q *Memory) Enqueue(ctx context.Context, j Job) (Job, *Job, error) {
 	n := &memJob{Job: cloneJob(j)}
 	q.jobs[j.ID] = n
 	q.touchLocked(j.ID)
+	q.emitLocked(n, EventQueued)
 	displaced := q.lineUpLocked(n)
 	if err := q.commitLocked(); err != nil {
 		return Job{}, nil, fmt.Errorf("enqueue %s: %w", j.ID, err)

@@ -57,7 +57,7 @@ type Queue interface {
 
 	// Enqueue adds an approved job at the back of its pool's line, in state
 	// queued, and returns it as stored (ID, Pool, Attempt and Queued filled
-	// in). When the pool's waiting places were already full, the oldest
+	// in), and publishes EventQueued for it. When the pool's waiting places were already full, the oldest
 	// waiting job is displaced: it ends as superseded, with SupersededBy
 	// naming the new job, an EventSuperseded is published for it in the same step,
 	// and it is returned so its requester can be told. A job that was retried

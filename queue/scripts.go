@@ -108,6 +108,7 @@ if redis.call('EXISTS', k) == 1 then
 end
 create(k, body, 11, 'state', 'queued', 'attempt', '1', 'pool', pool, 'op', op)
 redis.call('SADD', P .. 'active', id)
+emit(id, 'queued')
 local displaced = lineup(id, pool, depth)
 return {'ok', redis.call('HGETALL', k), displaced}
 `)

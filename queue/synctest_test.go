@@ -48,7 +48,7 @@ func TestMemoryLeaseDefaultTTL(t *testing.T) {
 		if d := time.Since(stopped); d < 30*time.Second || d > 32*time.Second {
 			t.Errorf("retried %v after the last heartbeat, want 30s to 32s", d)
 		}
-		if kinds := ev.Kinds(t, j.ID); len(kinds) != 2 || kinds[1] != queue.EventRetried {
+		if kinds := ev.Kinds(t, j.ID); len(kinds) != 3 || kinds[2] != queue.EventRetried {
 			t.Errorf("events = %v", kinds)
 		}
 		cancel()

@@ -113,7 +113,7 @@ func bench(ctx context.Context, c benchConfig, stdout, stderr io.Writer) error {
 		measured = append(measured, m)
 	}
 	baseline := report.Baseline{Compare: c.Compare, Source: "the working tree (" + root + "/<name>/results)", Committed: committed(root)}
-	fmt.Fprint(stdout, report.Render(report.Reply{
+	fmt.Fprint(stdout, report.Render(report.Summary{
 		Title:    "Benchmark Results",
 		Header:   header(plan, b.Config()),
 		Tables:   report.Tables(measured, baseline),

@@ -357,8 +357,8 @@ func testOneDeep(t *testing.T, newQueue NewQueue) {
 	if p := position(t, q, c.ID); p.Position != 2 {
 		t.Errorf("position of the waiting job: %d, want 2", p.Position)
 	}
-	wantKinds(t, ev, b.ID, queue.EventSuperseded)
-	wantKinds(t, ev, c.ID)
+	wantKinds(t, ev, b.ID, queue.EventQueued, queue.EventSuperseded)
+	wantKinds(t, ev, c.ID, queue.EventQueued)
 	// The event carries what the bot needs to tell the displaced requester.
 	sj := ev.Last(t, b.ID, queue.EventSuperseded)
 	if sj.StatusCommentID != b.StatusCommentID || sj.Repo != b.Repo || sj.PR != b.PR || sj.State != queue.Superseded {
@@ -408,8 +408,8 @@ func testDepthTwo(t *testing.T, newQueue NewQueue) {
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("line (-want +got):\n%s", diff)
 	}
-	wantKinds(t, ev, b.ID, queue.EventSuperseded)
-	wantKinds(t, ev, c.ID, queue.EventSuperseded)
+	wantKinds(t, ev, b.ID, queue.EventQueued, queue.EventSuperseded)
+	wantKinds(t, ev, c.ID, queue.EventQueued, queue.EventSuperseded)
 }
 
 func testClaimBlocksUntilEnqueue(t *testing.T, newQueue NewQueue) {
@@ -531,7 +531,7 @@ func testHeartbeatCancelFinish(t *testing.T, newQueue NewQueue) {
 	if cancelled, err := q.Heartbeat(t.Context(), l); err != nil || !cancelled {
 		t.Fatalf("Heartbeat after Cancel = %v, %v; want true, nil", cancelled, err)
 	}
-	wantKinds(t, ev, a.ID, queue.EventStarted)
+	wantKinds(t, ev, a.ID, queue.EventQueued, queue.EventStarted)
 	done := finish(t, q, l, queue.Cancelled)
 	if done.State != queue.Cancelled || done.CancelledBy != "bob" || done.Reason != "" || done.Finished.IsZero() {
 		t.Errorf("finished job: %s by %q, reason %q, finished %v; want cancelled by bob, no reason", done.State, done.CancelledBy, done.Reason, done.Finished)
@@ -545,7 +545,7 @@ func testHeartbeatCancelFinish(t *testing.T, newQueue NewQueue) {
 	if _, err := q.Cancel(t.Context(), a.ID, "bob"); !errors.Is(err, queue.ErrFinished) {
 		t.Errorf("Cancel of a finished job: %v, want ErrFinished", err)
 	}
-	wantKinds(t, ev, a.ID, queue.EventStarted, queue.EventOutcome)
+	wantKinds(t, ev, a.ID, queue.EventQueued, queue.EventStarted, queue.EventOutcome)
 	if j := ev.Last(t, a.ID, queue.EventOutcome); j.State != queue.Cancelled {
 		t.Errorf("outcome event state %s, want cancelled", j.State)
 	}
@@ -570,7 +570,7 @@ func testCancelWaiting(t *testing.T, newQueue NewQueue) {
 	if got := ev.Last(t, b.ID, queue.EventCancelled); got.CancelledBy != "carol" {
 		t.Errorf("cancelled event: by %q, want carol", got.CancelledBy)
 	}
-	wantKinds(t, ev, b.ID, queue.EventCancelled)
+	wantKinds(t, ev, b.ID, queue.EventQueued, queue.EventCancelled)
 	finish(t, q, la, queue.Done)
 	noClaim(t, q, "p", 300*time.Millisecond)
 	if _, err := q.Cancel(t.Context(), b.ID, "carol"); !errors.Is(err, queue.ErrFinished) {
@@ -579,7 +579,7 @@ func testCancelWaiting(t *testing.T, newQueue NewQueue) {
 	if _, err := q.Cancel(t.Context(), "no-such-job", "carol"); !errors.Is(err, queue.ErrNotFound) {
 		t.Errorf("Cancel of an unknown job: %v, want ErrNotFound", err)
 	}
-	wantKinds(t, ev, b.ID, queue.EventCancelled)
+	wantKinds(t, ev, b.ID, queue.EventQueued, queue.EventCancelled)
 }
 
 func testFinish(t *testing.T, newQueue NewQueue) {
@@ -672,8 +672,8 @@ func testLeaseLost(t *testing.T, newQueue NewQueue) {
 	if l := claim(t, q, ""); l.Job.ID != c.ID {
 		t.Errorf("claimed %s after the failure, want %s", l.Job.ID, c.ID)
 	}
-	wantKinds(t, ev, a.ID, queue.EventStarted, queue.EventRetried, queue.EventStarted, queue.EventLost)
-	wantKinds(t, ev, b.ID, queue.EventSuperseded)
+	wantKinds(t, ev, a.ID, queue.EventQueued, queue.EventStarted, queue.EventRetried, queue.EventStarted, queue.EventLost)
+	wantKinds(t, ev, b.ID, queue.EventQueued, queue.EventSuperseded)
 	if j := ev.Last(t, a.ID, queue.EventLost); j.State != queue.Failed || j.Reason != queue.ReasonLost || j.Attempt != 2 {
 		t.Errorf("lost event job: %s %q attempt %d", j.State, j.Reason, j.Attempt)
 	}
@@ -708,7 +708,7 @@ func testCancelledLost(t *testing.T, newQueue NewQueue) {
 	if len(jobs) != 1 || jobs[0].State != queue.Cancelled || jobs[0].CancelledBy != "dave" || jobs[0].Reason != "" {
 		t.Fatalf("Reap = %+v, want the job cancelled by dave", jobs)
 	}
-	wantKinds(t, ev, a.ID, queue.EventStarted, queue.EventCancelled)
+	wantKinds(t, ev, a.ID, queue.EventQueued, queue.EventStarted, queue.EventCancelled)
 	noClaim(t, q, "", 200*time.Millisecond)
 }
 
@@ -1007,7 +1007,7 @@ func testDrain(t *testing.T, newQueue NewQueue) {
 		if j.State != queue.Cancelled || j.CancelledBy != "ops" || j.Reason != "" {
 			t.Errorf("drained job %s: %s by %q, reason %q; want cancelled by ops", j.ID, j.State, j.CancelledBy, j.Reason)
 		}
-		wantKinds(t, ev, j.ID, queue.EventCancelled)
+		wantKinds(t, ev, j.ID, queue.EventQueued, queue.EventCancelled)
 	}
 	if j := get(t, q, a.ID); j.State != queue.Running {
 		t.Errorf("running job after Drain: %s", j.State)
