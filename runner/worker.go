@@ -219,7 +219,7 @@ func (w *Worker) RunJob(ctx context.Context, l queue.Lease) (queue.Job, error) {
 		j.log.Warn("job stopped, not finished", "err", cause, "duration", time.Since(start).Round(time.Second))
 		return queue.Job{}, cause
 	case errors.Is(cause, errCancelRequested):
-		// "" lets the queue use the reason Cancel recorded ("cancelled by alice").
+		// The queue keeps who cancelled it (Job.CancelledBy).
 		state, reason = queue.Cancelled, ""
 	case interrupted:
 		stopBeating()

@@ -310,8 +310,8 @@ func TestWorkerCancelStopsTheJob(t *testing.T) {
 	if o.err != nil {
 		t.Fatal(o.err)
 	}
-	if o.j.State != queue.Cancelled || o.j.Reason != "cancelled by alice" {
-		t.Errorf("job ended %s (%q), want cancelled (\"cancelled by alice\")", o.j.State, o.j.Reason)
+	if o.j.State != queue.Cancelled || o.j.CancelledBy != "alice" {
+		t.Errorf("job ended %s (by %q), want cancelled by alice", o.j.State, o.j.CancelledBy)
 	}
 	if took > 5*time.Second {
 		t.Errorf("job took %s to stop after the cancel, want under 5s", took)
@@ -490,8 +490,8 @@ func TestWorkerCancelKeepsTheRowsSoFar(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if done.State != queue.Cancelled || done.Reason != "cancelled by bob" {
-		t.Errorf("job ended %s (%q), want cancelled (\"cancelled by bob\")", done.State, done.Reason)
+	if done.State != queue.Cancelled || done.CancelledBy != "bob" {
+		t.Errorf("job ended %s (by %q), want cancelled by bob", done.State, done.CancelledBy)
 	}
 	r := report(t, done)
 	if len(r.Rows) != 1 || r.Rows[0].Entry != "badmeta" || r.Rows[0].Err == "" {
