@@ -6,11 +6,16 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
+	"math"
 	"net"
 	"net/http"
 	"os"
+	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -18,10 +23,12 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/redis/go-redis/v9"
 	"github.com/spf13/pflag"
+	bolterrors "go.etcd.io/bbolt/errors"
 
 	"github.com/arenabot/arenabot/bot"
 	"github.com/arenabot/arenabot/bot/ghapi"
 	"github.com/arenabot/arenabot/queue"
+	"github.com/arenabot/arenabot/runner"
 	"github.com/arenabot/arenabot/runner/profile"
 )
 
@@ -41,10 +48,19 @@ type serveConfig struct {
 	ProgressEvery time.Duration
 	ReapEvery     time.Duration
 	Consumer      string
+	// StateDir holds the embedded store (arenabot.db: the queue, the pending requests and
+	// the webhook inbox) when RedisURL is empty.
+	StateDir string
+	// ShutdownWait bounds how long serve waits, once it has stopped taking webhooks, for its
+	// loops to return: the runner's job in flight is stopped and its containers removed.
+	ShutdownWait time.Duration
 	// Runner runs the runner in the same process (serve --runner): the single-machine mode.
 	Runner         bool
 	Work           workConfig
 	ReadyListening func(addr string) // tests: called with the bound address
+	// WrapLoop, when set, wraps each loop serve starts ("bot", "events", "reaper",
+	// "runner"); tests see when they return.
+	WrapLoop func(name string, loop func(context.Context) error) func(context.Context) error
 }
 
 // runnerListen is where serve --runner listens unless told otherwise: the default :8080 is
@@ -66,13 +82,15 @@ func parseServe(args []string, getenv func(string) string, stderr io.Writer) (se
 	fs.StringVar(&appID, "github-app-id", getenv("ARENA_GITHUB_APP_ID"), "GitHub App id (ARENA_GITHUB_APP_ID)")
 	fs.StringVar(&keyFile, "github-private-key-file", getenv("ARENA_GITHUB_PRIVATE_KEY_FILE"), "GitHub App private key, PEM (ARENA_GITHUB_PRIVATE_KEY_FILE)")
 	fs.StringVar(&c.BotLogin, "bot-login", envOr(getenv, "ARENA_BOT_LOGIN", ""), "the bot's own login, e.g. arenabot[bot] (ARENA_BOT_LOGIN)")
-	fs.StringVar(&c.RedisURL, "redis-url", getenv("ARENA_REDIS_URL"), "the queue's Redis; unset: embedded queue (ARENA_REDIS_URL)")
+	fs.StringVar(&c.RedisURL, "redis-url", getenv("ARENA_REDIS_URL"), "the queue's Redis; unset: the embedded store in --state-dir (ARENA_REDIS_URL)")
+	fs.StringVar(&c.StateDir, "state-dir", defaultStateDir(getenv), "where the embedded store keeps the queue, the pending requests and the webhook inbox (arenabot.db) when no Redis URL is set (ARENA_STATE_DIR)")
 	fs.StringVar(&c.Prefix, "redis-prefix", envOr(getenv, "ARENA_REDIS_PREFIX", "arena:"), "key prefix in Redis (ARENA_REDIS_PREFIX)")
 	fs.StringVar(&depth, "queue-depth", envOr(getenv, "ARENA_QUEUE_DEPTH", "1"), "waiting places per runner pool (ARENA_QUEUE_DEPTH)")
 	fs.StringVar(&poll, "approval-poll", envOr(getenv, "ARENA_APPROVAL_POLL", "15s"), "how often pending requests' reactions are read (ARENA_APPROVAL_POLL)")
 	fs.StringVar(&ttl, "approval-ttl", envOr(getenv, "ARENA_APPROVAL_TTL", "72h"), "how long a request waits for approval (ARENA_APPROVAL_TTL)")
 	fs.StringVar(&progress, "progress-every", envOr(getenv, "ARENA_PROGRESS_EVERY", "5s"), "least time between two progress edits of a running job's status comment (ARENA_PROGRESS_EVERY)")
 	fs.DurationVar(&c.ReapEvery, "reap-every", 5*time.Second, "how often jobs whose runner stopped heart-beating are looked for")
+	fs.DurationVar(&c.ShutdownWait, "shutdown-wait", time.Minute, "how long serve waits on SIGTERM for its loops to stop (the runner's job in flight is stopped and its containers removed) before it exits anyway")
 	fs.StringVar(&c.Consumer, "consumer", envOr(getenv, "ARENA_BOT_CONSUMER", "arenabot"), "the bot's stable name on the runner event stream; keep it across restarts (ARENA_BOT_CONSUMER)")
 	fs.BoolVar(&c.Runner, "runner", false, "also run the runner in this process (the single-machine mode; the runner flags below apply)")
 	c.Work.runnerFlags(fs, getenv)
@@ -131,6 +149,12 @@ func parseServe(args []string, getenv func(string) string, stderr io.Writer) (se
 	if c.ReapEvery <= 0 {
 		return c, fmt.Errorf("serve: --reap-every %s: want a positive duration", c.ReapEvery)
 	}
+	if c.ShutdownWait <= 0 {
+		return c, fmt.Errorf("serve: --shutdown-wait %s: want a positive duration", c.ShutdownWait)
+	}
+	if c.RedisURL == "" && c.StateDir == "" {
+		return c, fmt.Errorf("serve: no state directory for the embedded store (neither $XDG_STATE_HOME nor $HOME is set); set ARENA_STATE_DIR (or --state-dir), or ARENA_REDIS_URL")
+	}
 	if c.Runner {
 		if err := c.Work.check("serve --runner"); err != nil {
 			return c, err
@@ -166,16 +190,24 @@ func entryPort(port int) bool {
 	return false
 }
 
-// serve runs the webhook service until ctx ends.
-func serve(ctx context.Context, c serveConfig, stderr io.Writer) error {
+// serve runs the webhook service until ctx ends. Then it stops taking requests, stops its
+// loops and waits for them (at most ShutdownWait: the runner's job in flight is stopped and
+// its containers removed), and only then closes the Docker engine and the store.
+func serve(ctx context.Context, c serveConfig, stderr io.Writer) (err error) {
 	log := slog.New(slog.NewJSONHandler(stderr, nil))
-	q, rdb, err := openQueue(ctx, c, log)
+	st, err := openQueue(ctx, c, log)
 	if err != nil {
 		return err
 	}
-	if rdb != nil {
-		defer rdb.Close()
-	}
+	defer func() {
+		if cerr := st.close(); cerr != nil {
+			log.Error("close the store", "err", cerr)
+			if err == nil {
+				err = fmt.Errorf("serve: close the store: %w", cerr)
+			}
+		}
+	}()
+	q := st.q
 	gh, err := ghapi.New(ghapi.Config{
 		BaseURL: c.APIURL, Token: c.Token, AppID: c.AppID, PrivateKey: c.PrivateKey,
 		BotLogin: c.BotLogin, Logger: log.With("component", "github"),
@@ -191,18 +223,29 @@ func serve(ctx context.Context, c serveConfig, stderr io.Writer) error {
 		WebhookSecret: c.Secret,
 		ProgressEvery: c.ProgressEvery,
 		OnReply:       onReply,
-	}
-	if rdb != nil { // pending requests and accepted deliveries survive a restart
-		bc.Pending = bot.NewRedisPending(rdb, c.Prefix)
-		bc.InboxStore = bot.NewRedisInbox(rdb, c.Prefix)
+		InboxStore:    st.inbox, // accepted deliveries survive a restart
 	}
 	b := bot.New(bc, gh, q, log.With("component", "bot"))
+	var worker *runner.Worker
+	if c.Runner {
+		w, closeEngine, err := c.Work.newWorker(ctx, q, log)
+		if err != nil {
+			return fmt.Errorf("serve --runner: %w", err)
+		}
+		// Deferred after the store's close, so it runs before it: the engine is closed
+		// once the worker has returned, the store after that.
+		defer closeEngine()
+		worker = w
+	}
 
 	mux := http.NewServeMux()
 	mux.Handle("POST /webhook", b.Webhook())
+	// The page judges runners by --lease-ttl: this process's runner's, or the one the
+	// runners elsewhere are given.
+	leaseTTL := c.Work.LeaseTTL
 	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-		if err := queue.WriteStatus(r.Context(), w, q); err != nil {
+		if err := queue.WriteOperatorPage(r.Context(), w, q, time.Now(), leaseTTL); err != nil {
 			http.Error(w, "queue unavailable", http.StatusServiceUnavailable)
 		}
 	})
@@ -221,45 +264,155 @@ func serve(ctx context.Context, c serveConfig, stderr io.Writer) error {
 	if c.ReadyListening != nil {
 		c.ReadyListening(ln.Addr().String())
 	}
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
-	errc := make(chan error, 5)
-	go func() { errc <- b.Run(ctx) }()
-	go func() { errc <- ignoreCancel(ctx, b.RunEvents(ctx, c.Consumer)) }()
-	go func() { errc <- q.RunReaper(ctx, c.ReapEvery) }()
-	if c.Runner {
-		w, closeEngine, err := c.Work.newWorker(ctx, q, log)
-		if err != nil {
-			return fmt.Errorf("serve --runner: %w", err)
-		}
-		defer closeEngine()
-		go func() { errc <- w.Run(ctx) }()
+
+	// The loops run until serve stops them, after the HTTP server: a webhook accepted while
+	// it shuts down is still pushed into a live inbox.
+	loopCtx, stopLoops := context.WithCancel(context.WithoutCancel(ctx))
+	defer stopLoops()
+	g := newLoops(loopCtx, log, c.WrapLoop)
+	g.start("bot", b.Run)
+	g.start("events", func(ctx context.Context) error { return b.RunEvents(ctx, c.Consumer) })
+	g.start("reaper", func(ctx context.Context) error { return q.RunReaper(ctx, c.ReapEvery) })
+	if worker != nil {
+		g.start("runner", worker.Run)
 	}
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	httpErr := make(chan error, 1)
 	go func() {
 		if err := srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
-			errc <- err
+			httpErr <- err
 		}
 	}()
-	log.Info("serving", "listen", ln.Addr().String(), "redis", c.RedisURL != "", "runner", c.Runner)
+	log.Info("serving", "listen", ln.Addr().String(), "redis", c.RedisURL != "", "state", st.where, "runner", c.Runner)
 	select {
 	case <-ctx.Done():
-	case err = <-errc:
+		log.Info("shutting down", "cause", context.Cause(ctx))
+	case err = <-g.failed:
+		log.Error("shutting down: a loop stopped", "err", err)
+	case err = <-httpErr:
+		err = fmt.Errorf("serve: HTTP server: %w", err)
+		log.Error("shutting down: the HTTP server stopped", "err", err)
 	}
+	start := time.Now()
 	shutCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 	defer cancel()
-	if serr := srv.Shutdown(shutCtx); serr != nil && err == nil {
-		err = serr
+	if serr := srv.Shutdown(shutCtx); serr != nil {
+		log.Warn("HTTP server shutdown", "err", serr)
+		srv.Close()
 	}
+	stopLoops()
+	if left := g.wait(c.ShutdownWait); len(left) > 0 {
+		log.Error("shutdown: loops still running; exiting without them", "loops", left, "waited", c.ShutdownWait.String())
+		if err == nil {
+			err = fmt.Errorf("serve: shutdown: %s still running after %s", strings.Join(left, ", "), c.ShutdownWait)
+		}
+	} else if ferr := g.firstErr(); ferr != nil && err == nil {
+		err = ferr
+	}
+	log.Info("stopped", "took", time.Since(start).Round(time.Millisecond).String())
 	return err
 }
 
-// metrics is the service's Prometheus registry: Go and process collectors, and the jobs
-// per pool and state read from the queue at scrape time.
+// loops are the long-running loops of serve: each runs until ctx ends and serve waits for
+// all of them before it closes what they use.
+type loops struct {
+	ctx    context.Context
+	log    *slog.Logger
+	wrap   func(string, func(context.Context) error) func(context.Context) error
+	failed chan error // a loop that stopped before ctx ended, or failed; buffered, first only
+	wg     sync.WaitGroup
+
+	mu      sync.Mutex
+	running map[string]int
+	err     error // the first loop's error
+}
+
+func newLoops(ctx context.Context, log *slog.Logger, wrap func(string, func(context.Context) error) func(context.Context) error) *loops {
+	return &loops{ctx: ctx, log: log, wrap: wrap, failed: make(chan error, 1), running: map[string]int{}}
+}
+
+// start runs loop in a goroutine under name.
+func (g *loops) start(name string, loop func(context.Context) error) {
+	if g.wrap != nil {
+		loop = g.wrap(name, loop)
+	}
+	g.mu.Lock()
+	g.running[name]++
+	g.mu.Unlock()
+	g.wg.Add(1)
+	go func() {
+		defer g.wg.Done()
+		err := ignoreCancel(g.ctx, loop(g.ctx))
+		if err == nil && g.ctx.Err() == nil {
+			err = errors.New("returned before serve stopped it")
+		}
+		if err != nil {
+			err = fmt.Errorf("serve: %s loop: %w", name, err)
+		}
+		g.mu.Lock()
+		if g.running[name]--; g.running[name] == 0 {
+			delete(g.running, name)
+		}
+		if err != nil && g.err == nil {
+			g.err = err
+		}
+		g.mu.Unlock()
+		if err != nil {
+			select {
+			case g.failed <- err:
+			default:
+			}
+		}
+	}()
+}
+
+// wait waits for every loop to return, at most bound, and returns the names of those still
+// running then (none: all returned). It logs what it waits for.
+func (g *loops) wait(bound time.Duration) []string {
+	done := make(chan struct{})
+	go func() {
+		g.wg.Wait()
+		close(done)
+	}()
+	deadline := time.NewTimer(bound)
+	defer deadline.Stop()
+	notice := time.NewTimer(min(100*time.Millisecond, bound/2))
+	defer notice.Stop()
+	for {
+		select {
+		case <-done:
+			return nil
+		case <-notice.C:
+			g.log.Info("waiting for the loops to stop", "loops", g.names(), "at_most", bound.String())
+		case <-deadline.C:
+			return g.names()
+		}
+	}
+}
+
+// names returns the loops still running, sorted.
+func (g *loops) names() []string {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return slices.Sorted(maps.Keys(g.running))
+}
+
+// firstErr returns the first error a loop returned.
+func (g *loops) firstErr() error {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.err
+}
+
+// metrics is the service's Prometheus registry: Go and process collectors, and, read from
+// the queue at scrape time, the jobs per pool and state, the requests awaiting approval and
+// how long ago each pool's runner was seen.
 // It also returns the hook that counts the final replies and times them from the final
 // event to the results commit and to the reply.
 func metrics(q queue.Queue) (*prometheus.Registry, func(bot.ReplyTiming)) {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	reg.MustRegister(queueCollector{q: q, desc: prometheus.NewDesc("arena_queue_jobs", "Jobs in the queue by pool and state.", []string{"pool", "state"}, nil)})
+	reg.MustRegister(newQueueCollector(q, time.Now))
 	replies := prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "arena_final_replies_total", Help: "Final replies posted, by how the job ended.",
 	}, []string{"state"})
@@ -277,47 +430,129 @@ func metrics(q queue.Queue) (*prometheus.Registry, func(bot.ReplyTiming)) {
 	}
 }
 
+// queueCollector reads the queue's gauges at scrape time.
 type queueCollector struct {
-	q    queue.Queue
-	desc *prometheus.Desc
+	q                   queue.Queue
+	now                 func() time.Time
+	jobs, pending, seen *prometheus.Desc
 }
 
-func (c queueCollector) Describe(ch chan<- *prometheus.Desc) { ch <- c.desc }
+func newQueueCollector(q queue.Queue, now func() time.Time) queueCollector {
+	return queueCollector{
+		q: q, now: now,
+		jobs:    prometheus.NewDesc("arena_queue_jobs", "Jobs in the queue by pool and state.", []string{"pool", "state"}, nil),
+		pending: prometheus.NewDesc("arena_pending_requests", "Requests awaiting approval.", nil, nil),
+		seen:    prometheus.NewDesc("arena_runner_last_seen_seconds", "Seconds since a runner of the pool last claimed or heart-beat; +Inf when none ever was.", []string{"pool"}, nil),
+	}
+}
+
+func (c queueCollector) Describe(ch chan<- *prometheus.Desc) {
+	ch <- c.jobs
+	ch <- c.pending
+	ch <- c.seen
+}
 
 func (c queueCollector) Collect(ch chan<- prometheus.Metric) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
-	lines, err := c.q.Status(ctx)
+	if lines, err := c.q.Status(ctx); err != nil {
+		ch <- prometheus.NewInvalidMetric(c.jobs, err)
+	} else {
+		for _, l := range lines {
+			counts := map[queue.State]int{}
+			for _, p := range l.Places {
+				counts[p.Job.State]++
+			}
+			for _, st := range []queue.State{queue.Queued, queue.Running} {
+				ch <- prometheus.MustNewConstMetric(c.jobs, prometheus.GaugeValue, float64(counts[st]), l.Pool, string(st))
+			}
+		}
+	}
+	if pending, err := c.q.List(ctx, queue.Filter{States: []queue.State{queue.AwaitingApproval}}); err != nil {
+		ch <- prometheus.NewInvalidMetric(c.pending, err)
+	} else {
+		ch <- prometheus.MustNewConstMetric(c.pending, prometheus.GaugeValue, float64(len(pending)))
+	}
+	runners, err := c.q.Runners(ctx)
 	if err != nil {
-		ch <- prometheus.NewInvalidMetric(c.desc, err)
+		ch <- prometheus.NewInvalidMetric(c.seen, err)
 		return
 	}
-	for _, l := range lines {
-		counts := map[queue.State]int{}
-		for _, p := range l.Places {
-			counts[p.Job.State]++
+	now := c.now()
+	for _, r := range runners {
+		ago := math.Inf(1)
+		if !r.Seen.IsZero() {
+			ago = max(now.Sub(r.Seen).Seconds(), 0)
 		}
-		for _, st := range []queue.State{queue.Queued, queue.Running} {
-			ch <- prometheus.MustNewConstMetric(c.desc, prometheus.GaugeValue, float64(counts[st]), l.Pool, string(st))
-		}
+		ch <- prometheus.MustNewConstMetric(c.seen, prometheus.GaugeValue, ago, r.Pool)
 	}
 }
 
-// openQueue opens the Redis queue when a URL is set (returning its client for the bot's
-// durable records), else the embedded one.
-func openQueue(ctx context.Context, c serveConfig, log *slog.Logger) (queue.Queue, *redis.Client, error) {
+// A store is where serve keeps its state: the queue (with the requests awaiting approval)
+// and the webhook inbox, on Redis or in the embedded file.
+type store struct {
+	q     queue.Queue
+	inbox bot.Inbox
+	where string // for the log: "redis" or the file's path
+	close func() error
+}
+
+// openQueue opens the Redis queue when a URL is set, else the embedded store: the file
+// arenabot.db in StateDir (created 0700), which one process at a time may hold.
+func openQueue(ctx context.Context, c serveConfig, log *slog.Logger) (store, error) {
 	opts := queue.Options{Prefix: c.Prefix, Depth: c.Depth, Logger: log.With("component", "queue")}
 	if c.Runner {
 		opts.LeaseTTL = c.Work.LeaseTTL
 	}
-	if c.RedisURL == "" {
-		return queue.NewMemory(opts), nil, nil
+	if c.RedisURL != "" {
+		rdb, err := dialRedis(ctx, c.RedisURL, "serve")
+		if err != nil {
+			return store{}, err
+		}
+		return store{
+			q: queue.NewRedis(rdb, opts), inbox: bot.NewRedisInbox(rdb, c.Prefix),
+			where: "redis", close: rdb.Close,
+		}, nil
 	}
-	rdb, err := dialRedis(ctx, c.RedisURL, "serve")
+	if err := os.MkdirAll(c.StateDir, 0o700); err != nil {
+		return store{}, fmt.Errorf("serve: state directory: %w; set ARENA_STATE_DIR (or --state-dir) to a directory serve may write", err)
+	}
+	path := filepath.Join(c.StateDir, stateFile)
+	d, err := queue.OpenDisk(path, opts)
+	if errors.Is(err, bolterrors.ErrTimeout) {
+		return store{}, fmt.Errorf("serve: the embedded store %s is in use by another process (another arenabot serve?); stop it, or give this one another ARENA_STATE_DIR (or --state-dir)", path)
+	}
 	if err != nil {
-		return nil, nil, err
+		return store{}, fmt.Errorf("serve: embedded store %s: %w", path, err)
 	}
-	return queue.NewRedis(rdb, opts), rdb, nil
+	inbox, err := bot.NewBoltInbox(d.DB())
+	if err != nil {
+		d.Close()
+		return store{}, fmt.Errorf("serve: embedded store %s: %w", path, err)
+	}
+	return store{q: d, inbox: inbox, where: path, close: d.Close}, nil
+}
+
+// stateFile is the embedded store's file in the state directory.
+const stateFile = "arenabot.db"
+
+// defaultStateDir is ARENA_STATE_DIR, else $XDG_STATE_HOME/arenabot, else
+// ~/.local/state/arenabot; "" when there is no home directory either.
+func defaultStateDir(getenv func(string) string) string {
+	if v := getenv("ARENA_STATE_DIR"); v != "" {
+		return v
+	}
+	if v := getenv("XDG_STATE_HOME"); filepath.IsAbs(v) {
+		return filepath.Join(v, "arenabot")
+	}
+	home := getenv("HOME")
+	if home == "" {
+		home, _ = os.UserHomeDir()
+	}
+	if home == "" {
+		return ""
+	}
+	return filepath.Join(home, ".local", "state", "arenabot")
 }
 
 // dialRedis connects to the Redis at url and checks that it answers.

@@ -4,13 +4,22 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
+	"maps"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"go.etcd.io/bbolt"
 
 	"github.com/arenabot/arenabot/bot/githubtest"
 	"github.com/arenabot/arenabot/bot/hook"
@@ -204,6 +213,13 @@ func TestServeEndToEnd(t *testing.T) {
 	if len(jobs) != 1 || jobs[0].SHA != sha || jobs[0].PR != 42 || jobs[0].Requester != "alice" {
 		t.Fatalf("queued jobs = %+v, want one for PR 42 at %s by alice", jobs, sha)
 	}
+	// The status comment and the 👀 are written after the job is recorded, retried
+	// through the injected faults.
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		if len(gh.Comments(repo, 42)) >= 2 && len(gh.Reactions(repo, commentID)) >= 1 {
+			break
+		}
+	}
 	faults := 0
 	for _, c := range gh.Calls() {
 		if c.Status == http.StatusForbidden || c.Status == http.StatusBadGateway {
@@ -223,19 +239,21 @@ func TestServeEndToEnd(t *testing.T) {
 	if rs := gh.Reactions(repo, commentID); len(rs) != 1 || rs[0].Content != "eyes" {
 		t.Errorf("reactions on the command = %+v, want 👀", rs)
 	}
-	for path, want := range map[string]string{
-		"/healthz": "ok",
-		"/":        jobs[0].ID,
-		"/metrics": `arena_queue_jobs{pool="default",state="queued"} 1`,
+	for _, c := range []struct{ path, want string }{
+		{"/healthz", "ok"},
+		{"/", jobs[0].ID},
+		{"/", "awaiting approval: 0 requests"},
+		{"/metrics", `arena_queue_jobs{pool="default",state="queued"} 1`},
+		{"/metrics", "arena_pending_requests 0"},
 	} {
-		resp, err := http.Get(base + path)
+		resp, err := http.Get(base + c.path)
 		if err != nil {
 			t.Fatal(err)
 		}
 		body, _ := io.ReadAll(resp.Body)
 		resp.Body.Close()
-		if resp.StatusCode != http.StatusOK || !strings.Contains(string(body), want) {
-			t.Errorf("GET %s = %d, want 200 containing %q:\n%s", path, resp.StatusCode, want, body)
+		if resp.StatusCode != http.StatusOK || !strings.Contains(string(body), c.want) {
+			t.Errorf("GET %s = %d, want 200 containing %q:\n%s", c.path, resp.StatusCode, c.want, body)
 		}
 	}
 	cancel()
@@ -281,4 +299,254 @@ func TestParseWork(t *testing.T) {
 			checkParsed(t, c, err, tt.wantErr, tt.check)
 		})
 	}
+}
+
+func TestParseServeStateDir(t *testing.T) {
+	base := map[string]string{"ARENA_WEBHOOK_SECRET": "s", "ARENA_GITHUB_TOKEN": "tok"}
+	with := func(kv ...string) map[string]string {
+		m := maps.Clone(base)
+		for i := 0; i+1 < len(kv); i += 2 {
+			m[kv[i]] = kv[i+1]
+		}
+		return m
+	}
+	for _, tt := range []struct {
+		name    string
+		env     map[string]string
+		args    []string
+		want    string
+		wantErr string
+	}{
+		{name: "XDG state home", env: with("XDG_STATE_HOME", "/xdg", "HOME", "/home/a"), want: "/xdg/arenabot"},
+		{name: "relative XDG state home is ignored", env: with("XDG_STATE_HOME", "rel", "HOME", "/home/a"), want: "/home/a/.local/state/arenabot"},
+		{name: "home", env: with("HOME", "/home/a"), want: "/home/a/.local/state/arenabot"},
+		{name: "variable", env: with("ARENA_STATE_DIR", "/var/lib/arenabot", "XDG_STATE_HOME", "/xdg"), want: "/var/lib/arenabot"},
+		{name: "flag beats variable", env: with("ARENA_STATE_DIR", "/var/lib/arenabot"), args: []string{"--state-dir", "/srv/a"}, want: "/srv/a"},
+		{name: "bad shutdown wait", env: with("HOME", "/h"), args: []string{"--shutdown-wait", "0s"}, wantErr: "--shutdown-wait"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			c, err := parseServe(tt.args, func(k string) string { return tt.env[k] }, io.Discard)
+			checkParsed(t, c, err, tt.wantErr, func(t *testing.T, c serveConfig) {
+				if c.StateDir != tt.want || c.ShutdownWait != time.Minute {
+					t.Errorf("state dir %q, shutdown wait %s; want %q, 1m", c.StateDir, c.ShutdownWait, tt.want)
+				}
+			})
+		})
+	}
+}
+
+// embeddedServe returns the config of a serve without Redis whose store is in dir, against
+// a fake GitHub.
+func embeddedServe(t *testing.T, dir string, args ...string) serveConfig {
+	t.Helper()
+	gh := githubtest.New(t)
+	env := map[string]string{
+		"ARENA_WEBHOOK_SECRET": "s3cret", "ARENA_GITHUB_TOKEN": "tok", "ARENA_GITHUB_API_URL": gh.URL,
+		"ARENA_LISTEN": "127.0.0.1:0", "ARENA_STATE_DIR": dir,
+	}
+	c, err := parseServe(args, func(k string) string { return env[k] }, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// startServe runs serve in this process until the returned stop is called; stop returns
+// how long serve took to return once its context ended, and its error.
+func startServe(t *testing.T, c serveConfig, logs io.Writer) (base string, stop func() (time.Duration, error)) {
+	t.Helper()
+	addr := make(chan string, 1)
+	c.ReadyListening = func(a string) { addr <- a }
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- serve(ctx, c, logs) }()
+	select {
+	case a := <-addr:
+		base = "http://" + a
+	case err := <-done:
+		cancel()
+		t.Fatalf("serve: %v", err)
+	}
+	stopped := false
+	stop = func() (time.Duration, error) {
+		stopped = true
+		start := time.Now()
+		cancel()
+		select {
+		case err := <-done:
+			return time.Since(start), err
+		case <-time.After(30 * time.Second):
+			t.Fatal("serve did not return 30s after its context ended")
+			return 0, nil
+		}
+	}
+	t.Cleanup(func() {
+		if !stopped {
+			stop()
+		}
+	})
+	return base, stop
+}
+
+// TestServeWaitsForItsLoops: when its context ends, serve returns only after every loop it
+// started has returned, however long they take to stop.
+func TestServeWaitsForItsLoops(t *testing.T) {
+	c := embeddedServe(t, t.TempDir())
+	var mu sync.Mutex
+	returned := map[string]time.Time{}
+	c.WrapLoop = func(name string, loop func(context.Context) error) func(context.Context) error {
+		return func(ctx context.Context) error {
+			err := loop(ctx)
+			time.Sleep(300 * time.Millisecond) // a loop slow to stop, as a runner removing containers
+			mu.Lock()
+			returned[name] = time.Now()
+			mu.Unlock()
+			return err
+		}
+	}
+	base, stop := startServe(t, c, io.Discard)
+	if body := get(t, base+"/healthz"); body != "ok\n" {
+		t.Fatalf("healthz = %q", body)
+	}
+	took, err := stop()
+	end := time.Now()
+	if err != nil {
+		t.Fatalf("serve = %v, want nil", err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if want := []string{"bot", "events", "reaper"}; !slices.Equal(slices.Sorted(maps.Keys(returned)), want) {
+		t.Errorf("loops returned: %v, want %v", slices.Sorted(maps.Keys(returned)), want)
+	}
+	for name, at := range returned {
+		if at.After(end) {
+			t.Errorf("loop %s returned %v after serve did", name, at.Sub(end))
+		}
+	}
+	t.Logf("serve returned %v after its context ended", took.Round(time.Millisecond))
+	if took < 300*time.Millisecond {
+		t.Errorf("serve returned after %v, before its loops could have", took)
+	}
+	// The store is closed: another process can open it.
+	db, err := bbolt.Open(filepath.Join(c.StateDir, stateFile), 0o600, &bbolt.Options{Timeout: 100 * time.Millisecond})
+	if err != nil {
+		t.Fatalf("after serve returned, its store: %v", err)
+	}
+	db.Close()
+}
+
+// TestServeShutdownIsBounded: a loop that does not stop holds serve for ShutdownWait only;
+// serve then says which loop is still running and returns an error naming it.
+func TestServeShutdownIsBounded(t *testing.T) {
+	c := embeddedServe(t, t.TempDir(), "--shutdown-wait", "500ms")
+	release := make(chan struct{})
+	defer close(release)
+	c.WrapLoop = func(name string, loop func(context.Context) error) func(context.Context) error {
+		if name != "events" {
+			return loop
+		}
+		return func(ctx context.Context) error {
+			err := loop(ctx)
+			<-release // stuck, as a cleanup that never ends
+			return err
+		}
+	}
+	logs := &syncBuffer{}
+	_, stop := startServe(t, c, logs)
+	took, err := stop()
+	if err == nil || !strings.Contains(err.Error(), "events still running after 500ms") {
+		t.Errorf("serve = %v, want an error naming the events loop", err)
+	}
+	if took < 500*time.Millisecond || took > 5*time.Second {
+		t.Errorf("serve returned after %v, want about the 500ms bound", took)
+	}
+	if !strings.Contains(logs.String(), `"msg":"shutdown: loops still running; exiting without them","loops":["events"]`) {
+		t.Errorf("the log does not name the loop still running:\n%s", logs)
+	}
+}
+
+// TestServeEmbeddedStore: without Redis, serve keeps its store in the state directory
+// (created 0700); a second serve on the same directory refuses at once, saying why.
+func TestServeEmbeddedStore(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "state", "arenabot")
+	c := embeddedServe(t, dir)
+	base, _ := startServe(t, c, io.Discard)
+	fi, err := os.Stat(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fi.Mode().Perm() != 0o700 {
+		t.Errorf("state directory mode %v, want 0700", fi.Mode().Perm())
+	}
+	if _, err := os.Stat(filepath.Join(dir, "arenabot.db")); err != nil {
+		t.Errorf("no store file: %v", err)
+	}
+	for _, want := range []string{"awaiting approval: 0 requests", "runners"} {
+		if page := get(t, base+"/"); !strings.Contains(page, want) {
+			t.Errorf("GET / lacks %q:\n%s", want, page)
+		}
+	}
+
+	start := time.Now()
+	err = serve(t.Context(), embeddedServe(t, dir), io.Discard)
+	if err == nil || !strings.Contains(err.Error(), "in use by another process") || !strings.Contains(err.Error(), "ARENA_STATE_DIR") {
+		t.Errorf("second serve on the same state dir = %v, want it in use", err)
+	}
+	if d := time.Since(start); d > 3*time.Second {
+		t.Errorf("the second serve took %v to refuse", d)
+	}
+}
+
+// TestQueueCollector: /metrics gives the requests awaiting approval and how long ago each
+// pool's runner was seen (+Inf: never).
+func TestQueueCollector(t *testing.T) {
+	ctx := t.Context()
+	now := time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
+	clock := func() time.Time { return now }
+	q := queue.NewMemory(queue.Options{Now: clock})
+	for i, who := range []string{"alice", "bob"} {
+		if _, _, err := q.Submit(ctx, queue.Job{ID: fmt.Sprint("p", i), Repo: "octo/arena", PR: i + 1, Requester: who, Kind: queue.Benchmark, SHA: "abc", Expires: now.Add(time.Hour)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, _, err := q.Enqueue(ctx, queue.Job{ID: "j1", Repo: "octo/arena", PR: 3, Kind: queue.Benchmark, SHA: "abc"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := q.Enqueue(ctx, queue.Job{ID: "j2", Repo: "octo/arena", PR: 4, Kind: queue.Benchmark, SHA: "abc", Pool: "big"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := q.Claim(ctx, queue.DefaultPool); err != nil {
+		t.Fatal(err)
+	}
+	now = now.Add(42 * time.Second)
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(newQueueCollector(q, clock))
+	srv := httptest.NewServer(promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+	defer srv.Close()
+	body := get(t, srv.URL)
+	for _, want := range []string{
+		"arena_pending_requests 2\n",
+		`arena_runner_last_seen_seconds{pool="default"} 42` + "\n",
+		`arena_runner_last_seen_seconds{pool="big"} +Inf` + "\n",
+		`arena_queue_jobs{pool="default",state="running"} 1` + "\n",
+		`arena_queue_jobs{pool="big",state="queued"} 1` + "\n",
+	} {
+		if !strings.Contains(body, want) {
+			t.Errorf("/metrics lacks %q:\n%s", want, body)
+		}
+	}
+}
+
+func get(t *testing.T, url string) string {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("GET %s = %d %s", url, resp.StatusCode, b)
+	}
+	return string(b)
 }

@@ -1,0 +1,190 @@
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/arenabot/arenabot/runner"
+)
+
+// buildArenabot compiles the arenabot binary into a temporary directory.
+func buildArenabot(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "arenabot")
+	start := time.Now()
+	out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput()
+	if err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	t.Logf("built arenabot in %v", time.Since(start).Round(time.Millisecond))
+	return bin
+}
+
+// serveProc is `arenabot serve` running as a child process.
+type serveProc struct {
+	cmd  *exec.Cmd
+	addr chan string // the address it listens on, from its "serving" log line
+	done chan error  // its Wait
+}
+
+// startServeProcess runs the binary as `serve` with args, the loop's environment (env
+// overrides it) and its logs going to l.logs.
+func (l *loop) startServeProcess(bin string, env map[string]string, args ...string) *serveProc {
+	l.t.Helper()
+	cmd := exec.Command(bin, append([]string{"serve"}, args...)...)
+	cmd.Env = os.Environ()
+	vars := l.env()
+	for k, v := range env {
+		vars[k] = v
+	}
+	for k, v := range vars {
+		cmd.Env = append(cmd.Env, k+"="+v)
+	}
+	pr, pw := io.Pipe()
+	cmd.Stdout, cmd.Stderr = l.logs, pw
+	p := &serveProc{cmd: cmd, addr: make(chan string, 1), done: make(chan error, 1)}
+	go func() {
+		sc := bufio.NewScanner(pr)
+		sc.Buffer(make([]byte, 1<<20), 1<<20)
+		for sc.Scan() {
+			line := sc.Bytes()
+			l.logs.Write(append(line, '\n'))
+			var rec struct{ Msg, Listen string }
+			if json.Unmarshal(line, &rec) == nil && rec.Msg == "serving" {
+				select {
+				case p.addr <- rec.Listen:
+				default:
+				}
+			}
+		}
+		io.Copy(io.Discard, pr)
+	}()
+	if err := cmd.Start(); err != nil {
+		l.t.Fatal(err)
+	}
+	go func() {
+		err := cmd.Wait()
+		pw.Close()
+		p.done <- err
+	}()
+	l.t.Cleanup(func() {
+		cmd.Process.Kill()
+		<-p.done
+	})
+	select {
+	case a := <-p.addr:
+		l.botURL = "http://" + a
+	case err := <-p.done:
+		p.done <- err
+		l.t.Fatalf("serve exited before listening: %v", err)
+	case <-time.After(2 * time.Minute):
+		l.t.Fatal("serve did not listen within 2m")
+	}
+	return p
+}
+
+// dockerPS lists the containers matching the filters (docker ps -a --filter ...), as
+// "id job-label state" lines.
+func dockerPS(t *testing.T, filters ...string) []string {
+	t.Helper()
+	args := []string{"ps", "-a", "--format", `{{.ID}} {{.Label "` + runner.LabelJob + `"}} {{.State}}`}
+	for _, f := range filters {
+		args = append(args, "--filter", f)
+	}
+	out, err := exec.Command("docker", args...).CombinedOutput()
+	if err != nil {
+		t.Fatalf("docker ps: %v\n%s", err, out)
+	}
+	var lines []string
+	for l := range strings.Lines(strings.TrimSpace(string(out))) {
+		if l = strings.TrimSpace(l); l != "" {
+			lines = append(lines, l)
+		}
+	}
+	return lines
+}
+
+// TestServeRunnerSIGTERM is SIGTERM to the single-machine service (`arenabot serve
+// --runner`, embedded store) while its runner measures: the process stops the job, removes
+// every container of it and exits 0 within the bound. The job was left for retry: the
+// service started again on the same state directory measures it and replies once.
+func TestServeRunnerSIGTERM(t *testing.T) {
+	l := newLoop(t, []string{"nethttp"}, nil)
+	l.redisURL = "" // the embedded store
+	bin := buildArenabot(t)
+	state := t.TempDir()
+	env := map[string]string{"ARENA_REDIS_URL": "", "ARENA_STATE_DIR": state}
+	// One 10-second run per row, so SIGTERM comes in the middle of one; the lease is short
+	// so the restarted service retries the job soon.
+	args := append([]string{"--runner"}, l.workArgs()...)
+	args = append(args, "--lite", "--duration", "10s", "--lease-ttl", "2s", "--reap-every", "300ms")
+	p := l.startServeProcess(bin, env, args...)
+	l.comment("maintainer", "/benchmark -f nethttp -t baseline")
+
+	// The server container of the job, labelled by the runner, runs.
+	var job string
+	l.waitFor("the job's server container to run", 5*time.Minute, func() bool {
+		for _, c := range dockerPS(t, "label="+runner.LabelManaged+"=true", "label="+runner.LabelEntry+"=nethttp", "label="+runner.LabelJob, "status=running") {
+			job = strings.Fields(c)[1]
+			return true
+		}
+		return false
+	})
+	time.Sleep(2 * time.Second) // into the measurement: the load tool runs too
+	running := dockerPS(t, "label="+runner.LabelJob+"="+job)
+	t.Logf("job %s: containers before SIGTERM: %q", job, running)
+
+	sent := time.Now()
+	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	const bound = 90 * time.Second // the shutdown's own bound (1m) and the HTTP server's (10s)
+	select {
+	case err := <-p.done:
+		took := time.Since(sent)
+		t.Logf("serve --runner exited %v after SIGTERM (%v)", took.Round(time.Millisecond), err)
+		if err != nil {
+			t.Errorf("serve --runner exited with %v, want 0", err)
+		}
+		p.done <- err
+	case <-time.After(bound):
+		t.Fatalf("serve --runner still running %v after SIGTERM", bound)
+	}
+	if left := dockerPS(t, "label="+runner.LabelJob+"="+job); len(left) > 0 {
+		t.Errorf("containers of job %s left after serve exited: %q", job, left)
+	}
+	if left := dockerPS(t, "label="+runner.LabelManaged+"=true", "label="+runner.LabelEntry+"=nethttp"); len(left) > 0 {
+		t.Errorf("nethttp containers of the runner left after serve exited: %q", left)
+	}
+	logs := l.logs.String()
+	for _, want := range []string{`"msg":"shutting down"`, "job stopped, not finished", `"msg":"stopped"`} {
+		if !strings.Contains(logs, want) {
+			t.Errorf("the service's log lacks %s", want)
+		}
+	}
+	if n := len(l.results()); n != 0 {
+		t.Fatalf("%d results comments after the shutdown, want none (the job is to be retried)", n)
+	}
+
+	// The next start on the same state directory retries the job and replies once.
+	l.startServeProcess(bin, env, append(args[:len(args):len(args)], "--duration", "1s")...)
+	final := l.waitComment("arenabot:results", 5*time.Minute)
+	t.Logf("results comment after the restart:\n%s", final.Body)
+	time.Sleep(time.Second)
+	if n := len(l.results()); n != 1 {
+		t.Errorf("%d results comments, want 1:\n%s", n, l.dumpComments())
+	}
+	for _, c := range []string{"512", "4096"} {
+		if cells := tableRows(final.Body)["nethttp/baseline/"+c]; cells != nil && strings.HasPrefix(cells[2], "❌") {
+			t.Errorf("nethttp baseline %s: %v, want measured", c, cells)
+		}
+	}
+}
