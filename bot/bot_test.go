@@ -29,7 +29,7 @@ const (
 type env struct {
 	t    *testing.T
 	gh   *githubtest.Server
-	q    *queue.Memory
+	q    queue.Queue
 	bot  *Bot
 	mu   sync.Mutex
 	now  time.Time

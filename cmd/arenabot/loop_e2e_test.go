@@ -210,7 +210,7 @@ func TestLoopCancelWhileRunning(t *testing.T) {
 	})
 	asked := time.Now()
 	l.comment("maintainer", "/benchmark-cancel")
-	final := l.waitComment("arenabot:results", time.Minute)
+	final := l.waitFinal(time.Minute)
 	t.Logf("cancelled %s after asking; reply:\n%s", time.Since(asked).Round(time.Millisecond), final.Body)
 	if !strings.Contains(strings.ToLower(final.Body), "cancel") {
 		t.Errorf("the final reply does not say the job was cancelled")

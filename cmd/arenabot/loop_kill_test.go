@@ -89,7 +89,7 @@ func TestLoopRunnerKilled(t *testing.T) {
 		p.Wait()
 		t.Logf("attempt %d killed while measuring", attempt)
 	}
-	final := l.waitComment("arenabot:results", time.Minute)
+	final := l.waitFinal(time.Minute)
 	t.Logf("final reply:\n%s", final.Body)
 	if !strings.Contains(final.Body, "stopped responding") {
 		t.Errorf("the final reply does not say the runner stopped responding")

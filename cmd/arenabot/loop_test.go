@@ -50,6 +50,8 @@ type loop struct {
 	logs      *syncBuffer
 	// redisURL is the queue serve and work use; "" makes serve use its embedded queue.
 	redisURL string
+	// stateDir is where serve keeps its embedded store when redisURL is "".
+	stateDir string
 
 	cancelServe context.CancelFunc
 	serveDone   chan error
@@ -105,7 +107,7 @@ func newLoop(t *testing.T, entries []string, extra func(dir string)) *loop {
 	})
 	l.q = queue.NewRedis(l.redis.Client(t), queue.Options{Prefix: "arena:"})
 	l.redisURL = "redis://" + l.redis.Addr
-	l.redisURL = "redis://" + l.redis.Addr
+	l.stateDir = t.TempDir()
 
 	work := t.TempDir()
 	git(t, work, "init", "-q", "-b", "main")
@@ -164,7 +166,7 @@ func (l *loop) env() map[string]string {
 	return map[string]string{
 		"ARENA_WEBHOOK_SECRET": loopSecret, "ARENA_GITHUB_TOKEN": "tok", "ARENA_GITHUB_API_URL": l.gh.URL,
 		"ARENA_REDIS_URL": l.redisURL, "ARENA_LISTEN": "127.0.0.1:0", "ARENA_BOT_LOGIN": "arenabot[bot]",
-		"ARENA_APPROVAL_POLL": "100ms", "ARENA_PROGRESS_EVERY": "1s",
+		"ARENA_APPROVAL_POLL": "100ms", "ARENA_PROGRESS_EVERY": "1s", "ARENA_STATE_DIR": l.stateDir,
 	}
 }
 
@@ -319,11 +321,32 @@ func (l *loop) dumpComments() string {
 	return b.String()
 }
 
-// results returns the bot's results comments (every part of every final reply).
+// finalMarker matches the hidden marker of a final reply: a part of a results reply or
+// an ending (a request that ended without results).
+var finalMarker = regexp.MustCompile(`<!-- arenabot:(results|ending) `)
+
+// waitFinal waits for a final reply of any kind and returns it.
+func (l *loop) waitFinal(timeout time.Duration) githubtest.Comment {
+	l.t.Helper()
+	var found githubtest.Comment
+	l.waitFor("a final reply", timeout, func() bool {
+		for _, c := range l.gh.Comments(loopRepo, loopPR) {
+			if finalMarker.MatchString(c.Body) {
+				found = c
+				return true
+			}
+		}
+		return false
+	})
+	return found
+}
+
+// results returns the bot's final replies (every part of every results reply, and every
+// ending).
 func (l *loop) results() []githubtest.Comment {
 	var out []githubtest.Comment
 	for _, c := range l.gh.Comments(loopRepo, loopPR) {
-		if strings.Contains(c.Body, "arenabot:results") {
+		if finalMarker.MatchString(c.Body) {
 			out = append(out, c)
 		}
 	}
