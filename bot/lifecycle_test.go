@@ -365,3 +365,42 @@ func TestLifecycleIntakeRetries(t *testing.T) {
 		t.Errorf("pending = %+v", p)
 	}
 }
+
+// A maintainer's own request is approved at once, and its first post says so: it never
+// asks for approval.
+func TestLifecycleMaintainerFirstPost(t *testing.T) {
+	e := setup(t)
+	e.run()
+	cmd := e.say("bob", secCommand)
+	posts := e.gh.CallsTo("POST", "/repos/octo/arena/issues/42/comments")
+	if len(posts) != 1 {
+		t.Fatalf("posts = %d, want the status comment alone", len(posts))
+	}
+	first := string(posts[0].Body)
+	if !strings.Contains(first, "Benchmark queued") || strings.Contains(first, "awaiting approval") || strings.Contains(first, "approves by reacting") {
+		t.Errorf("first post of a maintainer's request:\n%s", first)
+	}
+	if st := e.statusOf(cmd); st.Edits != 0 {
+		t.Errorf("status edited %d times, want 0: %s", st.Edits, st.Body)
+	}
+}
+
+// An argument that would mention a team or link an issue is echoed inside code only.
+func TestLifecycleHostileArgument(t *testing.T) {
+	e := setup(t)
+	e.run()
+	e.say("alice", "/benchmark -f gin @org/team #1")
+	cs := e.botComments()
+	if len(cs) != 1 {
+		t.Fatalf("bot comments = %+v", cs)
+	}
+	body := cs[0].Body
+	if !strings.HasPrefix(body, "@alice\n") {
+		t.Errorf("the reply does not mention its requester alone on the first line:\n%s", body)
+	}
+	live := regexp.MustCompile("`+[^`]*`+").ReplaceAllString(hiddenComment.ReplaceAllString(body, ""), "")
+	live = strings.TrimPrefix(live, "@alice")
+	if strings.Contains(live, "@") || regexp.MustCompile(`#\d`).MatchString(live) {
+		t.Errorf("user input outside code in:\n%s", body)
+	}
+}
