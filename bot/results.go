@@ -46,6 +46,9 @@ type ReplyTiming struct {
 // answer, for the next attempt to reuse.
 func (rp *Reporter) finalReply(ctx context.Context, kind string, j queue.Job, p *parked) (*report.Results, error) {
 	tm := ReplyTiming{Job: j.ID, Event: kind, State: j.State, Attempt: p.attempt + 1}
+	if err := rp.findStatus(ctx, &j); err != nil {
+		return nil, err
+	}
 	if !ranToResults(kind, j) {
 		return nil, rp.endingReply(ctx, kind, j, p, tm)
 	}
@@ -324,6 +327,27 @@ func (rp *Reporter) postResults(ctx context.Context, j queue.Job, parts []string
 		}
 	}
 	return first, nil
+}
+
+// findStatus fills in the status comment of a job that ended before the reporter learnt
+// its id (the answer to the post was lost, then the job ended): the comment is found by its
+// marker and recorded, so the final edit reaches it.
+func (rp *Reporter) findStatus(ctx context.Context, j *queue.Job) error {
+	if j.StatusCommentID != 0 {
+		return nil
+	}
+	id, _, found, err := rp.gh.FindComment(ctx, j.InstallationID, j.Repo, j.PR, report.Marker(j.ID))
+	if err != nil {
+		return fmt.Errorf("find status comment: %w", err)
+	}
+	if !found {
+		return nil
+	}
+	if _, err := rp.q.Amend(ctx, j.ID, queue.Amendment{StatusCommentID: id}); err != nil {
+		return fmt.Errorf("amend %s: %w", j.ID, err)
+	}
+	j.StatusCommentID = id
+	return nil
 }
 
 // ranToResults reports whether the reply of a job that ended with event kind shows
