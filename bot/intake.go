@@ -192,6 +192,11 @@ func (in *Intake) approveCommand(ctx context.Context, c hook.Comment) error {
 			"only users with write, maintain or admin permission on this repository can approve benchmark runs",
 			"ask a maintainer to react 👍 to the status comment or to comment `/benchmark-approve`"))
 	}
+	// A request past its expiry ends as expired first, as the poller would end it: an
+	// approval never revives it.
+	if _, err := in.q.Expire(ctx); err != nil {
+		return fmt.Errorf("expire: %w", err)
+	}
 	js, err := in.openJobs(ctx, c.Repo, c.Number, queue.AwaitingApproval)
 	if err != nil {
 		return err

@@ -404,3 +404,20 @@ func TestLifecycleHostileArgument(t *testing.T) {
 		t.Errorf("user input outside code in:\n%s", body)
 	}
 }
+
+// An approval that comes after the expiry, before the poller saw it, does not revive the
+// request: it ends as expired, and the approver is told nothing waits.
+func TestLifecycleApprovalAfterExpiry(t *testing.T) {
+	e := setup(t)
+	e.run()
+	cmd := e.say("alice", secCommand)
+	e.advance(DefaultApprovalTTL + time.Minute)
+	e.say("bob", "/benchmark-approve")
+	if j, _ := e.q.Get(t.Context(), requestID(cmd)); j.State != queue.Expired {
+		t.Fatalf("request after a late approval: %s, want expired", j.State)
+	}
+	e.oneEnding(requestID(cmd), "alice", "expired")
+	if cs := e.botComments(); !strings.Contains(cs[len(cs)-1].Body, "no request waiting") && !strings.Contains(cs[len(cs)-2].Body, "no request waiting") {
+		t.Errorf("the approver was not told nothing waits: %+v", cs)
+	}
+}

@@ -438,10 +438,8 @@ func (rp *Reporter) finalStatus(ctx context.Context, kind string, j queue.Job, r
 	}
 	s.CommitURL = res.CommitURL
 	if n := len(res.Report.Rows); n > 0 && s.Phase == report.PhaseFailed {
-		s.Done, s.Total = n, n
-		if jp := rp.ev.jobs[j.ID]; jp != nil && jp.total > n {
-			s.Total = jp.total
-		}
+		// The plan on the record says how many were to run, also after a restart.
+		s.Done, s.Total = n, max(n, len(s.Rows))
 	}
 	return s
 }
