@@ -241,7 +241,7 @@ func TestWorkerMeasuresAndReports(t *testing.T) {
 		}
 	}
 	want := []string{
-		"started",
+		"queued", "started",
 		"start 1/5 badmeta//0 done=0 failed=0", "row badmeta//0 ok=false",
 		"start 2/5 broken/baseline/512 done=1 failed=1", "row broken/baseline/512 ok=false",
 		"start 3/5 broken/baseline/4096 done=2 failed=2", "row broken/baseline/4096 ok=false",
