@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/http"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -419,5 +420,16 @@ func TestLifecycleApprovalAfterExpiry(t *testing.T) {
 	e.oneEnding(requestID(cmd), "alice", "expired")
 	if cs := e.botComments(); !strings.Contains(cs[len(cs)-1].Body, "no request waiting") && !strings.Contains(cs[len(cs)-2].Body, "no request waiting") {
 		t.Errorf("the approver was not told nothing waits: %+v", cs)
+	}
+}
+
+// The queue's states and the status comment's phases are one vocabulary.
+func TestOneVocabulary(t *testing.T) {
+	for _, s := range []queue.State{queue.AwaitingApproval, queue.Queued, queue.Running, queue.Done, queue.Failed,
+		queue.Cancelled, queue.Superseded, queue.Expired, queue.Rejected} {
+		p := phaseOf(s)
+		if !slices.Contains(report.Phases, p) || p.Final() != s.Terminal() {
+			t.Errorf("state %s has no phase of its own (%q, final %v)", s, p, p.Final())
+		}
 	}
 }

@@ -34,27 +34,12 @@ func payloadOf(j queue.Job) payload {
 	return p
 }
 
-// phaseOf is the status comment's phase of a record's state: one vocabulary.
+// phaseOf is the status comment's phase of a record's state. The two share one
+// vocabulary (TestOneVocabulary): a phase is the state's own word; a request being
+// received shows as awaiting approval.
 func phaseOf(s queue.State) report.Phase {
-	switch s {
-	case queue.Received, queue.AwaitingApproval:
+	if s == queue.Received {
 		return report.PhaseAwaitingApproval
-	case queue.Queued:
-		return report.PhaseQueued
-	case queue.Running:
-		return report.PhaseRunning
-	case queue.Done:
-		return report.PhaseDone
-	case queue.Failed:
-		return report.PhaseFailed
-	case queue.Cancelled:
-		return report.PhaseCancelled
-	case queue.Superseded:
-		return report.PhaseSuperseded
-	case queue.Expired:
-		return report.PhaseExpired
-	case queue.Rejected:
-		return report.PhaseRejected
 	}
 	return report.Phase(s)
 }

@@ -85,6 +85,19 @@ local function unawait(id)
 	end
 end
 
+-- exists answers a call that would create the job record k when it exists: ok with the
+-- record when it is the same call again (go-redis retries after a lost reply), else
+-- exists; nil when there is no such record.
+local function exists(k, op)
+	if redis.call('EXISTS', k) == 0 then
+		return nil
+	end
+	if redis.call('HGET', k, 'op') == op then
+		return {'ok', redis.call('HGETALL', k), {}}
+	end
+	return {'exists'}
+end
+
 -- create writes a new job record: the body, the fields Amend changes
 -- (status comment, moved head, ETag, shown digest, from ARGV[i..i+3]) and
 -- the given fields.
@@ -99,12 +112,9 @@ end
 var enqueueScript = redis.NewScript(prelude + `
 local id, pool, body, depth, op = ARGV[6], ARGV[7], ARGV[8], tonumber(ARGV[9]), ARGV[10]
 local k = jkey(id)
-if redis.call('EXISTS', k) == 1 then
-	-- The same call again (go-redis retries after a lost reply) succeeds.
-	if redis.call('HGET', k, 'op') == op then
-		return {'ok', redis.call('HGETALL', k), {}}
-	end
-	return {'exists'}
+local again = exists(k, op)
+if again then
+	return again
 end
 create(k, body, 11, 'state', 'queued', 'attempt', '1', 'pool', pool, 'op', op)
 redis.call('SADD', P .. 'active', id)
@@ -119,12 +129,9 @@ return {'ok', redis.call('HGETALL', k), displaced}
 var submitScript = redis.NewScript(prelude + `
 local id, pool, body, own, expires, op = ARGV[6], ARGV[7], ARGV[8], ARGV[9], ARGV[10], ARGV[11]
 local k = jkey(id)
-if redis.call('EXISTS', k) == 1 then
-	-- The same call again (go-redis retries after a lost reply) succeeds.
-	if redis.call('HGET', k, 'op') == op then
-		return {'ok', redis.call('HGETALL', k), {}}
-	end
-	return {'exists'}
+local again = exists(k, op)
+if again then
+	return again
 end
 create(k, body, 12, 'state', 'awaiting_approval', 'attempt', '0', 'pool', pool, 'op', op, 'owner', own)
 if expires ~= '' then
