@@ -81,8 +81,9 @@ func (ap *Approvals) poll(ctx context.Context, j queue.Job) error {
 		}
 		perm, err := ap.permission(ctx, j.InstallationID, j.Repo, r.User)
 		if err != nil {
+			// Undecided: a later reaction must not decide before this one is known.
 			unsure = true
-			continue
+			break
 		}
 		if !canApprove(perm) {
 			continue
