@@ -1,0 +1,11 @@
+package selection
+
+import (
+	"testing"
+
+	"github.com/arenabot/arenabot/internal/deptest"
+)
+
+func TestDeps(t *testing.T) {
+	deptest.Check(t, deptest.Rules{Module: []string{"frameworks", "runner/profile"}, StdOnly: true})
+}
