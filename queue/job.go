@@ -84,6 +84,11 @@ type Job struct {
 	// the status comment), opaque to the queue.
 	Payload json.RawMessage `json:"payload,omitempty"`
 
+	// Rows are the measurements the ack promised, resolved by the bot at the SHA (in the
+	// report's order), which the runner measures exactly. Empty (a job queued before jobs
+	// carried them, or an operator's): the runner selects from Frameworks and Tests.
+	Rows []Row `json:"rows,omitempty"`
+
 	// Set through Amend.
 	HeadMoved string `json:"head_moved,omitempty"` // the PR's head when it moved after the ack
 	ETag      string `json:"etag,omitempty"`       // of the status comment's reactions, for conditional polling
@@ -111,6 +116,13 @@ type Job struct {
 
 	// Result is what the runner reported through Finish (JSON, opaque to the queue).
 	Result json.RawMessage `json:"result,omitempty"`
+}
+
+// A Row is one measurement of a job: a framework, a test, a connection count.
+type Row struct {
+	Entry string `json:"entry"` // "gin"
+	Test  string `json:"test"`  // "baseline"
+	Conns int    `json:"conns"` // 512
 }
 
 // A Lease is a runner's hold on the one running job of a pool. Token proves

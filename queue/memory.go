@@ -882,6 +882,7 @@ func entryNumber(id string) (uint64, error) {
 func cloneJob(j Job) Job {
 	j.Frameworks = slices.Clone(j.Frameworks)
 	j.Tests = slices.Clone(j.Tests)
+	j.Rows = slices.Clone(j.Rows)
 	j.Payload = slices.Clone(j.Payload)
 	j.Result = slices.Clone(j.Result)
 	return j

@@ -92,6 +92,7 @@ func Job(pr int, pool string) queue.Job {
 		Kind:            queue.Benchmark,
 		Frameworks:      []string{"gin"},
 		Tests:           []string{"baseline"},
+		Rows:            []queue.Row{{Entry: "gin", Test: "baseline", Conns: 512}, {Entry: "gin", Test: "baseline", Conns: 4096}},
 		SHA:             "0123456789abcdef0123456789abcdef01234567",
 		Pool:            pool,
 		InstallationID:  77,
