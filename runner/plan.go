@@ -4,18 +4,21 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strings"
 
 	"github.com/arenabot/arenabot/frameworks"
 	"github.com/arenabot/arenabot/runner/profile"
+	"github.com/arenabot/arenabot/runner/profile/selection"
 )
 
 // A Target is one entry and the profiles selected for it, in profile order.
 type Target struct {
-	Entry    frameworks.Entry
+	Entry frameworks.Entry
+	// Profiles are the entry's selected profiles. Each one's ConnCounts(Plan.Lite) are the
+	// connection counts the plan measures: the selection's rows (a queued job's rows, which
+	// may have been planned for the other mode), not necessarily the table's.
 	Profiles []profile.Profile
 	// Skipped are subscribed profiles that were not selected because the harness cannot run
-	// them yet, each with the reason.
+	// them (in this mode), each with the reason.
 	Skipped []string
 }
 
@@ -41,85 +44,83 @@ func (p Plan) Rows() int {
 var ErrInput = errors.New("bad input")
 
 // NewPlan resolves framework names and test names against the entries under root (the
-// frameworks directory). With no tests, every runnable profile an entry subscribes to is
-// selected. Errors name the problem and the fix.
+// frameworks directory), with selection.Select: with no tests, every runnable profile an
+// entry subscribes to is selected. Errors name the problem and the fix.
 func NewPlan(root string, names, tests []string, lite bool) (Plan, error) {
 	if len(names) == 0 {
 		return Plan{}, fmt.Errorf("%w: no framework given; name one or more entries of %s/ (for example: arenabot bench nethttp)", ErrInput, root)
 	}
-	var selected []profile.Profile
-	for _, t := range tests {
-		p, ok := profile.Lookup(t)
-		if !ok {
-			return Plan{}, fmt.Errorf("%w: unknown test %q%s; the tests are: %s", ErrInput, t, didYouMean(frameworks.Closest(t, profile.Names(), 3)), strings.Join(profile.Names(), ", "))
-		}
-		if !p.Runnable() {
-			return Plan{}, fmt.Errorf("%w: test %q cannot be run by this harness yet (%s); pick one of: %s", ErrInput, t, p.Unsupported, strings.Join(runnableNames(), ", "))
-		}
-		if lite && len(p.LiteConns) == 0 {
-			return Plan{}, fmt.Errorf("%w: test %q has no --lite variant (the arena runs it only on the benchmark host); drop --lite or pick another test", ErrInput, t)
-		}
-		if !slices.ContainsFunc(selected, func(q profile.Profile) bool { return q.Name == p.Name }) {
-			selected = append(selected, p)
-		}
-	}
-	slices.SortFunc(selected, func(a, b profile.Profile) int { return profile.Index(a.Name) - profile.Index(b.Name) })
-
-	plan := Plan{Lite: lite}
-	seen := map[string]bool{}
+	var entries []frameworks.Entry
 	for _, name := range names {
-		if seen[name] {
+		if slices.ContainsFunc(entries, func(e frameworks.Entry) bool { return e.Name == name }) {
 			continue
 		}
-		seen[name] = true
 		e, err := frameworks.Load(root, name, profile.Names())
 		if err != nil {
 			return Plan{}, fmt.Errorf("%w: %w", ErrInput, err)
 		}
-		t := Target{Entry: e}
-		if len(selected) > 0 {
-			for _, p := range selected {
-				if !e.Subscribes(p.Name) {
-					return Plan{}, fmt.Errorf("%w: %s does not subscribe to %q (its meta.json tests are %s); add it to the tests of %s/%s/meta.json or pick one of those", ErrInput, name, p.Name, strings.Join(e.Meta.Tests, ", "), root, name)
-				}
-			}
-			t.Profiles = selected
-		} else {
-			for _, p := range profile.All {
-				switch {
-				case !e.Subscribes(p.Name):
-				case !p.Runnable():
-					t.Skipped = append(t.Skipped, fmt.Sprintf("%s: %s", p.Name, p.Unsupported))
-				case lite && len(p.LiteConns) == 0:
-					t.Skipped = append(t.Skipped, fmt.Sprintf("%s: no --lite variant", p.Name))
-				default:
-					t.Profiles = append(t.Profiles, p)
-				}
-			}
-			if len(t.Profiles) == 0 {
-				return Plan{}, fmt.Errorf("%w: %s subscribes to no test this harness can run (%s); add one of %s to its meta.json tests", ErrInput, name, strings.Join(e.Meta.Tests, ", "), strings.Join(runnableNames(), ", "))
-			}
-		}
-		plan.Targets = append(plan.Targets, t)
+		entries = append(entries, e)
 	}
-	return plan, nil
+	sel := selection.Select(selection.Request{Entries: entries, Tests: tests, Lite: lite})
+	if r, bad := sel.Named(); bad {
+		return Plan{}, reasonErr(r)
+	}
+	return planRows(entries, sel.Rows, sel.Reasons, lite), nil
 }
 
-func runnableNames() []string {
-	var out []string
-	for _, p := range profile.All {
-		if p.Runnable() {
-			out = append(out, p.Name)
-		}
-	}
-	return out
+// reasonErr is the error of a pair the selection leaves out.
+func reasonErr(r selection.Reason) error {
+	return fmt.Errorf("%w: %s", ErrInput, r)
 }
 
-func didYouMean(c []string) string {
-	if len(c) == 0 {
-		return ""
+// planRows lays out rows as a plan over entries (rows of other entries are left out):
+// entries in the order of their first row, profiles in the order of theirs, each profile's
+// ConnCounts(lite) set to its rows' counts. The reasons that are only notes (selection's
+// Named false) become the targets' Skipped.
+func planRows(entries []frameworks.Entry, rows []selection.Row, reasons []selection.Reason, lite bool) Plan {
+	plan := Plan{Lite: lite}
+	at := map[string]int{} // entry → index in plan.Targets
+	for _, r := range rows {
+		i, ok := at[r.Entry]
+		if !ok {
+			k := slices.IndexFunc(entries, func(e frameworks.Entry) bool { return e.Name == r.Entry })
+			if k < 0 {
+				continue
+			}
+			i = len(plan.Targets)
+			at[r.Entry] = i
+			plan.Targets = append(plan.Targets, Target{Entry: entries[k]})
+		}
+		t := &plan.Targets[i]
+		k := slices.IndexFunc(t.Profiles, func(p profile.Profile) bool { return p.Name == r.Test })
+		if k < 0 {
+			p, ok := profile.Lookup(r.Test)
+			if !ok {
+				continue
+			}
+			p.Conns, p.LiteConns = setCounts(p, lite, nil)
+			t.Profiles = append(t.Profiles, p)
+			k = len(t.Profiles) - 1
+		}
+		p := &t.Profiles[k]
+		if c := p.ConnCounts(lite); !slices.Contains(c, r.Conns) {
+			p.Conns, p.LiteConns = setCounts(*p, lite, append(c, r.Conns))
+		}
 	}
-	return " (did you mean " + strings.Join(c, " or ") + "?)"
+	for _, r := range reasons {
+		if i, ok := at[r.Entry]; ok && !r.Named && r.Test != "" {
+			plan.Targets[i].Skipped = append(plan.Targets[i].Skipped, fmt.Sprintf("%s (%s)", r.Test, r.Problem(selection.Plain)))
+		}
+	}
+	return plan
+}
+
+// setCounts returns p's Conns and LiteConns with the mode's replaced by counts.
+func setCounts(p profile.Profile, lite bool, counts []int) (conns, liteConns []int) {
+	if lite {
+		return p.Conns, counts
+	}
+	return counts, p.LiteConns
 }
 
 // ValidationTests resolves what `arenabot validate` checks for one entry: the named tests
@@ -141,11 +142,10 @@ func ValidationTests(root, name string, tests []string) (frameworks.Entry, []str
 	}
 	var out []string
 	for _, t := range tests {
-		if _, ok := profile.Lookup(t); !ok {
-			return e, nil, fmt.Errorf("%w: unknown test %q%s; the tests are: %s", ErrInput, t, didYouMean(frameworks.Closest(t, profile.Names(), 3)), strings.Join(profile.Names(), ", "))
-		}
-		if !e.Subscribes(t) {
-			return e, nil, fmt.Errorf("%w: %s does not subscribe to %q (its meta.json tests are %s); add it to the tests of %s/%s/meta.json or pick one of those", ErrInput, name, t, strings.Join(e.Meta.Tests, ", "), root, name)
+		// A test the harness cannot run yet is validated all the same: validate reports it
+		// as skipped.
+		if r, bad := selection.Check(e, t); bad && r.Cause != selection.Unsupported {
+			return e, nil, reasonErr(r)
 		}
 		if !slices.Contains(out, t) {
 			out = append(out, t)

@@ -2,12 +2,16 @@ package runner
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/arenabot/arenabot/frameworks"
+	"github.com/arenabot/arenabot/runner/profile"
+	"github.com/arenabot/arenabot/runner/profile/selection"
 )
 
 // writeEntry makes a minimal entry under root.
@@ -31,11 +35,25 @@ func meta(name, tests string) string {
 	return strings.Replace(strings.Replace(metaTmpl, "%s", name, 1), "%s", tests, 1)
 }
 
+// unrunnable returns the name of a profile the harness cannot run yet, skipping the test
+// when every profile can run.
+func unrunnable(t *testing.T) string {
+	t.Helper()
+	for _, p := range profile.All {
+		if !p.Runnable() {
+			return p.Name
+		}
+	}
+	t.Skip("every profile can run")
+	return ""
+}
+
 func TestNewPlan(t *testing.T) {
 	root := t.TempDir()
-	writeEntry(t, root, "alpha", meta("alpha", `"baseline","json","baseline-h2","noisy"`))
+	never := unrunnable(t)
+	writeEntry(t, root, "alpha", meta("alpha", `"baseline","json","`+never+`","noisy"`))
 	writeEntry(t, root, "beta", meta("beta", `"baseline"`))
-	writeEntry(t, root, "gamma", meta("gamma", `"baseline-h2"`))
+	writeEntry(t, root, "gamma", meta("gamma", `"`+never+`"`))
 	writeEntry(t, root, "broken", strings.Replace(meta("broken", `"baseline"`), `"display_name":"broken"`, `"display_name":3`, 1))
 
 	t.Run("default selects runnable subscribed profiles in order", func(t *testing.T) {
@@ -47,8 +65,8 @@ func TestNewPlan(t *testing.T) {
 		if want := "baseline,json"; got != want {
 			t.Errorf("profiles = %s, want %s", got, want)
 		}
-		if len(p.Targets[0].Skipped) != 1 || !strings.HasPrefix(p.Targets[0].Skipped[0], "baseline-h2: ") {
-			t.Errorf("skipped = %q, want baseline-h2 with its reason", p.Targets[0].Skipped)
+		if s := p.Targets[0].Skipped; len(s) != 1 || !strings.HasPrefix(s[0], never+` (test "`+never+`" cannot run here yet: `) {
+			t.Errorf("skipped = %q, want %s with its reason", s, never)
 		}
 		// baseline full: 512, 4096; json full: 4096.
 		if p.Rows() != 3 {
@@ -80,10 +98,11 @@ func TestNewPlan(t *testing.T) {
 		isMeta bool
 	}{
 		{name: "unknown framework", fws: []string{"alpah"}, want: []string{"alpah", "alpha"}},
-		{name: "unknown test", fws: []string{"alpha"}, tests: []string{"baselin"}, want: []string{`unknown test "baselin"`, "did you mean baseline"}},
-		{name: "unsupported test", fws: []string{"alpha"}, tests: []string{"baseline-h2"}, want: []string{"cannot be run by this harness yet", "pick one of"}},
-		{name: "not subscribed", fws: []string{"beta"}, tests: []string{"json"}, want: []string{`beta does not subscribe to "json"`, "meta.json"}},
+		{name: "unknown test", fws: []string{"alpha"}, tests: []string{"baselin"}, want: []string{`unknown test "baselin"`, `did you mean "baseline"`}},
+		{name: "unsupported test", fws: []string{"alpha"}, tests: []string{never}, want: []string{`test "` + never + `" cannot run here yet`, `choose a runnable test of "alpha": "baseline", "json"`}},
+		{name: "not subscribed", fws: []string{"beta"}, tests: []string{"json"}, want: []string{`"beta" does not subscribe to test "json"`, `subscribe "beta" to it in its "meta.json"`}},
 		{name: "nothing runnable", fws: []string{"gamma"}, want: []string{"subscribes to no test this harness can run"}},
+		{name: "one of two entries does not subscribe", fws: []string{"alpha", "beta"}, tests: []string{"json"}, want: []string{`"beta" does not subscribe to test "json"`}},
 		{name: "bad meta", fws: []string{"broken"}, want: []string{"broken/meta.json"}, isMeta: true},
 		{name: "no framework", want: []string{"no framework given"}},
 	}
@@ -114,4 +133,64 @@ func profileNames(t Target) string {
 		n = append(n, p.Name)
 	}
 	return strings.Join(n, ",")
+}
+
+// TestPlanRows: a plan laid out from rows (a queued job's) measures exactly those rows,
+// whatever the mode's own connection counts, and its Rows() counts them.
+func TestPlanRows(t *testing.T) {
+	alpha := frameworks.Entry{Name: "alpha", Meta: frameworks.Meta{Tests: []string{"baseline", "json"}}}
+	beta := frameworks.Entry{Name: "beta", Meta: frameworks.Meta{Tests: []string{"baseline"}}}
+	entries := []frameworks.Entry{alpha, beta}
+	rows := []selection.Row{
+		{Entry: "beta", Test: "baseline", Conns: 512},
+		{Entry: "alpha", Test: "json", Conns: 512}, // a lite row, planned for a full runner
+		{Entry: "alpha", Test: "baseline", Conns: 4096},
+		{Entry: "alpha", Test: "baseline", Conns: 512},
+		{Entry: "alpha", Test: "baseline", Conns: 512}, // given twice: measured once
+		{Entry: "gone", Test: "baseline", Conns: 512},  // not among the entries
+	}
+	for _, lite := range []bool{false, true} {
+		p := planRows(entries, rows, nil, lite)
+		got := planStrings(p)
+		want := []string{"beta/baseline/512", "alpha/json/512", "alpha/baseline/4096", "alpha/baseline/512"}
+		if !slices.Equal(got, want) || p.Rows() != len(want) || p.Lite != lite {
+			t.Errorf("lite %v: rows %v (Rows() %d), want %v", lite, got, p.Rows(), want)
+		}
+	}
+}
+
+// TestNewPlanIsTheSelection: a bench measures the selection's rows, in its order.
+func TestNewPlanIsTheSelection(t *testing.T) {
+	root := t.TempDir()
+	writeEntry(t, root, "alpha", meta("alpha", `"baseline","json","upload"`))
+	writeEntry(t, root, "beta", meta("beta", `"json","baseline"`))
+	for _, lite := range []bool{false, true} {
+		p, err := NewPlan(root, []string{"beta", "alpha"}, nil, lite)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var entries []frameworks.Entry
+		for _, tg := range p.Targets {
+			entries = append(entries, tg.Entry)
+		}
+		var want []string
+		for _, r := range selection.Select(selection.Request{Entries: entries, Lite: lite}).Rows {
+			want = append(want, fmt.Sprintf("%s/%s/%d", r.Entry, r.Test, r.Conns))
+		}
+		if got := planStrings(p); !slices.Equal(got, want) {
+			t.Errorf("lite %v: plan %v, want the selection's %v", lite, got, want)
+		}
+	}
+}
+
+func planStrings(p Plan) []string {
+	var out []string
+	for _, tg := range p.Targets {
+		for _, pr := range tg.Profiles {
+			for _, n := range pr.ConnCounts(p.Lite) {
+				out = append(out, fmt.Sprintf("%s/%s/%d", tg.Entry.Name, pr.Name, n))
+			}
+		}
+	}
+	return out
 }

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -17,6 +18,7 @@ import (
 	"github.com/arenabot/arenabot/frameworks"
 	"github.com/arenabot/arenabot/queue"
 	"github.com/arenabot/arenabot/runner/profile"
+	"github.com/arenabot/arenabot/runner/profile/selection"
 	"github.com/arenabot/arenabot/runner/result"
 )
 
@@ -342,6 +344,7 @@ type jobRun struct {
 	cur    result.Progress // the latest progress event, repeated with notes
 	first  map[string]bool // entries whose first row was reported
 	order  map[string]int  // entry → position in the job, for the report's row order
+	rank   map[string]int  // "entry/test/conns" → position in the job's rows, when it has them
 }
 
 func newJobRun(w *Worker, l queue.Lease) *jobRun {
@@ -355,6 +358,7 @@ func newJobRun(w *Worker, l queue.Lease) *jobRun {
 		dir:   filepath.Join(w.cfg.WorkDir, "job-"+safeName(l.Job.ID)),
 		first: map[string]bool{},
 		order: map[string]int{},
+		rank:  map[string]int{},
 	}
 }
 
@@ -444,77 +448,79 @@ func (j *jobRun) run(ctx context.Context) (queue.State, string) {
 	return queue.Done, ""
 }
 
-// plan resolves the job's frameworks and tests in the checkout. An entry that cannot be
-// planned (a bad meta.json, an unsubscribed test) becomes a failed row and the others run.
-// The error is for a job that names nothing at all.
+// plan resolves the job's rows in the checkout: the rows the job carries (what the ack
+// promised), or, for a job without them, the selection of its frameworks and tests in this
+// runner's mode. A pair that cannot be measured (an entry that does not load, a test it
+// does not subscribe to) becomes a failed row and the others run. The error is for a job
+// that names nothing at all.
 func (j *jobRun) plan(root string) (Plan, []Row, error) {
 	job := j.lease.Job
 	lite := j.w.cfg.Bench.Lite
-	var names []string
-	tests := job.Tests
-	perEntry := map[string][]string{}
-	if job.Kind == queue.BenchmarkTest {
-		if len(tests) == 0 {
+	var plan Plan
+	var failed []Row
+	switch {
+	case len(job.Rows) > 0:
+		plan, failed = j.planRows(root, job.Rows, lite)
+	case job.Kind == queue.BenchmarkTest:
+		if len(job.Tests) == 0 {
 			return Plan{}, nil, errors.New("/benchmark-test names no test; comment it again with -t <test>")
 		}
 		entries, err := frameworks.LoadAll(root, profile.Names())
 		if err != nil {
 			j.log.Warn("entries that do not load are left out", "err", err)
 		}
-		for _, e := range entries {
-			if !e.Meta.Enabled {
+		sel := selection.Select(selection.Request{Entries: entries, Tests: job.Tests, Lite: lite, Subscribers: true})
+		if len(sel.Rows) == 0 {
+			var why []string
+			for _, r := range sel.Reasons {
+				why = append(why, r.String())
+			}
+			return Plan{}, nil, errors.New(strings.Join(why, "; "))
+		}
+		for _, r := range sel.Reasons {
+			j.note("not measured: " + r.String())
+		}
+		for i, name := range sel.Entries() {
+			j.order[name] = i
+			j.report.Frameworks = append(j.report.Frameworks, name)
+		}
+		plan = planRows(entries, sel.Rows, sel.Reasons, lite)
+	default:
+		var entries []frameworks.Entry
+		for _, name := range job.Frameworks {
+			if _, seen := j.order[name]; seen {
 				continue
 			}
-			var sub []string
-			for _, t := range tests {
-				if e.Subscribes(t) {
-					sub = append(sub, t)
-				}
+			j.order[name] = len(j.order)
+			j.report.Frameworks = append(j.report.Frameworks, name)
+			e, err := frameworks.Load(root, name, profile.Names())
+			if err != nil {
+				err = fmt.Errorf("%w: %w", ErrInput, err)
+				j.log.Warn("framework not runnable", "framework", name, "err", err)
+				failed = append(failed, Row{Entry: frameworks.Entry{Name: name}, Err: err})
+				continue
 			}
-			if len(sub) > 0 {
-				names = append(names, e.Name)
-				perEntry[e.Name] = sub
-			}
+			entries = append(entries, e)
 		}
-		if len(names) == 0 {
-			return Plan{}, nil, fmt.Errorf("no enabled entry subscribes to %s; check the test name (the tests are: %s)", strings.Join(tests, ", "), strings.Join(profile.Names(), ", "))
-		}
-	} else {
-		for _, n := range job.Frameworks {
-			if !slices.Contains(names, n) {
-				names = append(names, n)
-			}
-		}
-		if len(names) == 0 {
+		if len(j.order) == 0 {
 			return Plan{}, nil, errors.New("the job names no framework; comment the command again with -f <framework>")
 		}
+		sel := selection.Select(selection.Request{Entries: entries, Tests: job.Tests, Lite: lite})
+		for _, r := range sel.Reasons {
+			if !r.Named && r.Cause != selection.NoTest {
+				continue // a subscribed test left out: the Bencher notes it (Target.Skipped)
+			}
+			e := entries[slices.IndexFunc(entries, func(e frameworks.Entry) bool { return e.Name == r.Entry })]
+			j.log.Warn("not measured", "framework", r.Entry, "test", r.Test, "reason", r.String())
+			failed = append(failed, Row{Entry: e, Profile: profileOf(r.Test), Err: reasonErr(r)})
+		}
+		plan = planRows(entries, sel.Rows, sel.Reasons, lite)
 	}
-	plan := Plan{Lite: lite}
-	var failed []Row
 	testSet := map[string]bool{}
-	for i, name := range names {
-		j.order[name] = i
-		j.report.Frameworks = append(j.report.Frameworks, name)
-		t := tests
-		if sub, ok := perEntry[name]; ok {
-			t = sub
+	for _, tg := range plan.Targets {
+		for _, pr := range tg.Profiles {
+			testSet[pr.Name] = true
 		}
-		p, err := NewPlan(root, []string{name}, t, lite)
-		if err != nil {
-			row := Row{Entry: frameworks.Entry{Name: name}, Err: err}
-			if e, lerr := frameworks.Load(root, name, profile.Names()); lerr == nil {
-				row.Entry = e
-			}
-			j.log.Warn("framework not runnable", "framework", name, "err", err)
-			failed = append(failed, row)
-			continue
-		}
-		for _, tg := range p.Targets {
-			for _, pr := range tg.Profiles {
-				testSet[pr.Name] = true
-			}
-		}
-		plan.Targets = append(plan.Targets, p.Targets...)
 	}
 	for _, p := range profile.All {
 		if testSet[p.Name] {
@@ -522,6 +528,91 @@ func (j *jobRun) plan(root string) (Plan, []Row, error) {
 		}
 	}
 	return plan, failed, nil
+}
+
+// planRows plans the rows a job carries, as they are: a runner whose own mode would select
+// other connection counts measures the job's all the same (the ack promised them) and logs
+// the difference. A row whose entry does not load, or that the entry cannot measure
+// (selection.Check), is a failed row.
+func (j *jobRun) planRows(root string, rows []queue.Row, lite bool) (Plan, []Row) {
+	var entries []frameworks.Entry
+	var sel []selection.Row
+	var failed []Row
+	loadErr := map[string]error{}
+	for i, r := range rows {
+		if _, ok := j.rank[rowKey(r.Entry, r.Test, r.Conns)]; !ok {
+			j.rank[rowKey(r.Entry, r.Test, r.Conns)] = i
+		}
+		if _, seen := j.order[r.Entry]; !seen {
+			j.order[r.Entry] = len(j.order)
+			j.report.Frameworks = append(j.report.Frameworks, r.Entry)
+			e, err := frameworks.Load(root, r.Entry, profile.Names())
+			if err != nil {
+				loadErr[r.Entry] = fmt.Errorf("%w: %w", ErrInput, err)
+				j.log.Warn("framework not runnable", "framework", r.Entry, "err", err)
+			} else {
+				entries = append(entries, e)
+			}
+		}
+		if err := loadErr[r.Entry]; err != nil {
+			failed = append(failed, Row{Entry: frameworks.Entry{Name: r.Entry}, Profile: profileOf(r.Test), Conns: r.Conns, Err: err})
+			continue
+		}
+		e := entries[slices.IndexFunc(entries, func(e frameworks.Entry) bool { return e.Name == r.Entry })]
+		if why, bad := selection.Check(e, r.Test); bad {
+			j.log.Warn("not measured", "framework", r.Entry, "test", r.Test, "conns", r.Conns, "reason", why.String())
+			failed = append(failed, Row{Entry: e, Profile: profileOf(r.Test), Conns: r.Conns, Err: reasonErr(why)})
+			continue
+		}
+		sel = append(sel, selection.Row{Entry: r.Entry, Test: r.Test, Conns: r.Conns})
+	}
+	if diff := modeDiff(sel, lite); len(diff) > 0 {
+		j.log.Warn("the job's rows differ from this runner's own selection; measuring the job's, as the ack promised",
+			"runner_lite", lite, "differences", strings.Join(diff, "; "))
+	}
+	return planRows(entries, sel, nil, lite), failed
+}
+
+// modeDiff lists the entry × test pairs of rows whose connection counts are not those
+// the mode selects: "gin baseline: job 512, runner 512, 4096".
+func modeDiff(rows []selection.Row, lite bool) []string {
+	type pair struct{ entry, test string }
+	var order []pair
+	counts := map[pair][]int{}
+	for _, r := range rows {
+		k := pair{r.Entry, r.Test}
+		if _, ok := counts[k]; !ok {
+			order = append(order, k)
+		}
+		counts[k] = append(counts[k], r.Conns)
+	}
+	var out []string
+	for _, k := range order {
+		got := slices.Compact(slices.Sorted(slices.Values(counts[k])))
+		if own := selection.ConnCounts(k.test, lite); !slices.Equal(got, own) {
+			out = append(out, fmt.Sprintf("%s %s: job %s, runner %s", k.entry, k.test, ints(got), ints(own)))
+		}
+	}
+	return out
+}
+
+func ints(ns []int) string {
+	if len(ns) == 0 {
+		return "none"
+	}
+	s := make([]string, len(ns))
+	for i, n := range ns {
+		s[i] = strconv.Itoa(n)
+	}
+	return strings.Join(s, ", ")
+}
+
+// profileOf returns the profile named test, or one with only the name when there is none.
+func profileOf(test string) profile.Profile {
+	if p, ok := profile.Lookup(test); ok {
+		return p
+	}
+	return profile.Profile{Name: test}
 }
 
 // fail ends the job as failed with err as the report's error and the reason.
@@ -592,11 +683,18 @@ func (j *jobRun) public(msg string) string {
 	return oneLine(msg)
 }
 
-// sortRows puts the report's rows in the job's framework order, keeping plan order within
-// an entry.
+// sortRows puts the report's rows in the job's framework order, then in the order of the
+// job's rows when it has them, else keeping plan order within an entry.
 func (j *jobRun) sortRows() {
-	slices.SortStableFunc(j.report.Rows, func(a, b result.Row) int { return j.order[a.Entry] - j.order[b.Entry] })
+	slices.SortStableFunc(j.report.Rows, func(a, b result.Row) int {
+		if d := j.order[a.Entry] - j.order[b.Entry]; d != 0 {
+			return d
+		}
+		return j.rank[rowKey(a.Entry, a.Profile, a.Conns)] - j.rank[rowKey(b.Entry, b.Profile, b.Conns)]
+	})
 }
+
+func rowKey(entry, test string, conns int) string { return fmt.Sprintf("%s/%s/%d", entry, test, conns) }
 
 // Step is part of Progress; rows are reported through OnRowStart instead.
 func (j *jobRun) Step(string, int, int) {}

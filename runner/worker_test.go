@@ -18,10 +18,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/arenabot/arenabot/frameworks"
 	"github.com/arenabot/arenabot/queue"
 	"github.com/arenabot/arenabot/queue/queuetest"
 	"github.com/arenabot/arenabot/runner/arenadata"
 	"github.com/arenabot/arenabot/runner/docker"
+	"github.com/arenabot/arenabot/runner/profile"
+	"github.com/arenabot/arenabot/runner/profile/selection"
 	"github.com/arenabot/arenabot/runner/result"
 )
 
@@ -544,13 +547,103 @@ func TestWorkerBenchmarkTest(t *testing.T) {
 		t.Errorf("job ended %s (%q)", done.State, done.Reason)
 	}
 
-	j.Tests = []string{"static-h3"}
-	done, err = w.RunJob(t.Context(), claim(t, mem, j))
+	// A test no entry of the checkout subscribes to, and one that cannot run yet, fail the
+	// job with the selection's reason.
+	never := unrunnable(t)
+	for test, want := range map[string]string{
+		never:   `test "` + never + `" cannot run here yet: `,
+		"bogus": `unknown test "bogus"; choose a runnable test: "baseline"`,
+	} {
+		j.Tests = []string{test}
+		done, err = w.RunJob(t.Context(), claim(t, mem, j))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if done.State != queue.Failed || !strings.HasPrefix(done.Reason, want) {
+			t.Errorf("job of test %s ended %s (%q), want failed with %q", test, done.State, done.Reason, want)
+		}
+	}
+	nethttp, err := frameworks.Load(filepath.Join("..", "frameworks"), "nethttp", profile.Names())
 	if err != nil {
 		t.Fatal(err)
 	}
-	if done.State != queue.Failed || !strings.HasPrefix(done.Reason, "no enabled entry subscribes to static-h3") {
-		t.Errorf("job of a test nobody runs ended %s (%q), want failed", done.State, done.Reason)
+	for _, test := range selection.Runnable(true) {
+		if nethttp.Subscribes(test) {
+			continue
+		}
+		j.Tests = []string{test}
+		done, err = w.RunJob(t.Context(), claim(t, mem, j))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := `no enabled framework subscribes to test "` + test + `"`; done.State != queue.Failed || !strings.HasPrefix(done.Reason, want) {
+			t.Errorf("job of a test nobody runs ended %s (%q), want failed with %q", done.State, done.Reason, want)
+		}
+		break
+	}
+}
+
+// TestWorkerMeasuresTheJobsRows: a job that carries rows is measured row for row, in their
+// order, whatever this runner's own mode would select (here: full-host rows on a --lite
+// runner), and the difference is logged. A row whose entry does not load, or that its
+// entry cannot measure, is a failed row of its own.
+func TestWorkerMeasuresTheJobsRows(t *testing.T) {
+	privateHostLock(t)
+	a := newArenaRemote(t)
+	mem := queue.NewMemory(queue.Options{})
+	w := testWorker(t, mem, &fakeEngine{}, a.clone(t), t.TempDir())
+	w.cfg.Bench.Lite = true
+	j := prJob(a, queue.BenchmarkMultiple, "nethttp", "disabled", "gone", "badmeta")
+	j.Rows = []queue.Row{
+		{Entry: "nethttp", Test: "baseline", Conns: 512},
+		{Entry: "nethttp", Test: "baseline", Conns: 4096},
+		{Entry: "disabled", Test: "json", Conns: 4096},
+		{Entry: "disabled", Test: "baseline", Conns: 512},
+		{Entry: "gone", Test: "baseline", Conns: 512},
+		{Entry: "badmeta", Test: "baseline", Conns: 4096},
+	}
+	done, err := w.RunJob(t.Context(), claim(t, mem, j))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := report(t, done)
+	var got []string
+	for _, row := range r.Rows {
+		got = append(got, fmt.Sprintf("%s/%s/%d", row.Entry, row.Profile, row.Conns))
+	}
+	var want []string
+	for _, row := range j.Rows {
+		want = append(want, fmt.Sprintf("%s/%s/%d", row.Entry, row.Test, row.Conns))
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("report rows %v, want the job's %v", got, want)
+	}
+	if !slices.Equal(r.Frameworks, []string{"nethttp", "disabled", "gone", "badmeta"}) || !slices.Equal(r.Tests, []string{"baseline"}) {
+		t.Errorf("report frameworks %v tests %v", r.Frameworks, r.Tests)
+	}
+	for _, row := range r.Rows {
+		var want string
+		switch row.Entry {
+		case "disabled":
+			if row.Profile == "json" {
+				want = `"disabled" does not subscribe to test "json"`
+			}
+		case "gone":
+			want = "unknown framework"
+		case "badmeta":
+			want = "frameworks/badmeta/meta.json"
+		}
+		if want != "" && !strings.Contains(row.Err, want) {
+			t.Errorf("row %s/%s/%d: err %q, want it to say %q", row.Entry, row.Profile, row.Conns, row.Err, want)
+		}
+	}
+	// The lite runner measured the full host's nethttp baseline 4096 row, and said so.
+	logText := strings.Join(r.Log, "\n")
+	if !strings.Contains(logText, "the job's rows differ from this runner's own selection") || !strings.Contains(logText, "nethttp baseline: job 512, 4096, runner 512") {
+		t.Errorf("the log does not name the difference:\n%s", logText)
+	}
+	if strings.Contains(logText, "disabled baseline: job") {
+		t.Errorf("the log names a row that matches the runner's mode:\n%s", logText)
 	}
 }
 
