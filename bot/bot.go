@@ -70,6 +70,10 @@ type Config struct {
 	ApprovalPoll time.Duration
 	// Pool is the runner pool of the jobs; "" means queue.DefaultPool.
 	Pool string
+	// Lite plans requests with the --lite connection counts (plan.Options.Lite), as the
+	// pool's runners measure with --lite (serve --runner --lite, or ARENA_LITE): the ack
+	// shows, and the job carries, the rows they will measure.
+	Lite bool
 	// WebhookSecret verifies deliveries (ARENA_WEBHOOK_SECRET); the webhook answers 500
 	// to everything without it.
 	WebhookSecret []byte

@@ -110,7 +110,7 @@ func (in *Intake) request(ctx context.Context, c hook.Comment, cmd command.Comma
 		return in.replyOnce(ctx, c, problemText(cmd.Line, "this pull request is "+pr.State, "benchmarks run on open pull requests only; reopen it and comment again"))
 	}
 	src := source{gh: in.gh, inst: c.Installation, repo: c.Repo, pr: c.Number, sha: pr.HeadSHA}
-	p, err := plan.Resolve(ctx, src, cmd)
+	p, err := plan.Options{Lite: in.cfg.Lite}.Resolve(ctx, src, cmd)
 	if err != nil {
 		if re, ok := errors.AsType[*plan.ResolveError](err); ok {
 			return in.replyOnce(ctx, c, problemText(cmd.Line, re.Problem, re.Fix))
@@ -128,12 +128,16 @@ func (in *Intake) request(ctx context.Context, c hook.Comment, cmd command.Comma
 	}
 	now := in.cfg.Now()
 	frameworks := make([]string, 0, len(p.Targets))
+	var rows []queue.Row // what the ack promises: the runner measures exactly these
 	for _, t := range p.Targets {
 		frameworks = append(frameworks, t.Entry)
+		for _, r := range t.Rows {
+			rows = append(rows, queue.Row{Entry: t.Entry, Test: r.Test, Conns: r.Conns})
+		}
 	}
 	j := queue.Job{
 		ID: requestID(c.CommentID), Repo: c.Repo, PR: c.Number, Requester: c.Author,
-		Command: cmd.Line, Kind: queue.Kind(cmd.Kind), Frameworks: frameworks, Tests: cmd.Tests,
+		Command: cmd.Line, Kind: queue.Kind(cmd.Kind), Frameworks: frameworks, Tests: cmd.Tests, Rows: rows,
 		Save: cmd.Save, Compare: cmd.Compare, SHA: pr.HeadSHA, Pool: in.cfg.Pool,
 		InstallationID: c.Installation, CommentID: c.CommentID, Estimate: p.Estimate,
 		Created: now, Expires: now.Add(in.cfg.ApprovalTTL), Payload: raw,

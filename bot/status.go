@@ -68,6 +68,12 @@ func baseStatus(j queue.Job) report.Status {
 			}
 		}
 	}
+	if len(j.Rows) > 0 { // the rows the job carries, which the runner measures
+		s.Rows = s.Rows[:0]
+		for _, r := range j.Rows {
+			s.Rows = append(s.Rows, report.StatusRow{Entry: r.Entry, Test: r.Test, Conns: r.Conns})
+		}
+	}
 	switch j.State {
 	case queue.AwaitingApproval:
 		s.Expires = j.Expires

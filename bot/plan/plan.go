@@ -5,6 +5,10 @@
 // reported as a [*ResolveError] naming the problem and the closest valid choices, in
 // Markdown a reply can show as it is.
 //
+// The rows (and the reasons a named test is not measured) are runner/profile/selection's,
+// the computation the runner measures with, in the runner's mode ([Options].Lite); the
+// queued job carries them, so the ack shows what the runner will measure.
+//
 // The frameworks a reply offers are entries only: directories under frameworks/ that hold a
 // meta.json at the head (a Source may list files as directories: each name offered is
 // checked), with a name a command can hold, the closest to what was typed first. The tests
@@ -34,6 +38,7 @@ import (
 	"github.com/arenabot/arenabot/bot/md"
 	"github.com/arenabot/arenabot/frameworks"
 	"github.com/arenabot/arenabot/runner/profile"
+	"github.com/arenabot/arenabot/runner/profile/selection"
 )
 
 // Root is the directory of the entries in the repository.
@@ -85,6 +90,9 @@ type Plan struct {
 	Skipped []string
 	// Estimate is the expected wall time of the job (see BuildAllowance).
 	Estimate time.Duration
+	// Lite is whether the rows are the --lite connection counts (Options.Lite): the
+	// runner's mode.
+	Lite bool `json:",omitempty"`
 }
 
 // Rows returns the number of measurements in the plan.
@@ -170,12 +178,27 @@ func oneLine(s string) string {
 	return strings.ReplaceAll(strings.ReplaceAll(s, "\r", "\n"), "\n", "; ")
 }
 
+// Options say how to plan.
+type Options struct {
+	// Lite plans the --lite connection counts and leaves out the tests without them: set it
+	// when the runners measure with --lite (serve --runner --lite, or ARENA_LITE), so the
+	// ack shows what they will measure.
+	Lite bool
+}
+
 // Resolve turns a benchmark command (/benchmark, /benchmark-multiple, /benchmark-test) into
-// a plan. An error wrapping ErrResolve (a *ResolveError) names the problem and the closest
-// valid choices; any other error is the Source's, wrapped, or a command of another kind.
+// a plan for the full benchmark host; it is Options{}.Resolve.
 func Resolve(ctx context.Context, src Source, c command.Command) (Plan, error) {
-	r := &resolver{ctx: ctx, src: src}
-	p := Plan{Kind: c.Kind, Save: c.Save, Compare: c.Compare}
+	return Options{}.Resolve(ctx, src, c)
+}
+
+// Resolve turns a benchmark command into a plan: the rows are those selection.Select lays
+// out in the runner's mode. An error wrapping ErrResolve (a *ResolveError) names the
+// problem and the closest valid choices; any other error is the Source's, wrapped, or a
+// command of another kind.
+func (o Options) Resolve(ctx context.Context, src Source, c command.Command) (Plan, error) {
+	r := &resolver{ctx: ctx, src: src, lite: o.Lite}
+	p := Plan{Kind: c.Kind, Save: c.Save, Compare: c.Compare, Lite: o.Lite}
 	var err error
 	switch c.Kind {
 	case command.KindBenchmark, command.KindMultiple:
@@ -200,6 +223,7 @@ func Resolve(ctx context.Context, src Source, c command.Command) (Plan, error) {
 type resolver struct {
 	ctx    context.Context
 	src    Source
+	lite   bool     // plan the --lite rows
 	names  []string // entry directory names at the head, once listed
 	listed bool
 	entry  map[string]bool // isEntry's answers
@@ -241,7 +265,7 @@ func (r *resolver) frameworkTargets(c command.Command) ([]Target, error) {
 	}
 	targets := make([]Target, 0, len(entries))
 	for _, e := range entries {
-		t, err := target(e, c.Tests)
+		t, err := target(e, c.Tests, r.lite)
 		if err != nil {
 			return nil, err
 		}
@@ -256,12 +280,8 @@ func (r *resolver) testTargets(c command.Command) ([]Target, []string, error) {
 		return nil, nil, resolveErr(md.Code("/benchmark-test")+" needs exactly one test", "write "+md.Code("/benchmark-test -t <test>"))
 	}
 	test := c.Tests[0]
-	if err := checkTests(c.Tests); err != nil {
-		return nil, nil, err
-	}
-	if p, _ := profile.Lookup(test); !p.Runnable() {
-		return nil, nil, resolveErr(fmt.Sprintf("test %s cannot run here yet: %s", md.Code(test), md.Text(p.Unsupported)),
-			"choose a runnable test: "+codeList(runnable(profile.Names())))
+	if why, bad := selection.CheckTest(test, r.lite); bad {
+		return nil, nil, reasonErr(why)
 	}
 	names, err := r.entryNames()
 	if err != nil {
@@ -280,9 +300,15 @@ func (r *resolver) testTargets(c command.Command) ([]Target, []string, error) {
 		if err != nil {
 			return nil, nil, err
 		}
+		// The selection says whether the entry runs the test (enabled, subscribed); only
+		// then is its layout checked.
 		e, err := parse(name, data, nil)
-		if err == nil && e.Meta.Enabled && e.Subscribes(test) {
-			e, err = r.loadChecked(name, data)
+		var sel selection.Selection
+		if err == nil {
+			sel = selection.Select(selection.Request{Entries: []frameworks.Entry{e}, Tests: c.Tests, Lite: r.lite, Subscribers: true})
+			if len(sel.Rows) > 0 {
+				e, err = r.loadChecked(name, data)
+			}
 		}
 		if err != nil {
 			if !isMetaError(err) {
@@ -292,127 +318,52 @@ func (r *resolver) testTargets(c command.Command) ([]Target, []string, error) {
 			skippedNames = append(skippedNames, name)
 			continue
 		}
-		if !e.Meta.Enabled || !e.Subscribes(test) {
+		if len(sel.Rows) == 0 {
 			continue
 		}
-		t, err := target(e, c.Tests)
-		if err != nil {
-			return nil, nil, err
-		}
-		targets = append(targets, t)
+		targets = append(targets, targetOf(e, sel))
 	}
 	if len(targets) == 0 {
-		fix := "subscribe an entry to it (add it to " + md.Code("tests") + " in its " + md.Code("meta.json") +
-			" and set " + md.Code("enabled") + " to " + md.Code("true") + ")"
+		why := selection.Reason{Cause: selection.NoEntry, Test: test, Named: true}
+		fix := why.Fix(mdStyle)
 		if len(skipped) > 0 {
 			fix = "fix the " + md.Code("meta.json") + " of " + codeList(skippedNames) + " (it is not valid), or " + fix
 		}
-		return nil, skipped, resolveErr(fmt.Sprintf("no enabled framework subscribes to test %s", md.Code(test)), fix)
+		return nil, skipped, resolveErr(why.Problem(mdStyle), fix)
 	}
 	return targets, skipped, nil
 }
 
-// checkTests rejects names in tests that are not profiles, for a command that names no
-// framework (/benchmark-test): the tests it offers are the runnable ones.
-func checkTests(tests []string) error {
-	for _, t := range tests {
-		if profile.Index(t) >= 0 {
-			continue
-		}
-		offer := runnable(profile.Names())
-		if slices.Contains(frameworks.Retired, t) {
-			return resolveErr(fmt.Sprintf("test %s is retired: no framework runs it", md.Code(t)),
-				"choose a test from: "+codeList(offer))
-		}
-		fix := "the runnable tests are: " + codeList(offer)
-		if near := frameworks.Closest(t, offer, 3); len(near) > 0 {
-			fix = "did you mean " + orList(near) + "? " + fix
-		}
-		return resolveErr(fmt.Sprintf("unknown test %s", md.Code(t)), fix)
-	}
-	return nil
+// mdStyle renders the selection's reasons in Markdown: names in code spans, the profile
+// table's text escaped.
+var mdStyle = selection.Style{Code: md.Code, Text: md.Text}
+
+// reasonErr is the error of a pair the selection leaves out, in Markdown.
+func reasonErr(r selection.Reason) error {
+	return resolveErr(r.Problem(mdStyle), r.Fix(mdStyle))
 }
 
 // target selects e's tests (all runnable ones it subscribes to when tests is empty) and
-// lays out its rows. A test that is unknown, retired, not subscribed to or not runnable is
-// an error that offers e's runnable subscribed tests only.
-func target(e frameworks.Entry, tests []string) (Target, error) {
-	subscribed := subscribedTests(e)
-	offer := runnable(subscribed)
-	var sel []string
-	if len(tests) == 0 {
-		sel = offer
-		if len(sel) == 0 {
-			return Target{}, resolveErr(
-				fmt.Sprintf("%s subscribes to no test this harness can run yet (its tests: %s)", md.Code(e.Name), codeListOrNone(subscribed)),
-				"add a runnable test to its "+md.Code("meta.json")+"; the runnable tests are: "+codeList(runnable(profile.Names())))
-		}
-	} else {
-		for _, t := range tests {
-			var problem string
-			switch p, known := profile.Lookup(t); {
-			case !known && slices.Contains(frameworks.Retired, t):
-				problem = fmt.Sprintf("test %s is retired: no framework runs it", md.Code(t))
-			case !known:
-				problem = fmt.Sprintf("unknown test %s", md.Code(t))
-			case !e.Subscribes(t):
-				problem = fmt.Sprintf("%s does not subscribe to test %s", md.Code(e.Name), md.Code(t))
-			case !p.Runnable():
-				problem = fmt.Sprintf("test %s cannot run here yet: %s", md.Code(t), md.Text(p.Unsupported))
-			default:
-				continue
-			}
-			return Target{}, resolveErr(problem, offerTests(e.Name, t, offer))
-		}
-		sel = slices.Clone(tests)
-		slices.SortStableFunc(sel, func(a, b string) int { return profile.Index(a) - profile.Index(b) })
-		sel = slices.Compact(sel)
+// lays out its rows, with selection.Select in the mode. A named test that e cannot measure,
+// or an entry left with nothing to measure, is the selection's reason as an error; its fix
+// offers e's runnable subscribed tests only.
+func target(e frameworks.Entry, tests []string, lite bool) (Target, error) {
+	sel := selection.Select(selection.Request{Entries: []frameworks.Entry{e}, Tests: tests, Lite: lite})
+	if why, bad := sel.Named(); bad {
+		return Target{}, reasonErr(why)
 	}
-	t := Target{Entry: e.Name, Display: e.Meta.DisplayName, Tests: sel}
-	for _, name := range sel {
-		p, _ := profile.Lookup(name)
-		conns := p.ConnCounts(false)
-		slices.Sort(conns)
-		for _, n := range conns {
-			t.Rows = append(t.Rows, Row{Test: name, Conns: n})
-		}
-	}
-	return t, nil
+	return targetOf(e, sel), nil
 }
 
-// offerTests is the fix for test t that entry name cannot run: the closest of offer (its
-// runnable subscribed tests) and all of them.
-func offerTests(name, t string, offer []string) string {
-	if len(offer) == 0 {
-		return fmt.Sprintf("%s subscribes to no test this harness can run yet: add one to its %s", md.Code(name), md.Code("meta.json"))
-	}
-	fix := fmt.Sprintf("choose a runnable test of %s: %s", md.Code(name), codeList(offer))
-	if near := frameworks.Closest(t, offer, 1); len(near) > 0 {
-		fix = "did you mean " + md.Code(near[0]) + "? " + fix
-	}
-	return fix
-}
-
-// subscribedTests returns the profiles e subscribes to, in profile order.
-func subscribedTests(e frameworks.Entry) []string {
-	var out []string
-	for _, name := range profile.Names() {
-		if e.Subscribes(name) {
-			out = append(out, name)
+// targetOf is e's target of the selection sel.
+func targetOf(e frameworks.Entry, sel selection.Selection) Target {
+	t := Target{Entry: e.Name, Display: e.Meta.DisplayName, Tests: sel.Tests(e.Name)}
+	for _, r := range sel.Rows {
+		if r.Entry == e.Name {
+			t.Rows = append(t.Rows, Row{Test: r.Test, Conns: r.Conns})
 		}
 	}
-	return out
-}
-
-// runnable keeps the names of profiles the harness can run.
-func runnable(names []string) []string {
-	var out []string
-	for _, n := range names {
-		if p, ok := profile.Lookup(n); ok && p.Runnable() {
-			out = append(out, n)
-		}
-	}
-	return out
+	return t
 }
 
 // codeList renders names as code spans: "`a`, `b`, `c`".
@@ -422,13 +373,6 @@ func codeList(names []string) string {
 		parts[i] = md.Code(n)
 	}
 	return strings.Join(parts, ", ")
-}
-
-func codeListOrNone(names []string) string {
-	if len(names) == 0 {
-		return "none"
-	}
-	return codeList(names)
 }
 
 // orList renders [a b c] as "`a`, `b` or `c`".

@@ -16,6 +16,7 @@ import (
 	"github.com/arenabot/arenabot/bot/md/mdtest"
 	"github.com/arenabot/arenabot/frameworks"
 	"github.com/arenabot/arenabot/runner/profile"
+	"github.com/arenabot/arenabot/runner/profile/selection"
 )
 
 // fakeSource is a PR head held in memory. errs injects errors by operation:
@@ -68,6 +69,16 @@ func (s *fakeSource) File(ctx context.Context, p string) ([]byte, error) {
 	return []byte(data), nil
 }
 
+// never is a test the harness cannot run yet: the first such profile of the table.
+var never = func() string {
+	for _, p := range profile.All {
+		if !p.Runnable() {
+			return p.Name
+		}
+	}
+	panic("every profile can run: the tests need one that cannot")
+}()
+
 func meta(display string, enabled bool, tests ...string) string {
 	return fmt.Sprintf(`{"display_name": %q, "language": "Go", "type": "production", "engine": "net/http",
 		"enabled": %t, "tests": ["%s"]}`, display, enabled, strings.Join(tests, `", "`))
@@ -77,8 +88,8 @@ func meta(display string, enabled bool, tests ...string) string {
 func head() map[string]string {
 	return map[string]string{
 		"README.md": "arena",
-		// gin subscribes to runnable tests and to json-tls, which cannot run yet.
-		"frameworks/gin/meta.json":       meta("Gin", true, "baseline", "pipelined", "json", "json-tls", "upload"),
+		// gin subscribes to runnable tests and to never, which cannot run yet.
+		"frameworks/gin/meta.json":       meta("Gin", true, "baseline", "pipelined", "json", never, "upload"),
 		"frameworks/gin/go.mod":          "module gin",
 		"frameworks/gin/main.go":         "package main",
 		"frameworks/fiber/meta.json":     meta("Fiber", true, "json", "baseline"),
@@ -86,7 +97,7 @@ func head() map[string]string {
 		"frameworks/fiber/cmd/x/main.go": "package main",
 		"frameworks/fasthttp/meta.json":  meta("fasthttp", false, "baseline"),
 		"frameworks/fasthttp/go.mod":     "module fasthttp",
-		"frameworks/nethttp/meta.json":   meta("net/http", true, "json-tls", "noisy"),
+		"frameworks/nethttp/meta.json":   meta("net/http", true, never, "noisy"),
 		"frameworks/broken/meta.json":    `{"display_name": "broken",`,
 		"frameworks/stray/meta.json":     meta("stray", true, "baseline"),
 		"frameworks/stray/main.go":       "package main",
@@ -156,10 +167,10 @@ func TestResolve(t *testing.T) {
 		{name: "retired test", line: "/benchmark -f gin -t noisy", problem: "test `noisy` is retired", fix: "runnable test of `gin`: `baseline`, `pipelined`, `json`, `upload`"},
 		{name: "test not subscribed", line: "/benchmark -f fiber -t pipelined",
 			problem: "`fiber` does not subscribe to test `pipelined`", fix: "choose a runnable test of `fiber`: `baseline`, `json`"},
-		{name: "test not runnable", line: "/benchmark -f gin -t json-tls",
-			problem: "test `json-tls` cannot run here yet: not yet supported", fix: "runnable test of `gin`: `baseline`, `pipelined`, `json`, `upload`"},
+		{name: "test not runnable", line: "/benchmark -f gin -t " + never,
+			problem: "test `" + never + "` cannot run here yet: ", fix: "runnable test of `gin`: `baseline`, `pipelined`, `json`, `upload`"},
 		{name: "no runnable test", line: "/benchmark -f nethttp",
-			problem: "`nethttp` subscribes to no test this harness can run yet (its tests: `json-tls`)", fix: "runnable tests are: `baseline`"},
+			problem: "`nethttp` subscribes to no test this harness can run yet (its tests: `" + never + "`)", fix: "runnable tests are: `baseline`"},
 
 		// /benchmark without -f.
 		{name: "the one touched framework", line: "/benchmark --save",
@@ -207,8 +218,8 @@ func TestResolve(t *testing.T) {
 		{name: "test nobody subscribes to", line: "/benchmark-test -t static",
 			problem: "no enabled framework subscribes to test `static`", fix: "fix the `meta.json` of `broken` (it is not valid)"},
 		{name: "test unknown", line: "/benchmark-test -t basline", problem: "unknown test `basline`", fix: "did you mean `baseline`"},
-		{name: "test not runnable", line: "/benchmark-test -t json-tls",
-			problem: "test `json-tls` cannot run here yet", fix: "choose a runnable test: `baseline`, `pipelined`, `limited-conn`"},
+		{name: "test not runnable", line: "/benchmark-test -t " + never,
+			problem: "test `" + never + "` cannot run here yet", fix: "choose a runnable test: `baseline`, `pipelined`, `limited-conn`"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -430,16 +441,16 @@ func TestOffersClosestFirst(t *testing.T) {
 // ones it subscribes to that this harness can run.
 func TestOffersOnlyRunnableSubscribedTests(t *testing.T) {
 	src := &fakeSource{files: head()}
-	// gin subscribes to baseline, pipelined, json, json-tls (not runnable) and upload.
+	// gin subscribes to baseline, pipelined, json, never (not runnable) and upload.
 	ginOffers := []string{"baseline", "pipelined", "json", "upload"}
 	for _, tt := range []struct {
 		line  string
 		offer []string
 	}{
 		{"/benchmark -f gin -t jsn", ginOffers},
-		{"/benchmark -f gin -t json-tl", ginOffers},
+		{"/benchmark -f gin -t " + never[:len(never)-1], ginOffers},
 		{"/benchmark -f gin -t noisy", ginOffers},
-		{"/benchmark -f gin -t json-tls", ginOffers},
+		{"/benchmark -f gin -t " + never, ginOffers},
 		{"/benchmark -f gin -t static", ginOffers},
 		{"/benchmark -f fiber -t pipelined", []string{"baseline", "json"}},
 		{"/benchmark-multiple -f gin,fiber -t upload", []string{"baseline", "json"}},
@@ -458,7 +469,7 @@ func TestOffersOnlyRunnableSubscribedTests(t *testing.T) {
 		}
 	}
 	// With no framework named, /benchmark-test offers runnable tests only.
-	re := resolveError(t, src, "/benchmark-test -t json-tl")
+	re := resolveError(t, src, "/benchmark-test -t "+never[:len(never)-1])
 	for _, name := range profile.Names() {
 		if p, _ := profile.Lookup(name); !p.Runnable() && strings.Contains(re.Fix, "`"+name+"`") {
 			t.Errorf("Fix %q offers %s, which cannot run here", re.Fix, name)
@@ -497,4 +508,56 @@ func TestHostileNamesStayInCode(t *testing.T) {
 		t.Fatalf("Resolve(/benchmark) = %v, want a *ResolveError", err)
 	}
 	checkMarkdown(t, re)
+}
+
+// TestResolveLite: planned for --lite runners, the rows are the --lite connection counts.
+func TestResolveLite(t *testing.T) {
+	src := &fakeSource{files: head()}
+	got, err := Options{Lite: true}.Resolve(context.Background(), src, mustParse(t, "/benchmark -f gin"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := Plan{Kind: command.KindBenchmark, Lite: true, Targets: []Target{{Entry: "gin", Display: "Gin",
+		Tests: []string{"baseline", "pipelined", "json", "upload"},
+		Rows:  []Row{{"baseline", 512}, {"pipelined", 512}, {"json", 512}, {"upload", 128}}}}}
+	if diff := cmp.Diff(want, got, cmp.FilterPath(func(p cmp.Path) bool { return p.String() == "Estimate" }, cmp.Ignore())); diff != "" {
+		t.Errorf("lite plan (-want +got):\n%s", diff)
+	}
+	if full, _ := Resolve(context.Background(), src, mustParse(t, "/benchmark -f gin")); full.Rows() == got.Rows() || full.Lite {
+		t.Errorf("the full plan has %d rows (lite %v), the lite one %d: want them to differ", full.Rows(), full.Lite, got.Rows())
+	}
+}
+
+// TestPlanIsTheSelection: for every command, in both modes, the plan's rows are exactly
+// what selection.Select lays out for its entries, as the runner does.
+func TestPlanIsTheSelection(t *testing.T) {
+	src := &fakeSource{files: head()}
+	for _, line := range []string{
+		"/benchmark -f gin", "/benchmark -f gin -t upload,baseline", "/benchmark-multiple -f fiber,gin,rusty",
+		"/benchmark-multiple -f gin,fiber -t json", "/benchmark-test -t baseline", "/benchmark-test -t json", "/benchmark -f fasthttp",
+	} {
+		for _, lite := range []bool{false, true} {
+			c := mustParse(t, line)
+			p, err := Options{Lite: lite}.Resolve(context.Background(), src, c)
+			if err != nil {
+				t.Fatalf("Resolve(%q, lite %v): %v", line, lite, err)
+			}
+			var entries []frameworks.Entry
+			var got []selection.Row
+			for _, tg := range p.Targets {
+				e, err := parse(tg.Entry, []byte(src.files["frameworks/"+tg.Entry+"/meta.json"]), nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				entries = append(entries, e)
+				for _, r := range tg.Rows {
+					got = append(got, selection.Row{Entry: tg.Entry, Test: r.Test, Conns: r.Conns})
+				}
+			}
+			want := selection.Select(selection.Request{Entries: entries, Tests: c.Tests, Lite: lite, Subscribers: c.Kind == command.KindTest}).Rows
+			if diff := cmp.Diff(want, got); diff != "" || len(got) == 0 {
+				t.Errorf("%s (lite %v): plan rows (-selection +plan):\n%s", line, lite, diff)
+			}
+		}
+	}
 }
