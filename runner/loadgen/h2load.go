@@ -3,6 +3,7 @@ package loadgen
 import (
 	"bytes"
 	"fmt"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -65,15 +66,20 @@ func (H2load) ParseVersion(out string) (full, upstream string, err error) {
 	return full, upstream, nil
 }
 
-// WriteFiles writes nothing: h2load needs no helper files.
-func (H2load) WriteFiles(Spec) error { return nil }
+// WriteFiles writes GRPCSumFile for the gRPC profiles; others need no helper files.
+func (H2load) WriteFiles(spec Spec) error { return writeGRPCBody(spec) }
 
 // Args returns
 //
-//	-c C -t T -m M -D <secs>s [-p h2c | --h1] [-H <header>...] (<url> | -i <file> -B <base>)
+//	-c C -t T -m M -D <secs>s [-p h2c | --h1] [-H <header>...] [-d <ScriptDir>/grpc-sum.bin]
+//	(<url> | -i <file> -B <base>)
 //
-// M is Profile.Streams (h2, h2c) or Profile.Pipeline (--h1), at least 1. Threads are
-// capped at the connection count (h2load refuses more).
+// M is Profile.Streams (h2, h2c, gRPC) or Profile.Pipeline (--h1), at least 1. Threads are
+// capped at the connection count (h2load refuses more). The URL is the base URL and
+// Profile.Path when the profile names no request file. gRPC ("grpc" over h2c, "grpcs" over
+// TLS) sends GRPCSumFrame as every request's body; h2load counts the HTTP status only, so a
+// gRPC error inside an HTTP 200 is a 2xx here (the runner samples the grpc-status beside
+// the run).
 func (H2load) Args(spec Spec) ([]string, error) {
 	p := spec.Profile
 	threads, secs, err := specBasics("h2load", spec)
@@ -92,6 +98,10 @@ func (H2load) Args(spec Spec) ([]string, error) {
 		scheme, m = "https", p.Streams
 	case "http":
 		scheme, proto, m = "http", []string{"--h1"}, p.Pipeline
+	case "grpc": // gRPC over h2c: each request is GRPCSumFrame (-d)
+		scheme, proto, m = "http", []string{"-p", "h2c"}, p.Streams
+	case "grpcs":
+		scheme, m = "https", p.Streams
 	default:
 		return nil, fmt.Errorf("h2load args for %s: scheme %q is not h2c, https or http", p.Name, p.Scheme)
 	}
@@ -111,7 +121,16 @@ func (H2load) Args(spec Spec) ([]string, error) {
 		}
 		args = append(args, "-H", h)
 	}
+	if isGRPC(p) {
+		if spec.ScriptDir == "" {
+			return nil, fmt.Errorf("h2load args for %s: no script directory for %s", p.Name, GRPCSumFile)
+		}
+		args = append(args, "-d", filepath.Join(spec.ScriptDir, GRPCSumFile))
+	}
 	base := baseURL(scheme, spec)
+	if len(p.Requests) == 0 && strings.HasPrefix(p.Path, "/") {
+		return append(args, base+p.Path), nil
+	}
 	if len(p.Requests) != 1 {
 		return nil, fmt.Errorf("h2load args for %s: need exactly one request (a path or a URI file), have %d", p.Name, len(p.Requests))
 	}

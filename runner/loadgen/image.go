@@ -9,10 +9,10 @@ var ImageContext embed.FS
 
 // Image is the tag of the load-generator image; it names the pinned tool versions, so a
 // version change builds a new image instead of reusing a stale one.
-var Image = "arenabot/loadgen:wrk-" + Wrk{}.PinnedVersion() + "-h2load-" + H2load{}.PinnedVersion()
+var Image = "arenabot/loadgen:wrk-" + Wrk{}.PinnedVersion() + "-h2load-" + H2load{}.PinnedVersion() + "-ghz-" + Ghz{}.PinnedVersion()
 
 // ImageBuildArgs are the build arguments of the image: the pinned versions, which its build
 // checks.
 func ImageBuildArgs() map[string]string {
-	return map[string]string{"WRK_VERSION": Wrk{}.PinnedVersion(), "H2LOAD_VERSION": H2load{}.PinnedVersion()}
+	return map[string]string{"WRK_VERSION": Wrk{}.PinnedVersion(), "H2LOAD_VERSION": H2load{}.PinnedVersion(), "GHZ_VERSION": Ghz{}.PinnedVersion()}
 }
