@@ -12,7 +12,6 @@ import (
 	"log/slog"
 	"maps"
 	"net"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -28,6 +27,7 @@ import (
 	"github.com/arenabot/arenabot/runner/profile"
 	"github.com/arenabot/arenabot/runner/result"
 	"github.com/arenabot/arenabot/validate"
+	"github.com/arenabot/arenabot/validate/protocol"
 )
 
 // Engine is the part of the Docker Engine API the runner uses; *docker.Engine implements it.
@@ -634,27 +634,24 @@ func (b *Bencher) toolContainer(argv []string) docker.RunOptions {
 	}
 }
 
-// waitReady polls the profile's probe with a short backoff until any HTTP answer comes, the
-// container exits, or ReadyTimeout passes.
+// waitReady polls the profile's probe in the probe's own protocol (validate/protocol: HTTP/1.1,
+// over TLS, h2 by ALPN, h2c with prior knowledge, a gRPC call) with a short backoff until
+// any answer comes, the container exits, or ReadyTimeout passes.
 func (b *Bencher) waitReady(ctx context.Context, c docker.Container, e frameworks.Entry, p profile.Profile) error {
-	port := p.Port
-	if p.ProbePort != 0 {
-		port = p.ProbePort
+	port, scheme := p.ProbeAt()
+	proto, err := protocol.For(scheme)
+	if err != nil {
+		return fmt.Errorf("readiness probe of %s: %w", p.Name, err)
 	}
-	url := "http://" + net.JoinHostPort("127.0.0.1", strconv.Itoa(port)) + p.Probe
-	client := &http.Client{Timeout: 2 * time.Second}
+	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
+	// "GET http://127.0.0.1:8080/baseline11?a=1&b=1", "GET https://127.0.0.1:8443/… (h2 over TLS (ALPN h2))"
+	url := probeURL(proto, addr, p.Probe)
 	deadline := time.Now().Add(b.cfg.ReadyTimeout)
 	wait := 5 * time.Millisecond
 	start := time.Now()
 	for {
-		req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-		if err != nil {
-			return err
-		}
-		resp, err := client.Do(req)
+		err := proto.Probe(ctx, addr, p.Probe, protocol.Config{Timeout: 2 * time.Second})
 		if err == nil {
-			io.Copy(io.Discard, resp.Body)
-			resp.Body.Close()
 			b.cfg.Log.Debug("server ready", "framework", e.Name, "test", p.Name, "duration", time.Since(start))
 			return nil
 		}
@@ -669,7 +666,7 @@ func (b *Bencher) waitReady(ctx context.Context, c docker.Container, e framework
 		}
 		if time.Now().After(deadline) {
 			return &ReadyError{
-				Msg:   fmt.Sprintf("%s did not answer GET %s within %s (last error: %v); make the server listen on 0.0.0.0:%d; container log: %s", e.Name, url, b.cfg.ReadyTimeout, err, port, b.logTail(ctx, c.ID)),
+				Msg:   fmt.Sprintf("%s did not answer %s within %s (last error: %v); make the server listen on 0.0.0.0:%d; container log: %s", e.Name, url, b.cfg.ReadyTimeout, err, port, b.logTail(ctx, c.ID)),
 				Cell:  "not ready after " + b.cfg.ReadyTimeout.String(),
 				Cause: err,
 			}
@@ -681,6 +678,19 @@ func (b *Bencher) waitReady(ctx context.Context, c docker.Container, e framework
 		}
 		wait = min(wait*2, 200*time.Millisecond)
 	}
+}
+
+// probeURL renders a probe: "GET <URL>", with the protocol when the URL's scheme does not
+// say it (h2 over TLS, h2c); for gRPC the call.
+func probeURL(proto protocol.Protocol, addr, path string) string {
+	if hp, ok := proto.(protocol.HTTP); ok {
+		u := "GET " + hp.URL(addr, path)
+		if proto.Scheme() == protocol.SchemeHTTP || proto.Scheme() == protocol.SchemeHTTPS {
+			return u
+		}
+		return u + " (" + proto.Describe() + ")"
+	}
+	return "the call " + path + " on " + addr + " (" + proto.Describe() + ")"
 }
 
 func (b *Bencher) logTail(ctx context.Context, id string) string {

@@ -115,15 +115,58 @@ func (b *Bencher) validateImage(ctx context.Context, image string, e frameworks.
 	if !found { // nothing to start a server for: every outcome is a SKIP
 		return validate.Run(ctx, target, check), unready, nil
 	}
-	_, stop, err := b.serve(ctx, image, e, first, side.env())
+	c, stop, err := b.serve(ctx, image, e, first, side.env())
 	if err != nil {
 		return nil, nil, err
 	}
 	defer stop()
+	// One server answers every profile, but each on its own port and protocol (TLS, h2,
+	// h2c) may come up later than the first: wait for each probe in its own protocol.
+	// A profile whose probe does not answer gets one FAIL that says so.
+	probed := map[string]error{fmt.Sprint(first.ProbeAt()) + first.Probe: nil}
+	var ready, notReady []string
+	for _, name := range check {
+		p, ok := profile.Lookup(name)
+		if !ok || !p.Runnable() {
+			ready = append(ready, name)
+			continue
+		}
+		key := fmt.Sprint(p.ProbeAt()) + p.Probe
+		err, done := probed[key]
+		if !done {
+			err = b.waitReady(ctx, c, e, p)
+			probed[key] = err
+		}
+		if ctx.Err() != nil {
+			return nil, nil, ctx.Err()
+		}
+		if _, unready := errors.AsType[*ReadyError](err); err != nil && !unready {
+			return nil, nil, err
+		}
+		if err != nil {
+			notReady = append(notReady, name)
+			out = append(out, validate.Outcome{Profile: name, Check: "readiness probe", Status: validate.Fail,
+				Expected: "an answer to " + p.Probe + " within " + b.cfg.ReadyTimeout.String(), Got: err.Error(),
+				Contract: name + " — the readiness probe (" + validate.DocsFile + "#" + name + ")"})
+			continue
+		}
+		ready = append(ready, name)
+	}
 	start := time.Now()
-	out = validate.Run(ctx, target, check)
+	out = append(validate.Run(ctx, target, ready), out...)
+	if len(notReady) > 0 {
+		slices.SortStableFunc(out, func(a, b validate.Outcome) int { return order(a.Profile) - order(b.Profile) })
+	}
 	b.cfg.Log.Info("validated", "framework", e.Name, "duration", time.Since(start).Round(time.Millisecond))
 	return out, unready, ctx.Err()
+}
+
+// order is a profile's place in the table, unknown names last.
+func order(name string) int {
+	if i := profile.Index(name); i >= 0 {
+		return i
+	}
+	return len(profile.All)
 }
 
 // gate validates the selected profiles of an entry before any of them is measured and

@@ -121,7 +121,7 @@ func postChunked(target, body string) []byte {
 func framingCheck(ctx context.Context, e *env) result {
 	raw := request("GET", "/baseline11?a=40&b=15", []string{"Connection: close"}, nil)
 	const exp = `200 with body "55" framed by a Content-Length equal to the body's length or by chunked encoding, then the connection closed with nothing more sent`
-	c, err := dial(ctx, e.addr, e.timeout)
+	c, err := dial(ctx, e)
 	if err != nil {
 		return failed(show(raw), exp, err.Error())
 	}
@@ -198,7 +198,7 @@ func keepAliveCheck(ctx context.Context, e *env) result {
 	reqs := baselineRotation(3, 4, 5, 6)
 	const exp = `"7", "12" and "13", each 200, on one connection that stays open`
 	req := "GET, POST (Content-Length) and POST (chunked) /baseline11?a=3&b=4 with bodies 5 and 6, one after another on one connection"
-	c, err := dial(ctx, e.addr, e.timeout)
+	c, err := dial(ctx, e)
 	if err != nil {
 		return failed(req, exp, err.Error())
 	}
@@ -219,7 +219,7 @@ func reconnectCheck(ctx context.Context, e *env) result {
 	const exp = `10 answers per connection ("9", "15", "16", …), without the server closing early, on each of 3 connections`
 	req := "3 connections, each sending 10 requests (GET, POST, chunked POST /baseline11?a=4&b=5 in turn) one after another, then closing"
 	for round := range 3 {
-		c, err := dial(ctx, e.addr, e.timeout)
+		c, err := dial(ctx, e)
 		if err != nil {
 			return failed(req, exp, fmt.Sprintf("connection %d: %v", round+1, err))
 		}
@@ -248,7 +248,7 @@ func fragmentChecks(p string) []check {
 				}
 				req := strings.Join(shown, " [pause] ")
 				exp := fmt.Sprintf("200 with body %q", want)
-				c, err := dial(ctx, e.addr, e.timeout)
+				c, err := dial(ctx, e)
 				if err != nil {
 					return failed(req, exp, err.Error())
 				}

@@ -4,8 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"strconv"
 	"strings"
+
+	"github.com/arenabot/arenabot/validate/protocol"
 )
 
 // DocsFile is where every profile's contract and checks are written down for contributors,
@@ -108,16 +111,26 @@ func expectType(ctx context.Context, e *env, method string, raw []byte, want str
 // A session sends requests one after another on a kept-alive connection, as the load
 // tools do, dialling again only when the server closed the connection (saying so, or
 // before answering a request on a reused connection).
+//
+// Over h2 and h2c a session is one net/http client of the protocol, whose connection carries
+// every request (roundTrip).
 type session struct {
-	e *env
-	c *conn
+	e  *env
+	c  *conn
+	hc *http.Client // h2, h2c
 }
 
 func (s *session) do(ctx context.Context, method string, raw []byte) (*response, error) {
+	if hp, ok := s.e.proto.(protocol.HTTP); ok && !isStream(s.e.proto) {
+		if s.hc == nil {
+			s.hc = hp.Client(protocol.Config{Timeout: s.e.timeout})
+		}
+		return roundTrip(ctx, s.hc, hp, s.e.addr, raw)
+	}
 	for attempt := 0; ; attempt++ {
 		reused := s.c != nil
 		if s.c == nil {
-			c, err := dial(ctx, s.e.addr, s.e.timeout)
+			c, err := dial(ctx, s.e)
 			if err != nil {
 				return nil, err
 			}
@@ -145,6 +158,10 @@ func (s *session) try(method string, raw []byte) (*response, error) {
 }
 
 func (s *session) close() {
+	if s.hc != nil {
+		s.hc.CloseIdleConnections()
+		s.hc = nil
+	}
 	if s.c != nil {
 		s.c.close()
 		s.c = nil

@@ -9,6 +9,8 @@ import (
 	"net"
 	"syscall"
 	"time"
+
+	"github.com/arenabot/arenabot/validate/protocol"
 )
 
 // writeChunk is the most a single Write call sends, so a deadline bounds each piece of a
@@ -28,20 +30,34 @@ type conn struct {
 	stop    func() bool
 }
 
-// dial connects to addr with TCP_NODELAY, so each write leaves as its own segment.
-func dial(ctx context.Context, addr string, timeout time.Duration) (*conn, error) {
-	d := net.Dialer{Timeout: timeout}
-	nc, err := d.DialContext(ctx, "tcp", addr)
+// dial connects to the profile's address in its protocol (validate/protocol): TCP with
+// TCP_NODELAY, so each write leaves as its own segment, and for HTTP/1.1 over TLS the
+// handshake, offering no ALPN, as wrk.
+func dial(ctx context.Context, e *env) (*conn, error) {
+	return dialWith(ctx, e, e.proto, protocol.Config{})
+}
+
+// dialWith connects to the profile's address with a Stream protocol p and the TLS options
+// of cfg (its timeout is the target's).
+func dialWith(ctx context.Context, e *env, p protocol.Protocol, cfg protocol.Config) (*conn, error) {
+	sp, ok := p.(protocol.Stream)
+	if !ok {
+		return nil, fmt.Errorf("cannot check: %s carries no raw HTTP/1.1 (a check of the wrong profile)", p.Describe())
+	}
+	cfg.Timeout = e.timeout
+	nc, err := sp.Dial(ctx, e.addr, cfg)
 	if err != nil {
-		return nil, fmt.Errorf("connect to %s: %w", addr, err)
+		return nil, err
 	}
-	if tc, ok := nc.(*net.TCPConn); ok {
-		tc.SetNoDelay(true)
-	}
+	return newConn(ctx, nc, e.timeout), nil
+}
+
+// newConn wraps nc; the connection closes when ctx ends.
+func newConn(ctx context.Context, nc net.Conn, timeout time.Duration) *conn {
 	c := &conn{nc: nc, timeout: timeout}
 	c.br = bufio.NewReaderSize(readerFunc(c.read), 64<<10)
 	c.stop = context.AfterFunc(ctx, func() { nc.Close() })
-	return c, nil
+	return c
 }
 
 type readerFunc func([]byte) (int, error)
@@ -144,9 +160,15 @@ func timeoutError(err error, d time.Duration) error {
 	return err
 }
 
-// exchange sends raw on a fresh connection and reads one response.
+// exchange sends raw on a fresh connection and reads one response. Over h2 and h2c the
+// request is sent as that protocol frames it (roundTrip).
 func exchange(ctx context.Context, e *env, method string, raw []byte) (*response, error) {
-	c, err := dial(ctx, e.addr, e.timeout)
+	if hp, ok := e.proto.(protocol.HTTP); ok && !isStream(e.proto) {
+		c := hp.Client(protocol.Config{Timeout: e.timeout})
+		defer c.CloseIdleConnections()
+		return roundTrip(ctx, c, hp, e.addr, raw)
+	}
+	c, err := dial(ctx, e)
 	if err != nil {
 		return nil, err
 	}

@@ -84,7 +84,7 @@ func malformed(ctx context.Context, e *env, raw []byte, repair string) result {
 // repaired answer, when allowed), 3xx or 5xx, an unreadable answer, or none at all on a
 // connection left open.
 func malformedAnswer(ctx context.Context, e *env, raw []byte, repairable bool) (got string, ok bool) {
-	c, err := dial(ctx, e.addr, e.timeout)
+	c, err := dial(ctx, e)
 	if err != nil {
 		return err.Error(), false
 	}

@@ -66,7 +66,7 @@ func pipeline(ctx context.Context, e *env, reqs []seqRequest, req string) result
 		want = append(want, strconv.Quote(q.want))
 	}
 	exp := fmt.Sprintf("%d responses, 200 each, with bodies in the order sent: %v", len(reqs), want)
-	c, err := dial(ctx, e.addr, e.timeout)
+	c, err := dial(ctx, e)
 	if err != nil {
 		return failed(req, exp, err.Error())
 	}

@@ -40,6 +40,7 @@ const (
 	framingLength                 // Content-Length
 	framingChunked                // Transfer-Encoding: chunked
 	framingClose                  // neither: the body ran to the end of the connection
+	framingFrames                 // HTTP/2 DATA frames, ended by END_STREAM
 )
 
 func (f framing) String() string {
@@ -50,6 +51,8 @@ func (f framing) String() string {
 		return "Content-Length"
 	case framingChunked:
 		return "chunked"
+	case framingFrames:
+		return "HTTP/2 DATA-framed"
 	default:
 		return "close-delimited"
 	}

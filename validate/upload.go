@@ -112,7 +112,7 @@ func uploadCheck(ctx context.Context, e *env, contentType string, body []byte, u
 	want := strconv.Itoa(len(body))
 	exp := fmt.Sprintf("200 with body %q, sent after the whole body was read", want)
 
-	c, err := dial(ctx, e.addr, e.timeout)
+	c, err := dial(ctx, e)
 	if err != nil {
 		return failed(req, exp, err.Error())
 	}

@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"testing"
 	"time"
+
+	"github.com/arenabot/arenabot/validate/protocol"
 )
 
 // TestSlowUploadIsNoStall: a server that reads a large body slowly, for longer than the
@@ -50,7 +52,7 @@ func TestSlowUploadIsNoStall(t *testing.T) {
 	}()
 	// A timeout of 1 s rather than less: a loaded machine (the race detector, other packages'
 	// tests) can pause the reading goroutine for a few hundred milliseconds.
-	e := &env{addr: ln.Addr().String(), timeout: time.Second, data: newData(t.TempDir())}
+	e := &env{proto: protocol.H1, addr: ln.Addr().String(), timeout: time.Second, data: newData(t.TempDir())}
 	start := time.Now()
 	r := uploadCheck(t.Context(), e, "application/octet-stream", make([]byte, 6<<20), false)
 	if r.status != Pass {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/arenabot/arenabot/frameworks"
 	"github.com/arenabot/arenabot/runner/profile"
+	"github.com/arenabot/arenabot/validate/protocol"
 )
 
 // A Status is the verdict of one check.
@@ -114,8 +115,11 @@ func (o Outcome) String() string {
 
 // A Target is a running server to check.
 type Target struct {
-	Host    string        // "127.0.0.1"; empty means 127.0.0.1
-	Port    int           // 0: the profile's port (runner/profile); tests point it elsewhere
+	Host string // "127.0.0.1"; empty means 127.0.0.1
+	Port int    // 0: the profile's port (runner/profile); tests point it elsewhere
+	// Ports replace the profiles' ports one by one (8443 → 41235), before Port does: tests
+	// whose server listens for each protocol on a port of its own.
+	Ports   map[int]int
 	DataDir string        // the arena data directory the server was started with (dataset.json, static/)
 	Timeout time.Duration // per read and per write; 0 means 5s
 }
@@ -198,12 +202,20 @@ func Run(ctx context.Context, t Target, profiles []string) []Outcome {
 			out = append(out, Outcome{Profile: name, Status: Skip, Reason: "validate has no checks for this profile yet"})
 			continue
 		}
-		port := t.Port
-		if port == 0 {
-			port = p.Port
+		proto, err := protocol.For(p.Scheme)
+		if err != nil {
+			out = append(out, Outcome{Profile: name, Status: Skip, Reason: "validate cannot speak its protocol yet: " + err.Error()})
+			continue
+		}
+		port := p.Port
+		if alt := t.Ports[port]; alt != 0 {
+			port = alt
+		} else if t.Port != 0 {
+			port = t.Port
 		}
 		e := &env{
 			profile: p,
+			proto:   proto,
 			addr:    net.JoinHostPort(t.Host, strconv.Itoa(port)),
 			timeout: t.Timeout,
 			data:    data,
@@ -354,7 +366,8 @@ func FirstFailure(o []Outcome, profileName string) (Outcome, bool) {
 // serves.
 type env struct {
 	profile profile.Profile
-	addr    string // "127.0.0.1:8080"
+	proto   protocol.Protocol // the profile's (Scheme)
+	addr    string            // "127.0.0.1:8080"
 	timeout time.Duration
 	data    *data
 }

@@ -24,6 +24,23 @@ const (
 	PortTLS   = 8443 // h2 over TLS (ALPN) and h3 over QUIC
 )
 
+// Schemes: the protocol a profile's load and probe speak (Profile.Scheme, ProbeScheme). Each
+// names a protocol unit in validate/protocol, which both the readiness probe and the
+// validation checks use.
+const (
+	SchemeHTTP  = "http"  // HTTP/1.1 over TCP
+	SchemeHTTPS = "https" // HTTP/1.1 over TLS (no ALPN or ALPN http/1.1)
+	SchemeH2    = "h2"    // HTTP/2 over TLS, negotiated with ALPN h2
+	SchemeH2C   = "h2c"   // HTTP/2 over TCP with prior knowledge
+	SchemeH3    = "h3"    // HTTP/3 over QUIC
+	SchemeWS    = "ws"    // WebSocket (HTTP/1.1 upgrade)
+	SchemeGRPC  = "grpc"  // gRPC over h2c
+	SchemeGRPCS = "grpcs" // gRPC over TLS (ALPN h2)
+)
+
+// Schemes lists every scheme a profile may have.
+var Schemes = []string{SchemeHTTP, SchemeHTTPS, SchemeH2, SchemeH2C, SchemeH3, SchemeWS, SchemeGRPC, SchemeGRPCS}
+
 // DefaultDuration is the length of one run of a profile whose Duration is 0, unless the
 // job says otherwise.
 const DefaultDuration = 5 * time.Second
@@ -50,17 +67,17 @@ type Profile struct {
 	ServerCPUs string // a fixed cpuset for the server ("0-3"); ServerCPUsStd: the host's set
 	Memory     int64  // memory limit for the server container in bytes; 0: none
 
-	Scheme string // "http", "https" (h2 or h1 over TLS), "h2c", "h3", "ws", "grpc", "grpcs"
+	Scheme string // one of Schemes: SchemeHTTP, SchemeHTTPS (h1 over TLS), SchemeH2, SchemeH2C, …
 	Port   int    // the port the load goes to
 	Probe  string // the readiness probe path (port Port unless ProbePort is set)
 
 	// ProbePort is the port the readiness probe goes to when it differs from Port.
 	ProbePort int
 	// ProbeScheme is the scheme of the readiness probe when it differs from Scheme: the
-	// h3 profiles are probed over TCP ("https"), the compose stacks on the server's plain
-	// port ("http"), the WebSocket profile with a plain GET ("http"). Any HTTP response
-	// counts as ready. For "grpc" and "grpcs" the probe is a unary call to the method named
-	// by Probe.
+	// h3 profiles are probed over TCP (SchemeH2), the compose stacks on the server's plain
+	// port (SchemeHTTP), the WebSocket profile with a plain GET (SchemeHTTP). Any HTTP
+	// response counts as ready. For SchemeGRPC and SchemeGRPCS the probe is a unary call to
+	// the method named by Probe. ProbeAt returns the effective port and scheme.
 	ProbeScheme string
 
 	// Path is the request target for tools that load a single URL rather than request
@@ -83,6 +100,19 @@ type Profile struct {
 	// Unsupported, when set, says why this harness cannot run the profile yet. The profile
 	// stays in the table so entries that subscribe to it load and reports keep their order.
 	Unsupported string
+}
+
+// ProbeAt returns the port and the scheme the readiness probe speaks: ProbePort and
+// ProbeScheme, or Port and Scheme where they are not set.
+func (p Profile) ProbeAt() (port int, scheme string) {
+	port, scheme = p.Port, p.Scheme
+	if p.ProbePort != 0 {
+		port = p.ProbePort
+	}
+	if p.ProbeScheme != "" {
+		scheme = p.ProbeScheme
+	}
+	return port, scheme
 }
 
 // Runnable reports whether the harness can measure this profile.
