@@ -460,6 +460,11 @@ func (b *Bencher) measureOne(ctx context.Context, image string, e frameworks.Ent
 	if err := os.MkdirAll(spec.ScriptDir, 0o755); err != nil {
 		return nil, err
 	}
+	if _, ok := tc.tool.(loadgen.RunLog); ok {
+		if spec.OutDir, err = b.outDir(); err != nil {
+			return nil, err
+		}
+	}
 	if err := tc.tool.WriteFiles(spec); err != nil {
 		return nil, err
 	}
@@ -534,7 +539,25 @@ func (b *Bencher) runOnce(ctx context.Context, tool loadgen.Tool, args []string,
 	if err != nil {
 		return result.Run{}, fmt.Errorf("%s output: %w (last output: %s)", tool.Name(), err, lastLine(out))
 	}
+	if rl, ok := tool.(loadgen.RunLog); ok && rl.LogFile(spec) != "" {
+		err := rl.ReadLog(spec, &m)
+		os.Remove(rl.LogFile(spec)) // one run's log at a time: it grows with the run
+		if err != nil {
+			return result.Run{}, err
+		}
+	}
 	return toRun(m, usage), nil
+}
+
+// outDir returns the directory the load tools write their run files into (Spec.OutDir),
+// made on first use and writable by whatever user the tool's container runs as; the runner
+// removes each file after reading it.
+func (b *Bencher) outDir() (string, error) {
+	dir := filepath.Join(b.cfg.ScratchDir, "out")
+	if err := os.MkdirAll(dir, 0o777); err != nil {
+		return "", err
+	}
+	return dir, os.Chmod(dir, 0o777)
 }
 
 // execTool runs the load tool natively (pinned with taskset) or in the load-generator image.
@@ -622,6 +645,9 @@ func (b *Bencher) toolContainer(argv []string) docker.RunOptions {
 	mounts := []docker.Mount{{Source: b.cfg.DataDir, Target: b.cfg.DataDir, ReadOnly: true}}
 	if b.cfg.ScratchDir != "" {
 		mounts = append(mounts, docker.Mount{Source: b.cfg.ScratchDir, Target: b.cfg.ScratchDir, ReadOnly: true})
+		if out, err := b.outDir(); err == nil { // the tools' run files (Spec.OutDir), writable
+			mounts = append(mounts, docker.Mount{Source: out, Target: out})
+		}
 	}
 	return docker.RunOptions{
 		Image:       loadgen.Image,

@@ -32,7 +32,7 @@ var (
 		Requests: []string{"/baseline2?a=1&b=1"}}
 	jsonH2cProfile = profile.Profile{Name: "json-h2c", Endpoint: "json-h2c", Tool: profile.ToolH2load, Streams: 32, Scheme: "h2c", Port: profile.PortH2C,
 		Requests: []string{"json-h2c-uris.txt"}}
-	staticH2Profile = profile.Profile{Name: "static-h2", Endpoint: "static-h2", Tool: profile.ToolH2load, Streams: 32, Scheme: "https", Port: profile.PortTLS,
+	staticH2Profile = profile.Profile{Name: "static-h2", Endpoint: "static-h2", Tool: profile.ToolH2load, Streams: 32, Scheme: profile.SchemeH2, Port: profile.PortTLS,
 		Requests: []string{"static-h2-uris.txt"}, Headers: []string{"Accept-Encoding: br;q=1, gzip;q=0.8"}}
 )
 
@@ -77,6 +77,15 @@ func TestArgs(t *testing.T) {
 		{"h2load h2 over TLS with header", H2load{}, spec(staticH2Profile, 256, 64), []string{
 			"-c", "256", "-t", "64", "-m", "32", "-D", "5s", "-H", "Accept-Encoding: br;q=1, gzip;q=0.8",
 			"-i", req + "static-h2-uris.txt", "-B", "https://127.0.0.1:8443"}},
+		{"h2load h2 path with request log", H2load{}, func() Spec {
+			s := spec(profile.Profile{Name: "baseline-h2", Tool: profile.ToolH2load, Streams: 100, Scheme: profile.SchemeH2, Port: profile.PortTLS,
+				Path: "/baseline2?a=1&b=1"}, 512, 2)
+			s.OutDir = "/tmp/arena-out"
+			return s
+		}(), []string{"-c", "512", "-t", "2", "-m", "100", "-D", "5s", "--log-file", "/tmp/arena-out/h2load-requests.log",
+			"https://127.0.0.1:8443/baseline2?a=1&b=1"}},
+		{"h2load h1 over TLS", H2load{}, spec(profile.Profile{Name: "h1tls", Tool: profile.ToolH2load, Pipeline: 1, Scheme: profile.SchemeHTTPS,
+			Port: profile.PortH1TLS, Path: "/json/1?m=1"}, 4, 4), []string{"-c", "4", "-t", "4", "-m", "1", "-D", "5s", "--h1", "https://127.0.0.1:8081/json/1?m=1"}},
 		{"h2load h1 pipelined, threads capped", H2load{}, func() Spec {
 			s := spec(profile.Profile{Name: "h1", Tool: profile.ToolH2load, Pipeline: 16, Scheme: "http", Port: 8080, Requests: []string{"/pipeline"}}, 4, 64)
 			return s

@@ -1,6 +1,7 @@
 package loadgen
 
 import (
+	"bytes"
 	"testing"
 )
 
@@ -28,5 +29,28 @@ func fuzzParse(f *testing.F, tool Tool) {
 			return
 		}
 		checkMeasurement(t, m)
+	})
+}
+
+// FuzzParseRequestLog: a request log never panics the parser, and what it returns is in
+// order: 0 ≤ p50 ≤ p90 ≤ p99 ≤ p99.9 ≤ max, counts not negative, no percentiles without a
+// response.
+func FuzzParseRequestLog(f *testing.F) {
+	for _, tt := range requestLogTests {
+		f.Add(readTestdata(f, tt.file))
+	}
+	f.Add([]byte("1\t200\t5\n1\t-1\t7\n2\t500\t18446744073709551615\n"))
+	f.Fuzz(func(t *testing.T, log []byte) {
+		rl, err := ParseRequestLog(bytes.NewReader(log))
+		if err != nil {
+			return
+		}
+		l := rl.Latency
+		if rl.Responses < 0 || rl.Failed < 0 || l.P50 < 0 || l.P50 > l.P90 || l.P90 > l.P99 || l.P99 > l.P999 || l.P999 > l.Max {
+			t.Fatalf("ParseRequestLog = %+v: counts or percentiles out of order", rl)
+		}
+		if rl.Responses == 0 && l != (Latency{}) {
+			t.Fatalf("ParseRequestLog = %+v: percentiles without a response", rl)
+		}
 	})
 }

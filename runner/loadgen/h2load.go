@@ -3,6 +3,7 @@ package loadgen
 import (
 	"bytes"
 	"fmt"
+	"os"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -12,18 +13,22 @@ import (
 	"github.com/arenabot/arenabot/runner/profile"
 )
 
-// H2load is the adapter for h2load (nghttp2 1.52.0) over TCP: h2 over TLS (scheme "https",
-// ALPN), h2c with prior knowledge ("h2c") and HTTP/1.1 ("http", --h1, where -m is the
-// pipeline depth).
+// H2load is the adapter for h2load (nghttp2 1.52.0) over TCP: h2 over TLS (scheme "h2",
+// ALPN h2 offered first, h2load's default list), h2c with prior knowledge ("h2c") and
+// HTTP/1.1 ("http", or "https" over TLS; --h1, where -m is the pipeline depth).
 //
 // The profile's Requests name what is requested: one entry starting with "/" is a path
 // appended to the server's base URL; otherwise one file in the data directory's requests/
 // holding URIs or paths, one a line, passed with -i and a -B base URL so that the host and
 // port always come from the Spec.
 //
+// Latency: h2load prints no percentiles, only min, max, mean and sd of "time for request"
+// (Mean and Max come from that row). With a Spec.OutDir the run also writes its request
+// log there (--log-file: one line per request, bounded by the run's length, which is why
+// the h2 profiles run 5 s), and ReadLog fills in P50, P90, P99 and P999 from it; without one
+// they stay 0.
+//
 // What h2load cannot tell, and how the Measurement reflects it:
-//   - Latency percentiles: h2load prints none, only min, max, mean and sd of "time for
-//     request". P50, P90, P99 and P999 stay 0; Mean and Max come from that row.
 //   - Socket errors: h2load counts failed requests, not sockets. Errors.Timeout is its
 //     "timeout" count, Errors.Read is "errored" minus "timeout" (network failures and
 //     streams reset by the server), Errors.Write stays 0. Failed connects leave no count of
@@ -92,18 +97,18 @@ func (H2load) Args(spec Spec) ([]string, error) {
 		m      int
 	)
 	switch p.Scheme {
-	case "h2c":
+	case profile.SchemeH2C:
 		scheme, proto, m = "http", []string{"-p", "h2c"}, p.Streams
-	case "https":
+	case profile.SchemeH2:
 		scheme, m = "https", p.Streams
-	case "http":
-		scheme, proto, m = "http", []string{"--h1"}, p.Pipeline
-	case "grpc": // gRPC over h2c: each request is GRPCSumFrame (-d)
+	case profile.SchemeHTTP, profile.SchemeHTTPS:
+		scheme, proto, m = p.Scheme, []string{"--h1"}, p.Pipeline
+	case profile.SchemeGRPC: // gRPC over h2c: each request is GRPCSumFrame (-d)
 		scheme, proto, m = "http", []string{"-p", "h2c"}, p.Streams
-	case "grpcs":
+	case profile.SchemeGRPCS:
 		scheme, m = "https", p.Streams
 	default:
-		return nil, fmt.Errorf("h2load args for %s: scheme %q is not h2c, https or http", p.Name, p.Scheme)
+		return nil, fmt.Errorf("h2load args for %s: scheme %q is not h2, h2c, http or https", p.Name, p.Scheme)
 	}
 	if m < 0 {
 		return nil, fmt.Errorf("h2load args for %s: negative streams or pipeline %d", p.Name, m)
@@ -115,6 +120,9 @@ func (H2load) Args(spec Spec) ([]string, error) {
 		"-D", strconv.FormatInt(secs, 10) + "s",
 	}
 	args = append(args, proto...)
+	if log := (H2load{}).LogFile(spec); log != "" {
+		args = append(args, "--log-file", log)
+	}
 	for _, h := range p.Headers {
 		if strings.ContainsAny(h, "\r\n") || !strings.Contains(h, ":") {
 			return nil, fmt.Errorf("h2load args for %s: header %q is not one \"Name: value\" line", p.Name, h)
@@ -160,6 +168,33 @@ var (
 	// spawning thread #0: 2 total client(s). Timing-based test with ...
 	h2loadClientsRE = regexp.MustCompile(`(?m)^spawning thread #[0-9]+: ([0-9]+) total client\(s\)`)
 )
+
+// H2loadLog is the name of the request log h2load writes into Spec.OutDir.
+const H2loadLog = "h2load-requests.log"
+
+// LogFile is OutDir/H2loadLog, or "" without an OutDir.
+func (H2load) LogFile(spec Spec) string {
+	if spec.OutDir == "" {
+		return ""
+	}
+	return filepath.Join(spec.OutDir, H2loadLog)
+}
+
+// ReadLog fills in m's latency percentiles from the run's request log. It leaves Mean and
+// Max (from the summary) alone.
+func (h H2load) ReadLog(spec Spec, m *Measurement) error {
+	f, err := os.Open(h.LogFile(spec))
+	if err != nil {
+		return fmt.Errorf("h2load request log: %w", err)
+	}
+	defer f.Close()
+	rl, err := ParseRequestLog(f)
+	if err != nil {
+		return fmt.Errorf("h2load %w", err)
+	}
+	m.Latency.P50, m.Latency.P90, m.Latency.P99, m.Latency.P999 = rl.Latency.P50, rl.Latency.P90, rl.Latency.P99, rl.Latency.P999
+	return nil
+}
 
 // Parse reads h2load's summary.
 func (H2load) Parse(out []byte) (Measurement, error) {

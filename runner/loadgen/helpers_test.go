@@ -115,10 +115,30 @@ func startHTTP(t *testing.T, h http.Handler) (*httptest.Server, *counts) {
 	return srv, c
 }
 
+// startHTTPS starts a net/http server over TLS on 127.0.0.1 (httptest's certificate) that
+// speaks HTTP/1.1 only (ALPN http/1.1) or, with h2, h2 and HTTP/1.1.
+func startHTTPS(t *testing.T, h http.Handler, h2 bool) (*httptest.Server, *counts) {
+	t.Helper()
+	c := new(counts)
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		c.requests.Add(1)
+		h.ServeHTTP(w, r)
+	}))
+	srv.EnableHTTP2 = h2
+	srv.Config.ConnState = func(_ net.Conn, s http.ConnState) {
+		if s == http.StateNew {
+			c.conns.Add(1)
+		}
+	}
+	srv.StartTLS()
+	t.Cleanup(srv.Close)
+	return srv, c
+}
+
 // portOf returns the port of a server URL or listener address.
 func portOf(t *testing.T, addr string) int {
 	t.Helper()
-	_, port, err := net.SplitHostPort(strings.TrimPrefix(addr, "http://"))
+	_, port, err := net.SplitHostPort(strings.TrimPrefix(strings.TrimPrefix(addr, "http://"), "https://"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -29,6 +29,10 @@ type Spec struct {
 	// ScriptDir is a directory the adapter may write helper files into (Lua scripts) with
 	// WriteFiles; the same absolute path natively and in the container.
 	ScriptDir string
+	// OutDir is a directory the tool may write into during a run (h2load's request log, see
+	// RunLog); the same absolute path natively and in the container, where it is mounted
+	// writable. "" means none: the adapter asks for no such file.
+	OutDir string
 	// Timeout is how long the tool waits for a response before it counts a timeout; 0 means
 	// DefaultTimeout. Only wrk takes one (h2load has no per-request timeout).
 	Timeout time.Duration

@@ -110,6 +110,32 @@ var parseTests = []struct {
 		// h2load counts nothing for connections the server resets: 4 started, 0 done.
 		Duration: time.Second,
 	}},
+	{file: "h2load-h2.txt", tool: H2load{}, want: Measurement{
+		Requests: 30039, Duration: time.Second, Bytes: 721393, Status2xx: 30039,
+		Latency: Latency{Mean: 1300 * us, Max: 56690 * us},
+	}},
+	// The runs with a request log (testdata/<case>.log; TestRequestLogCaptured): the summary
+	// alone, as Parse reads it.
+	{file: "h2load-h2c-log.txt", tool: H2load{}, want: Measurement{
+		Requests: 1375, Duration: time.Second, Bytes: 33468, Status2xx: 1375,
+		Latency: Latency{Mean: 5800 * us, Max: 30170 * us},
+	}},
+	{file: "h2load-h2-log-reset.txt", tool: H2load{}, want: Measurement{
+		// Every fourth stream reset by the server: 339 errored, no response.
+		Requests: 1018, Duration: time.Second, Bytes: 29351, Status2xx: 1018,
+		Latency: Latency{Mean: 5810 * us, Max: 18910 * us},
+		Errors:  SocketErrors{Read: 339},
+	}},
+	{file: "h2load-h2c-log-non2xx.txt", tool: H2load{}, want: Measurement{
+		Requests: 676, Duration: time.Second, Bytes: 24561,
+		Status2xx: 169, Status3xx: 169, Status4xx: 169, Status5xx: 169,
+		Latency: Latency{Mean: 5890 * us, Max: 24410 * us},
+	}},
+	// wrk over TLS (https, no ALPN): the same ARENA block.
+	{file: "wrk-tls.txt", tool: Wrk{}, want: Measurement{
+		Requests: 56331, Duration: 1099247 * us, Bytes: 5802093, Status2xx: 56331,
+		Latency: Latency{Mean: 175854 * time.Nanosecond, P50: 59 * us, P90: 347 * us, P99: 2455 * us, P999: 4660 * us, Max: 6127 * us},
+	}},
 }
 
 func readTestdata(t testing.TB, name string) []byte {

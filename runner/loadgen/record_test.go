@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -16,7 +17,10 @@ import (
 	"github.com/arenabot/arenabot/runner/profile"
 )
 
-var record = flag.Bool("record", false, "run the real wrk and h2load against local servers and rewrite testdata/<tool>-<case>.txt")
+var (
+	record      = flag.Bool("record", false, "run the real wrk and h2load against local servers and rewrite testdata/<tool>-<case>.txt")
+	recordCases = flag.String("record-cases", "", "with -record, only the cases whose name matches this regular expression (their notes replace theirs in recorded.txt)")
+)
 
 // TestRecord is the recorder of testdata/, not a test: it runs the real tools against servers
 // on 127.0.0.1 (1–3 s each, 4 connections) and writes their combined output, plus what each
@@ -24,7 +28,9 @@ var record = flag.Bool("record", false, "run the real wrk and h2load against loc
 //
 //	go test -run TestRecord -record ./runner/loadgen
 //
-// then update the expectations in parse_test.go from the new files.
+// then update the expectations in parse_test.go from the new files. A case with a request
+// log (log) also writes testdata/<case>.log, the run's h2load --log-file. -record-cases
+// re-records only some cases.
 func TestRecord(t *testing.T) {
 	if !*record {
 		t.Skip("recorder: pass -record to rewrite testdata from the real tools")
@@ -51,6 +57,12 @@ func TestRecord(t *testing.T) {
 			http.Error(w, "boom", http.StatusInternalServerError)
 		}
 	})
+	// paced answers after 5 ms, so that a run's request log stays small.
+	paced := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		time.Sleep(5 * time.Millisecond)
+		w.Header().Set("Content-Type", "text/plain")
+		w.Write([]byte("ok"))
+	})
 	slow := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		select {
 		case <-time.After(1500 * time.Millisecond):
@@ -66,6 +78,13 @@ func TestRecord(t *testing.T) {
 	}
 	httpServer := func(h http.Handler, stopAfter time.Duration) server {
 		srv, c := startHTTP(t, h)
+		if stopAfter > 0 {
+			time.AfterFunc(stopAfter, srv.Close)
+		}
+		return server{portOf(t, srv.URL), func() (int64, int64) { return c.conns.Load(), c.requests.Load() }}
+	}
+	httpsServer := func(h http.Handler, h2 bool, stopAfter time.Duration) server {
+		srv, c := startHTTPS(t, h, h2)
 		if stopAfter > 0 {
 			time.AfterFunc(stopAfter, srv.Close)
 		}
@@ -89,6 +108,7 @@ func TestRecord(t *testing.T) {
 		prof    profile.Profile
 		dur     time.Duration
 		timeout time.Duration
+		log     bool // h2load writes its request log (Spec.OutDir)
 	}{
 		{name: "wrk-baseline", tool: Wrk{}, server: func() server { return httpServer(ok, 0) }, prof: profile.Profile{Requests: baseline, Pipeline: 1}},
 		{name: "wrk-non2xx", tool: Wrk{}, server: func() server { return httpServer(mixed, 0) }, prof: profile.Profile{Requests: baseline, Pipeline: 1}},
@@ -111,8 +131,18 @@ func TestRecord(t *testing.T) {
 		{name: "h2load-non2xx", tool: H2load{}, server: func() server { return httpServer(mixed, 0) }, prof: profile.Profile{Scheme: "h2c", Streams: 10, Requests: []string{"/baseline2?a=1&b=1"}}},
 		{name: "h2load-closed-port", tool: H2load{}, server: nothing, prof: profile.Profile{Scheme: "h2c", Streams: 10, Requests: []string{"/baseline2?a=1&b=1"}}},
 		{name: "h2load-h1-reset", tool: H2load{}, server: resetServer, prof: profile.Profile{Scheme: "http", Requests: []string{"/baseline2?a=1&b=1"}}},
+
+		{name: "wrk-tls", tool: Wrk{}, server: func() server { return httpsServer(ok, false, 0) }, prof: profile.Profile{Scheme: profile.SchemeHTTPS, Requests: baseline, Pipeline: 1}},
+		{name: "h2load-h2", tool: H2load{}, server: func() server { return httpsServer(ok, true, 0) }, prof: profile.Profile{Scheme: profile.SchemeH2, Streams: 10, Path: "/baseline2?a=1&b=1"}},
+		{name: "h2load-h2c-log", tool: H2load{}, log: true, server: func() server { return httpServer(paced, 0) }, prof: profile.Profile{Scheme: profile.SchemeH2C, Streams: 2, Path: "/baseline2?a=1&b=1"}},
+		{name: "h2load-h2-log-reset", tool: H2load{}, log: true, server: func() server { return httpsServer(pacedResets(), true, 0) }, prof: profile.Profile{Scheme: profile.SchemeH2, Streams: 2, Path: "/baseline2?a=1&b=1"}},
+		{name: "h2load-h2c-log-non2xx", tool: H2load{}, log: true, server: func() server { return httpServer(pacedMixed(mixed), 0) }, prof: profile.Profile{Scheme: profile.SchemeH2C, Streams: 1, Path: "/baseline2?a=1&b=1"}},
 	}
+	only := regexp.MustCompile(*recordCases)
 	for _, tc := range cases {
+		if !only.MatchString(tc.name) {
+			continue
+		}
 		srv := tc.server()
 		p := tc.prof
 		p.Name, p.Tool, p.Port = tc.name, tc.tool.Name(), srv.port
@@ -121,6 +151,9 @@ func TestRecord(t *testing.T) {
 		}
 		spec := Spec{Profile: p, Host: "127.0.0.1", Conns: 4, Threads: 2, Duration: cmp.Or(tc.dur, time.Second),
 			Timeout: tc.timeout, DataDir: dataDir, ScriptDir: scriptDir}
+		if tc.log {
+			spec.OutDir = t.TempDir()
+		}
 		if err := tc.tool.WriteFiles(spec); err != nil {
 			t.Fatal(err)
 		}
@@ -141,13 +174,83 @@ func TestRecord(t *testing.T) {
 		if err := os.WriteFile(filepath.Join("testdata", tc.name+".txt"), out, 0o644); err != nil {
 			t.Fatal(err)
 		}
-		argv := strings.NewReplacer(dataDir, "$DATA", scriptDir, "$SCRIPTS").Replace(strings.Join(args, " "))
+		if tc.log {
+			b, err := os.ReadFile(H2load{}.LogFile(spec))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join("testdata", tc.name+".log"), b, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		names := []string{dataDir, "$DATA", scriptDir, "$SCRIPTS"}
+		if spec.OutDir != "" {
+			names = append(names, spec.OutDir, "$OUT")
+		}
+		argv := strings.NewReplacer(names...).Replace(strings.Join(args, " "))
 		fmt.Fprintf(&notes, "\n%s: %s %s\n  exit %d; server accepted %d connections, answered %d requests\n", tc.name, bin, argv, code, conns, requests)
 		t.Logf("%s: exit %d, server accepted %d connections, answered %d requests", tc.name, code, conns, requests)
 	}
-	if err := os.WriteFile(filepath.Join("testdata", "recorded.txt"), []byte(notes.String()), 0o644); err != nil {
+	text := notes.String()
+	if *recordCases != "" {
+		text = mergeNotes(t, text)
+	}
+	if err := os.WriteFile(filepath.Join("testdata", "recorded.txt"), []byte(text), 0o644); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// mergeNotes puts the notes of the cases just recorded into testdata/recorded.txt in place
+// of theirs, keeping the others' (blocks start with a blank line and "<case>: ").
+func mergeNotes(t *testing.T, fresh string) string {
+	t.Helper()
+	old, err := os.ReadFile(filepath.Join("testdata", "recorded.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	blocks := func(s string) (head string, names []string, body map[string]string) {
+		parts := strings.Split(s, "\n\n")
+		body = map[string]string{}
+		for _, b := range parts[1:] {
+			name, _, _ := strings.Cut(b, ":")
+			names = append(names, name)
+			body[name] = b
+		}
+		return parts[0], names, body
+	}
+	head, names, body := blocks(strings.TrimSuffix(string(old), "\n"))
+	_, freshNames, freshBody := blocks(strings.TrimSuffix(fresh, "\n"))
+	for _, n := range freshNames {
+		if _, ok := body[n]; !ok {
+			names = append(names, n)
+		}
+		body[n] = freshBody[n]
+	}
+	out := head
+	for _, n := range names {
+		out += "\n\n" + body[n]
+	}
+	return out + "\n"
+}
+
+// pacedResets answers after 5 ms, and resets every fourth stream instead.
+func pacedResets() http.Handler {
+	var n atomic.Int64
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		time.Sleep(5 * time.Millisecond)
+		if n.Add(1)%4 == 0 {
+			panic(http.ErrAbortHandler) // net/http resets the stream
+		}
+		w.Write([]byte("ok"))
+	})
+}
+
+// pacedMixed answers after 5 ms with h's mix of statuses.
+func pacedMixed(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		time.Sleep(5 * time.Millisecond)
+		h.ServeHTTP(w, r)
+	})
 }
 
 // plainWrkArgs turns arena.lua arguments into a plain wrk run with the same flags: no -s,

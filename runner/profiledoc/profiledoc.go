@@ -231,7 +231,11 @@ func tool(p profile.Profile) string {
 	if d == 0 {
 		d = profile.DefaultDuration
 	}
-	args, err := t.Args(loadgen.Spec{Profile: p, Host: "127.0.0.1", Conns: conns, Threads: 1, Duration: d, DataDir: "$DATA", ScriptDir: "$SCRIPTS"})
+	spec := loadgen.Spec{Profile: p, Host: "127.0.0.1", Conns: conns, Threads: 1, Duration: d, DataDir: "$DATA", ScriptDir: "$SCRIPTS"}
+	if _, ok := t.(loadgen.RunLog); ok {
+		spec.OutDir = "$OUT"
+	}
+	args, err := t.Args(spec)
 	if err != nil {
 		return "`" + p.Tool + "` (" + text(err.Error()) + ")"
 	}
@@ -250,8 +254,12 @@ func tool(p profile.Profile) string {
 			args[i] = "'" + args[i] + "'"
 		}
 	}
-	return fmt.Sprintf("%s %s, pinned; natively under `taskset` on the load CPUs, or in the load-generator image with `--lite`:\n\n  ```sh\n  %s %s\n  ```\n\n  `$CONNS` is each connection count, `$THREADS` one per load-generator CPU (at most `$CONNS`), `$DATA` the arena data directory, `$SCRIPTS` the runner's script directory.",
-		"`"+t.Binary()+"`", t.PinnedVersion(), t.Binary(), strings.Join(args, " "))
+	out := ""
+	if spec.OutDir != "" {
+		out = ", `$OUT` the runner's output directory (the request log, read for the latency percentiles p50 to p99.9 and removed after each run)"
+	}
+	return fmt.Sprintf("%s %s, pinned; natively under `taskset` on the load CPUs, or in the load-generator image with `--lite`:\n\n  ```sh\n  %s %s\n  ```\n\n  `$CONNS` is each connection count, `$THREADS` one per load-generator CPU (at most `$CONNS`), `$DATA` the arena data directory, `$SCRIPTS` the runner's script directory%s.",
+		"`"+t.Binary()+"`", t.PinnedVersion(), t.Binary(), strings.Join(args, " "), out)
 }
 
 func counts(c []int) string {

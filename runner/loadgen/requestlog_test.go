@@ -1,0 +1,176 @@
+package loadgen
+
+import (
+	"bufio"
+	"bytes"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// requestLogTests are the request logs h2load wrote (TestRecord, cases with log), with the
+// counts and the exact nearest-rank percentiles of their responses' durations, in µs,
+// worked out by hand (sort -n of column 3 where column 2 is not -1).
+var requestLogTests = []struct {
+	file                     string
+	responses, failed        int64
+	p50, p90, p99, p999, max int64 // exact
+}{
+	{"h2load-h2c-log.log", 1375, 0, 5544, 5760, 13167, 30165, 30171},
+	{"h2load-h2-log-reset.log", 1018, 339, 5585, 6050, 9390, 17756, 18914},
+	{"h2load-h2c-log-non2xx.log", 676, 0, 5497, 6707, 12079, 24412, 24412},
+}
+
+// TestRequestLogCaptured parses the captured logs: the counts are exact and each
+// percentile is the exact one or at most 1/1024 above it (the histogram's resolution).
+func TestRequestLogCaptured(t *testing.T) {
+	for _, tt := range requestLogTests {
+		t.Run(tt.file, func(t *testing.T) {
+			b := readTestdata(t, tt.file)
+			got, err := ParseRequestLog(bytes.NewReader(b))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got.Responses != tt.responses || got.Failed != tt.failed {
+				t.Errorf("%d responses, %d failed; want %d, %d", got.Responses, got.Failed, tt.responses, tt.failed)
+			}
+			ref := exactPercentiles(t, b)
+			for i, c := range []struct {
+				name      string
+				got       time.Duration
+				hand, ref int64
+			}{
+				{"p50", got.Latency.P50, tt.p50, ref[0]}, {"p90", got.Latency.P90, tt.p90, ref[1]},
+				{"p99", got.Latency.P99, tt.p99, ref[2]}, {"p99.9", got.Latency.P999, tt.p999, ref[3]},
+				{"max", got.Latency.Max, tt.max, ref[4]},
+			} {
+				if c.hand != c.ref {
+					t.Errorf("%s: the table says %d µs, the file %d µs (entry %d)", c.name, c.hand, c.ref, i)
+				}
+				us := int64(c.got / time.Microsecond)
+				if us < c.ref || float64(us-c.ref) > float64(c.ref)/1024 {
+					t.Errorf("%s = %d µs, want %d µs (at most 1/1024 above)", c.name, us, c.ref)
+				}
+			}
+			t.Logf("%+v", got)
+		})
+	}
+}
+
+// exactPercentiles returns the nearest-rank p50, p90, p99, p99.9 and max of the
+// responses' durations, by sorting them.
+func exactPercentiles(t *testing.T, log []byte) [5]int64 {
+	t.Helper()
+	var d []int64
+	sc := bufio.NewScanner(bytes.NewReader(log))
+	for sc.Scan() {
+		f := strings.Split(sc.Text(), "\t")
+		if len(f) < 3 || f[1] == "-1" {
+			continue
+		}
+		v, err := strconv.ParseInt(f[2], 10, 64)
+		if err != nil {
+			t.Fatal(err)
+		}
+		d = append(d, v)
+	}
+	slices.Sort(d)
+	var out [5]int64
+	for i, q := range []float64{0.5, 0.9, 0.99, 0.999, 1} {
+		out[i] = d[max(int(math.Ceil(q*float64(len(d))))-1, 0)]
+	}
+	return out
+}
+
+// TestReadLog: h2load's ReadLog fills in the percentiles from OutDir and leaves what Parse
+// found alone.
+func TestReadLog(t *testing.T) {
+	dir := t.TempDir()
+	spec := Spec{OutDir: dir}
+	if got := (H2load{}).LogFile(Spec{}); got != "" {
+		t.Errorf("LogFile without OutDir = %q, want none", got)
+	}
+	if err := os.WriteFile(H2load{}.LogFile(spec), readTestdata(t, "h2load-h2c-log.log"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	m, err := H2load{}.Parse(readTestdata(t, "h2load-h2c-log.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tool Tool = H2load{}
+	rl, ok := tool.(RunLog)
+	if !ok {
+		t.Fatal("H2load is not a RunLog")
+	}
+	if err := rl.ReadLog(spec, &m); err != nil {
+		t.Fatal(err)
+	}
+	want := Latency{Mean: 5800 * us, P50: 5547 * us, P90: 5763 * us, P99: 13167 * us, P999: 30171 * us, Max: 30170 * us}
+	if m.Latency != want || m.Requests != 1375 {
+		t.Errorf("latency %+v, %d requests; want %+v, 1375", m.Latency, m.Requests, want)
+	}
+	if err := rl.ReadLog(Spec{OutDir: filepath.Join(dir, "missing")}, &m); err == nil {
+		t.Error("ReadLog of a missing log succeeded")
+	}
+}
+
+func TestParseRequestLog(t *testing.T) {
+	for _, tt := range []struct {
+		name, log string
+		want      RequestLog
+		wantErr   string
+	}{
+		{name: "empty", log: ""},
+		{name: "one", log: "1796127176617715\t200\t583\n", want: RequestLog{Responses: 1,
+			Latency: Latency{P50: 583 * us, P90: 583 * us, P99: 583 * us, P999: 583 * us, Max: 583 * us}}},
+		{name: "failed only", log: "1\t-1\t5\n2\t-1\t7\n", want: RequestLog{Failed: 2}},
+		{name: "more columns, CRLF, blank line", log: "1\t404\t10\textra\r\n\n2\t200\t20\n", want: RequestLog{Responses: 2,
+			Latency: Latency{P50: 10 * us, P90: 20 * us, P99: 20 * us, P999: 20 * us, Max: 20 * us}}},
+		{name: "last line cut short", log: "1\t200\t10\n2\t20", want: RequestLog{Responses: 1,
+			Latency: Latency{P50: 10 * us, P90: 10 * us, P99: 10 * us, P999: 10 * us, Max: 10 * us}}},
+		{name: "two columns", log: "1\t200\n", wantErr: "columns"},
+		{name: "bad status", log: "1\t20\t5\n", wantErr: "status"},
+		{name: "negative duration", log: "1\t200\t-5\n", wantErr: "duration"},
+		{name: "huge duration", log: "1\t200\t99999999999999999\n", wantErr: "duration"},
+		{name: "bad start", log: "x\t200\t5\n", wantErr: "start"},
+		{name: "long line", log: strings.Repeat("1", 5000) + "\n", wantErr: "longer"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := ParseRequestLog(strings.NewReader(tt.log))
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("ParseRequestLog = %+v, %v; want an error about %s", got, err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil || got != tt.want {
+				t.Fatalf("ParseRequestLog = %+v, %v; want %+v", got, err, tt.want)
+			}
+		})
+	}
+}
+
+// TestHistogramBuckets: every value falls in a bucket whose upper end is at most 1/1024 of
+// it above it, and buckets are ordered as their values are.
+func TestHistogramBuckets(t *testing.T) {
+	prev := -1
+	for _, v := range []uint64{0, 1, 2047, 2048, 2049, 2050, 4095, 4096, 5544, 1 << 20, 1<<20 + 1, 1<<32 - 1, 1 << 42, uint64(maxDuration / time.Microsecond)} {
+		i := bucket(v)
+		if i < prev {
+			t.Errorf("bucket(%d) = %d, below the previous value's %d", v, i, prev)
+		}
+		prev = i
+		up := upper(i)
+		if up < v || float64(up-v) > float64(v)/1024 {
+			t.Errorf("bucket(%d) = %d with upper end %d: not within 1/1024 above", v, i, up)
+		}
+		if i > 0 && upper(i-1) >= v {
+			t.Errorf("bucket %d's upper end %d is not below %d, which is in bucket %d", i-1, upper(i-1), v, i)
+		}
+	}
+}
