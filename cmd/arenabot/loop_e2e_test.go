@@ -4,10 +4,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -303,5 +306,53 @@ func TestLoopServeRunner(t *testing.T) {
 	}
 	if !strings.Contains(l.logs.String(), `"runner":true`) {
 		t.Errorf("serve did not say it runs the runner")
+	}
+	l.planIsMeasured(rows, "fasthttp/baseline/512", "fasthttp/baseline/4096")
+}
+
+// TestLoopServeRunnerLite is the single-machine mode on a laptop, serve --runner --lite:
+// the ack's plan lists the --lite connection counts, and they are what the results show
+// (issue 13: the ack listed the full host's while the runner measured the lite ones).
+func TestLoopServeRunnerLite(t *testing.T) {
+	l := newLoop(t, []string{"nethttp", "fasthttp"}, nil)
+	l.redisURL = "" // the embedded queue
+	args := append([]string{"--runner", "--lite"}, l.workArgs()...)
+	l.startServe(args...)
+	l.comment("maintainer", "/benchmark -f fasthttp -t baseline")
+	final := l.waitComment("arenabot:results", 5*time.Minute)
+	t.Logf("results comment:\n%s", final.Body)
+	rows := tableRows(final.Body)
+	if cells := rows["fasthttp/baseline/512"]; cells == nil || strings.HasPrefix(cells[2], "❌") {
+		t.Errorf("fasthttp baseline 512: %v, want measured", cells)
+	}
+	l.planIsMeasured(rows, "fasthttp/baseline/512")
+}
+
+// planIsMeasured waits for the status comment to say the job is done and checks that its
+// plan lists exactly the rows of the results (entry/test/conns keys of tableRows) and
+// those want.
+func (l *loop) planIsMeasured(results map[string][]string, want ...string) {
+	l.t.Helper()
+	var status githubtest.Comment
+	l.waitFor("the status comment to say done", time.Minute, func() bool {
+		for _, c := range l.gh.Comments(loopRepo, loopPR) {
+			if strings.Contains(c.Body, "arenabot:status") && strings.Contains(c.Body, "Benchmark done") {
+				status = c
+				return true
+			}
+		}
+		return false
+	})
+	plan := regexp.MustCompile("(?m)^\\| `([^`]+)` \\| ([^|]+) \\| ([0-9, ]+) \\|$")
+	var planned []string
+	for _, m := range plan.FindAllStringSubmatch(status.Body, -1) {
+		for _, n := range strings.Split(m[3], ", ") {
+			planned = append(planned, m[1]+"/"+strings.TrimSpace(m[2])+"/"+strings.TrimSpace(n))
+		}
+	}
+	slices.Sort(planned)
+	measured := slices.Sorted(maps.Keys(results))
+	if !slices.Equal(planned, measured) || !slices.Equal(planned, slices.Sorted(slices.Values(want))) {
+		l.t.Errorf("the status comment plans %v, the results show %v; want both %v\nstatus comment:\n%s", planned, measured, want, status.Body)
 	}
 }

@@ -152,6 +152,9 @@ func parseServe(args []string, getenv func(string) string, stderr io.Writer) (se
 	if c.ShutdownWait <= 0 {
 		return c, fmt.Errorf("serve: --shutdown-wait %s: want a positive duration", c.ShutdownWait)
 	}
+	if err := c.Work.checkLite("serve"); err != nil {
+		return c, err
+	}
 	if c.RedisURL == "" && c.StateDir == "" {
 		return c, fmt.Errorf("serve: no state directory for the embedded store (neither $XDG_STATE_HOME nor $HOME is set); set ARENA_STATE_DIR (or --state-dir), or ARENA_REDIS_URL")
 	}
@@ -190,6 +193,19 @@ func entryPort(port int) bool {
 	return false
 }
 
+// botConfig is the bot's configuration from serve's: the runner's mode too (--lite,
+// ARENA_LITE), so that the acks' rows are those the runners measure.
+func (c serveConfig) botConfig() bot.Config {
+	return bot.Config{
+		BotLogin:      c.BotLogin,
+		ApprovalTTL:   c.ApprovalTTL,
+		ApprovalPoll:  c.ApprovalPoll,
+		WebhookSecret: c.Secret,
+		ProgressEvery: c.ProgressEvery,
+		Lite:          c.Work.Lite,
+	}
+}
+
 // serve runs the webhook service until ctx ends. Then it stops taking requests, stops its
 // loops and waits for them (at most ShutdownWait: the runner's job in flight is stopped and
 // its containers removed), and only then closes the Docker engine and the store.
@@ -216,15 +232,9 @@ func serve(ctx context.Context, c serveConfig, stderr io.Writer) (err error) {
 		return fmt.Errorf("serve: GitHub client: %w", err)
 	}
 	reg, onReply := metrics(q)
-	bc := bot.Config{
-		BotLogin:      c.BotLogin,
-		ApprovalTTL:   c.ApprovalTTL,
-		ApprovalPoll:  c.ApprovalPoll,
-		WebhookSecret: c.Secret,
-		ProgressEvery: c.ProgressEvery,
-		OnReply:       onReply,
-		InboxStore:    st.inbox, // accepted deliveries survive a restart
-	}
+	bc := c.botConfig()
+	bc.OnReply = onReply
+	bc.InboxStore = st.inbox // accepted deliveries survive a restart
 	b := bot.New(bc, gh, q, log.With("component", "bot"))
 	var worker *runner.Worker
 	if c.Runner {
@@ -283,7 +293,7 @@ func serve(ctx context.Context, c serveConfig, stderr io.Writer) (err error) {
 			httpErr <- err
 		}
 	}()
-	log.Info("serving", "listen", ln.Addr().String(), "redis", c.RedisURL != "", "state", st.where, "runner", c.Runner)
+	log.Info("serving", "listen", ln.Addr().String(), "redis", c.RedisURL != "", "state", st.where, "runner", c.Runner, "lite", c.Work.Lite)
 	select {
 	case <-ctx.Done():
 		log.Info("shutting down", "cause", context.Cause(ctx))

@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"path/filepath"
+	"strconv"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -29,9 +30,11 @@ type workConfig struct {
 	Runs        int
 	Duration    time.Duration
 	LoadgenCPUs string
-	Lite        bool
+	Lite        bool // bench --lite's mode (ARENA_LITE); serve plans its acks' rows in it too, with or without --runner
 	Heartbeat   time.Duration
 	LeaseTTL    time.Duration
+
+	badLite string // an ARENA_LITE that is not a boolean, reported by checkLite
 }
 
 // runnerFlags registers the flags the runner needs besides the queue's.
@@ -45,12 +48,27 @@ func (c *workConfig) runnerFlags(fs *pflag.FlagSet, getenv func(string) string) 
 	fs.IntVar(&c.Runs, "runs", 3, "runs per measurement; the best is reported")
 	fs.DurationVar(&c.Duration, "duration", 0, "length of one run (default: the test's own, else 5s)")
 	fs.StringVar(&c.LoadgenCPUs, "loadgen-cpus", getenv("ARENA_LOADGEN_CPUS"), "cpuset of the load tools (ARENA_LOADGEN_CPUS; default: upper half)")
-	fs.BoolVar(&c.Lite, "lite", false, "measure as bench --lite does (no pinning, load tools in Docker): for trying the loop on a laptop, not for published numbers")
+	lite, err := strconv.ParseBool(envOr(getenv, "ARENA_LITE", "false"))
+	if err != nil {
+		c.badLite = getenv("ARENA_LITE")
+	}
+	fs.BoolVar(&c.Lite, "lite", lite, "measure as bench --lite does (no pinning, load tools in Docker): for trying the loop on a laptop, not for published numbers; serve plans the acks' rows in this mode, so set it on a bot whose runners use it (ARENA_LITE)")
 	fs.DurationVar(&c.Heartbeat, "heartbeat", 2*time.Second, "how often the job's lease is renewed and a cancel looked for")
 	fs.DurationVar(&c.LeaseTTL, "lease-ttl", 30*time.Second, "how long a job stays this runner's without a heartbeat; after it the queue retries the job once")
 }
 
+// checkLite reports an ARENA_LITE that is not a boolean.
+func (c *workConfig) checkLite(cmd string) error {
+	if c.badLite != "" {
+		return fmt.Errorf("%s: ARENA_LITE %q: want true or false", cmd, c.badLite)
+	}
+	return nil
+}
+
 func (c *workConfig) check(cmd string) error {
+	if err := c.checkLite(cmd); err != nil {
+		return err
+	}
 	if c.Runs < 1 {
 		return fmt.Errorf("%s: --runs %d: need at least one run", cmd, c.Runs)
 	}
