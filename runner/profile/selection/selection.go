@@ -78,9 +78,9 @@ func (s Selection) Tests(entry string) []string {
 	return out
 }
 
-// Named returns the first reason about a test the request named, or the first that an
-// entry has nothing to run (NoTest): the reasons that make a request wrong rather than
-// narrower. ok is false when there is none.
+// Named returns the first reason that makes the request wrong rather than narrower: one
+// about a test it named, an entry with nothing to measure (NoTest), or a named test no
+// entry runs (NoEntry). ok is false when there is none.
 func (s Selection) Named() (r Reason, ok bool) {
 	for _, r := range s.Reasons {
 		if r.Named || r.Cause == NoTest || r.Cause == NoEntry {
