@@ -20,7 +20,7 @@ import (
 // this package must not import runner/profile.
 var profiles = []string{
 	"baseline", "pipelined", "limited-conn", "json", "json-comp", "json-tls", "upload",
-	"api-4", "api-16", "static", "async-db", "crud", "baseline-h2", "static-h2",
+	"api-4", "api-16", "static", "static-tls", "async-db", "crud", "baseline-h2", "static-h2",
 	"baseline-h2c", "json-h2c", "baseline-h3", "static-h3", "gateway-64", "gateway-h3",
 	"production-stack", "unary-grpc", "unary-grpc-tls", "stream-grpc", "stream-grpc-tls", "echo-ws",
 }
@@ -541,7 +541,7 @@ func TestClosest(t *testing.T) {
 		{"baselin", profiles, 3, []string{"baseline", "baseline-h2", "baseline-h3"}},
 		{"baselin", profiles, 1, []string{"baseline"}},
 		{"json-compressed", profiles, 1, []string{"json-comp"}},
-		{"static-tls", profiles, 3, []string{"static-h2", "static-h3", "static"}},
+		{"static-tsl", profiles, 3, []string{"static-tls", "static-h2", "static-h3"}},
 		{"grpc", profiles, 3, []string{"unary-grpc", "stream-grpc", "unary-grpc-tls"}},
 	}
 	for _, tt := range tests {

@@ -30,21 +30,28 @@ var suites = map[string][]check{
 	"baseline":     baselineChecks("baseline"),
 	"limited-conn": baselineChecks("limited-conn"),
 	"pipelined":    pipelinedChecks(),
-	"json":         jsonChecks("json"),
+	"json":         jsonChecks("json", "/json/1"),
 	"json-comp":    jsonCompChecks(),
 	"upload":       uploadChecks(),
 	"api-4":        apiChecks("api-4"),
 	"api-16":       apiChecks("api-16"),
-	"static":       staticChecks(),
+	"static":       staticChecks("static"),
 	"async-db":     asyncDBChecks("async-db", true),
 	"crud":         crudChecks(),
+
+	"json-tls":     append(tlsChecks("json-tls", "/json/1?m=1", "/json/5?m=7"), jsonChecks("json-tls", "")...),
+	"static-tls":   staticChecks("static-tls"),
+	"baseline-h2":  h2BaselineChecks("baseline-h2"),
+	"static-h2":    staticChecks("static-h2"),
+	"baseline-h2c": h2BaselineChecks("baseline-h2c"),
+	"json-h2c":     jsonChecks("json-h2c", "/baseline2?a=1&b=1"),
 }
 
 // apiChecks are those of api-4 and api-16, whose load mixes baseline, /json/50?m=1 and
 // /async-db requests: the three endpoints' checks, as the arena checked them.
 func apiChecks(p string) []check {
 	checks := baselineChecks(p)
-	checks = append(checks, jsonChecks(p)...)
+	checks = append(checks, jsonChecks(p, "")...)
 	return append(checks, asyncDBChecks(p, false)...)
 }
 

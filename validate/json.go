@@ -19,13 +19,13 @@ const jsonAcceptEncoding = "gzip, br"
 
 const itemsContract = `GET /json/{count}?m={m} → 200 application/json {"items": the first count dataset items, each with every dataset field and "total": price*quantity*m, "count": count}`
 
-// jsonChecks are the /json checks, of json and of the api profiles (which have their own
-// probe).
-func jsonChecks(p string) []check {
+// jsonChecks are the /json checks, of json, json-tls, json-h2c and the api profiles, after
+// the profile's probe at probe ("": the caller has its own checks first).
+func jsonChecks(p, probe string) []check {
 	ref := func(text string) string { return contract(p, text, "") }
 	var checks []check
-	if p == "json" {
-		checks = append(checks, probeCheck(p, "/json/1"))
+	if probe != "" {
+		checks = append(checks, probeCheck(p, probe))
 	}
 	return append(checks, []check{
 		{

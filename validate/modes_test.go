@@ -55,15 +55,62 @@ var breaks = map[string]map[string]string{
 		"POST chunked":                  "upload.upload-chunked",
 		"Content-Type":                  "upload.upload-content-type",
 	},
-	"static": {
-		"probe GET /static/reset.css":                      "static.probe-status",
-		"20 files without Accept-Encoding":                 "static.static-identity",
-		"Content-Type of app.js, manifest.json, reset.css": "static.static-css-type",
-		"17 other files Content-Type":                      "static.static-content-type",
-		"20 files with Accept-Encoding":                    "static.static-mislabel",
-		"precompressed twins served":                       "static.static-uncompressed",
-		"404 for a missing file":                           "static.static-404",
-	},
+	"static":     staticModes("static"),
+	"static-tls": merge(staticModes("static-tls"), tlsModes("static-tls")),
+	"static-h2":  merge(staticModes("static-h2"), h2Modes("static-h2")),
+	"json-tls": merge(jsonModes("json-tls"), tlsModes("json-tls"),
+		map[string]string{"probe GET /json/1?m=1": "json-tls.probe-status"}),
+	"json-h2c":    withProbe("json-h2c", jsonModes("json-h2c"), "probe GET /baseline2?a=1&b=1"),
+	"baseline-h2": merge(h2BaselineModes("baseline-h2"), h2Modes("baseline-h2")),
+	"baseline-h2c": merge(h2BaselineModes("baseline-h2c"), map[string]string{
+		"HTTP/1.1 not answered 200": "baseline-h2c.h2c-accepts-h1",
+	}),
+}
+
+func staticModes(p string) map[string]string {
+	m := map[string]string{
+		"probe GET /static/reset.css":                      "probe-status",
+		"20 files without Accept-Encoding":                 "static-identity",
+		"Content-Type of app.js, manifest.json, reset.css": "static-css-type",
+		"17 other files Content-Type":                      "static-content-type",
+		"20 files with Accept-Encoding":                    "static-mislabel",
+		"precompressed twins served":                       "static-uncompressed",
+		"404 for a missing file":                           "static-404",
+	}
+	for k, v := range m {
+		m[k] = p + "." + v
+	}
+	return m
+}
+
+// tlsModes break the TLS checks of the HTTP/1.1-over-TLS profiles (8081).
+func tlsModes(p string) map[string]string {
+	return map[string]string{
+		"arena certificate": p + ".tls-own-cert",
+		"ALPN http/1.1":     p + ".tls-alpn-h2-only",
+	}
+}
+
+// h2Modes break the TLS checks of the h2 profiles (8443).
+func h2Modes(p string) map[string]string {
+	return map[string]string{
+		"arena certificate": p + ".tls-own-cert",
+		"ALPN h2":           p + ".h2-http1-only",
+	}
+}
+
+// h2BaselineModes break the /baseline2 checks of baseline-h2 and baseline-h2c.
+func h2BaselineModes(p string) map[string]string {
+	m := map[string]string{
+		"probe GET /baseline2?a=1&b=1": "probe-status",
+		"GET sum 13+42":                "get-wrong-sum",
+		"GET Content-Type":             "get-content-type",
+		"GET random sum":               "get-random-wrong-sum",
+	}
+	for k, v := range m {
+		m[k] = p + "." + v
+	}
+	return m
 }
 
 func jsonModes(p string) map[string]string {
@@ -187,7 +234,8 @@ func TestSharedSuites(t *testing.T) {
 
 // requiredPartBroken are the modes that break the required part of a check that also has
 // an advisory part: the server stops answering after the malformed request.
-var requiredPartBroken = map[string]bool{"baseline.malformed-nul": true}
+var requiredPartBroken = map[string]bool{"baseline.malformed-nul": true,
+	"json-tls.tls-alpn-h2-only": true, "static-tls.tls-alpn-h2-only": true}
 
 // wantStatus is how a miss of the check under the mode must be reported: WARN for an
 // advisory check, or for the advisory part of a required one; FAIL otherwise.
@@ -313,6 +361,9 @@ func TestMoreWaysToBreak(t *testing.T) {
 	}{
 		{"baseline.no-length", "baseline", []string{"GET framing", "keep-alive"}},
 		{"static.static-no-vary", "static", []string{"precompressed twins served"}},
+		{"static-h2.static-no-vary", "static-h2", []string{"precompressed twins served"}},
+		// A server that selects no ALPN protocol misses the advisory part of the check.
+		{"json-tls.tls-no-alpn", "json-tls", []string{"ALPN http/1.1"}},
 	} {
 		t.Run(tt.mode, func(t *testing.T) {
 			t.Parallel()

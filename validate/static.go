@@ -44,8 +44,9 @@ func staticAcceptEncoding() string {
 // arenaTypedFiles are the static files whose Content-Type the old arena's suite asserts.
 var arenaTypedFiles = []string{"app.js", "manifest.json", "reset.css"}
 
-func staticChecks() []check {
-	const p = "static"
+// staticChecks are the checks of static, static-tls and static-h2: the same files over
+// HTTP/1.1, over TLS and over h2, after the TLS checks of the TLS ones.
+func staticChecks(p string) []check {
 	names := staticFiles()
 	var others []string
 	for _, n := range names {
@@ -67,8 +68,14 @@ func staticChecks() []check {
 		}
 		return ""
 	}
-	return []check{
-		probeCheck(p, "/static/reset.css"),
+	checks := []check{probeCheck(p, "/static/reset.css")}
+	switch p {
+	case "static-tls":
+		checks = tlsChecks(p, "/static/reset.css", "/static/app.js")
+	case "static-h2":
+		checks = append(checks, h2TLSChecks(p, "/static/app.js")...)
+	}
+	return append(checks, []check{
 		{
 			name:     fmt.Sprintf("%d files without Accept-Encoding", n),
 			contract: ref("GET /static/<file> without Accept-Encoding → 200, no Content-Encoding, the file's exact bytes"),
@@ -127,7 +134,7 @@ func staticChecks() []check {
 				return expectStatus(ctx, e, "GET", request("GET", "/static/nonexistent.txt", nil, nil), 404)
 			},
 		},
-	}
+	}...)
 }
 
 // judgeDecoded wants the file's exact bytes, as they are or under a Content-Encoding that

@@ -414,6 +414,7 @@ type data struct {
 	dir     string
 	dataset func() (dataset, error)
 	seed    func() (*seed, error) // the database's items table
+	cert    func() (*arenaCert, error)
 }
 
 func newData(dir string) *data {
@@ -421,5 +422,6 @@ func newData(dir string) *data {
 		dir:     dir,
 		dataset: sync.OnceValues(func() (dataset, error) { return loadDataset(dir) }),
 		seed:    sync.OnceValues(func() (*seed, error) { return loadSeed(dir) }),
+		cert:    sync.OnceValues(func() (*arenaCert, error) { return loadCert(dir) }),
 	}
 }

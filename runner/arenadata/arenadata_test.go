@@ -183,6 +183,7 @@ func TestFiles(t *testing.T) {
 	for _, name := range arenadata.StaticFiles() {
 		want = append(want, "static/"+name, "static/"+name+".gz", "static/"+name+".br", "requests/static-"+name+".raw")
 	}
+	want = append(want, "requests/static-h2-uris.txt", "requests/json-h2c-uris.txt")
 	slices.Sort(want)
 	got := arenadata.Files()
 	if !slices.IsSorted(got) {

@@ -7,7 +7,8 @@ import (
 )
 
 // The request files are raw HTTP/1.1 requests with CRLF line endings, sent as they are by
-// the load tools.
+// the load tools, and the URI lists of the h2 tool (h2load -i), one absolute URI a line
+// (h2load takes the scheme, host and port from its -B base URI instead).
 //
 // The crud templates carry the arena's placeholders, which the load tool replaces in every
 // request it sends: {RAND:min:max} by a uniform random integer in [min, max], {SEQ:start}
@@ -96,7 +97,28 @@ func requestFiles() []file {
 		fs = append(fs, rawFile("static-"+name+".raw", "GET", "/static/"+name,
 			[]string{"Accept-Encoding: " + StaticAcceptEncoding}, ""))
 	}
-	return fs
+	var static, jsons []string
+	for _, name := range StaticFiles() {
+		static = append(static, "https://localhost:8443/static/"+name)
+	}
+	for _, p := range jsonPairs {
+		jsons = append(jsons, fmt.Sprintf("http://localhost:8082/json/%d?m=%d", p[0], p[1]))
+	}
+	return append(fs, uriFile(StaticH2URIs, static), uriFile(JSONH2CURIs, jsons))
+}
+
+// URI lists of the h2 profiles, in requests/.
+const (
+	StaticH2URIs = "static-h2-uris.txt" // the static files on 8443, in StaticFiles order
+	JSONH2CURIs  = "json-h2c-uris.txt"  // the json pairs on 8082
+)
+
+// uriFile returns the URI list requests/name, one URI a line.
+func uriFile(name string, uris []string) file {
+	return file{RequestsDir + "/" + name, func(w io.Writer) error {
+		_, err := io.WriteString(w, strings.Join(uris, "\n")+"\n")
+		return err
+	}}
 }
 
 // rawFile returns the request file requests/name.

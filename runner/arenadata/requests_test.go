@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"regexp"
 	"strconv"
 	"strings"
@@ -73,7 +74,7 @@ func TestRequests(t *testing.T) {
 	want := rawRequests()
 	var files []string
 	for _, f := range arenadata.Files() {
-		if name, ok := strings.CutPrefix(f, arenadata.RequestsDir+"/"); ok {
+		if name, ok := strings.CutPrefix(f, arenadata.RequestsDir+"/"); ok && strings.HasSuffix(name, ".raw") {
 			files = append(files, name)
 		}
 	}
@@ -199,6 +200,33 @@ func TestTemplates(t *testing.T) {
 		if bytes.Contains(raw, []byte("{RAND")) != bytes.Contains(raw, []byte("{RAND:")) ||
 			bytes.Count(raw, []byte("{SEQ")) != bytes.Count(raw, []byte("{SEQ:")) {
 			t.Errorf("%s: a malformed placeholder", name)
+		}
+	}
+}
+
+// TestURILists checks the h2 tools' URI lists: the static files on 8443 in StaticFiles
+// order, and json's seven (count, m) pairs on 8082, the same targets as json-*.raw.
+func TestURILists(t *testing.T) {
+	dir := tree(t)
+	var static []string
+	for _, name := range arenadata.StaticFiles() {
+		static = append(static, "https://localhost:8443/static/"+name)
+	}
+	var jsons []string
+	for _, n := range []int{1, 5, 10, 15, 25, 40, 50} {
+		raw := readFile(t, dir, fmt.Sprintf("%s/json-%d.raw", arenadata.RequestsDir, n))
+		_, target, _ := strings.Cut(strings.TrimSuffix(firstLine(raw), " HTTP/1.1"), " ")
+		jsons = append(jsons, "http://localhost:8082"+target)
+	}
+	for name, want := range map[string][]string{arenadata.StaticH2URIs: static, arenadata.JSONH2CURIs: jsons} {
+		got := string(readFile(t, dir, arenadata.RequestsDir+"/"+name))
+		if w := strings.Join(want, "\n") + "\n"; got != w {
+			t.Errorf("%s:\n%s\nwant\n%s", name, got, w)
+		}
+		for line := range strings.Lines(got) {
+			if u, err := url.Parse(strings.TrimSpace(line)); err != nil || u.Host == "" || u.Path == "" {
+				t.Errorf("%s: %q is not an absolute URI (%v)", name, line, err)
+			}
 		}
 	}
 }

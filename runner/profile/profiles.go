@@ -28,14 +28,17 @@ const (
 
 // Reasons a profile cannot run yet. Each says what is missing.
 const (
-	needH1TLS       = "not yet supported: HTTP/1.1 over TLS on 8081 (wrk https target not wired)"
-	needH2TLS       = "not yet supported: h2 over TLS on 8443 (h2load adapter not wired)"
-	needH2C         = "not yet supported: h2c prior knowledge on 8082 (h2load adapter not wired)"
 	needH3          = "not yet supported: HTTP/3 load tool"
 	needCompose     = "not yet supported: docker compose stacks"
 	needGRPC        = "not yet supported: gRPC over h2 (h2load adapter and ghz readiness probe not wired)"
 	needGRPCStreams = "not yet supported: gRPC streaming load tool (ghz adapter not wired)"
 	needWebSocket   = "not yet supported: WebSocket load tool"
+)
+
+// URI files of the h2 tools, in the arena data's requests/ directory: one URI a line.
+const (
+	staticH2URIs = "static-h2-uris.txt" // the 20 static files on 8443
+	jsonH2CURIs  = "json-h2c-uris.txt"  // json's 7 (count, m) pairs on 8082
 )
 
 // Request files, in the arena data's requests/ directory (runner/arenadata).
@@ -87,50 +90,51 @@ var All = []Profile{
 		Name: "baseline", Endpoint: "", Tool: ToolWrk,
 		Conns: []int{512, 4096}, LiteConns: []int{512},
 		Pipeline: 1, RequestsPerConn: 0,
-		Scheme: "http", Port: PortH1, Probe: probeBaseline11,
+		Scheme: SchemeHTTP, Port: PortH1, Probe: probeBaseline11,
 		Requests: baselineRequests,
 	},
 	{
 		Name: "pipelined", Endpoint: "pipeline", Tool: ToolWrk,
 		Conns: []int{512, 4096}, LiteConns: []int{512},
 		Pipeline: 16, RequestsPerConn: 0,
-		Scheme: "http", Port: PortH1, Probe: probeBaseline11,
+		Scheme: SchemeHTTP, Port: PortH1, Probe: probeBaseline11,
 		Requests: []string{"pipeline.raw"},
 	},
 	{
 		Name: "limited-conn", Endpoint: "", Tool: ToolWrk,
 		Conns: []int{512, 4096}, LiteConns: []int{512},
 		Pipeline: 1, RequestsPerConn: 10,
-		Scheme: "http", Port: PortH1, Probe: probeBaseline11,
+		Scheme: SchemeHTTP, Port: PortH1, Probe: probeBaseline11,
 		Requests: baselineRequests,
 	},
 	{
 		Name: "json", Endpoint: "json", Tool: ToolWrk,
 		Conns: []int{4096}, LiteConns: []int{512},
 		Pipeline: 1, RequestsPerConn: 25,
-		Scheme: "http", Port: PortH1, Probe: "/json/1",
+		Scheme: SchemeHTTP, Port: PortH1, Probe: "/json/1",
 		Requests: jsonRequests,
 	},
 	{
 		Name: "json-comp", Endpoint: "json-compressed", Tool: ToolWrk,
 		Conns: []int{512, 4096, 16384}, LiteConns: []int{512},
 		Pipeline: 1, RequestsPerConn: 25,
-		Scheme: "http", Port: PortH1, Probe: probeBaseline11,
+		Scheme: SchemeHTTP, Port: PortH1, Probe: probeBaseline11,
 		Requests: jsonCompRequests, Headers: []string{headerJSONAE},
 	},
 	{
+		// The json workload over TLS, kept alive, no Accept-Encoding. The arena has no lite
+		// json-tls; 256 connections are ours, for a 2-core machine.
 		Name: "json-tls", Endpoint: "json-tls", Tool: ToolWrk,
-		Conns:    []int{4096},
+		Conns: []int{4096}, LiteConns: []int{256},
 		Pipeline: 1, RequestsPerConn: 0,
-		Scheme: "https", Port: PortH1TLS, Probe: "/json/1?m=1",
-		Requests:    jsonRequests,
-		Unsupported: needH1TLS,
+		Scheme: SchemeHTTPS, Port: PortH1TLS, Probe: "/json/1?m=1",
+		Requests: jsonRequests,
 	},
 	{
 		Name: "upload", Endpoint: "upload", Tool: ToolWrk,
 		Conns: []int{32, 256}, LiteConns: []int{128},
 		Pipeline: 1, RequestsPerConn: 5,
-		Scheme: "http", Port: PortH1, Probe: probeBaseline11,
+		Scheme: SchemeHTTP, Port: PortH1, Probe: probeBaseline11,
 		Requests: uploadRequests,
 	},
 	{
@@ -138,9 +142,9 @@ var All = []Profile{
 		// has no lite api-4; 64 connections are ours, for a 2-core machine.
 		Name: "api-4", Endpoint: "api-4", Tool: ToolWrk,
 		Conns: []int{256}, LiteConns: []int{64},
-		Pipeline: 1, RequestsPerConn: 5, Duration: 15 * time.Second, Threads: 64,
+		Pipeline: 1, RequestsPerConn: 5, Duration: 15 * time.Second,
 		ServerCPUs: "0-3", Memory: 16 * gib,
-		Scheme: "http", Port: PortH1, Probe: probeBaseline11,
+		Scheme: SchemeHTTP, Port: PortH1, Probe: probeBaseline11,
 		Requests: apiRequests,
 		Sidecars: []string{SidecarPostgres},
 	},
@@ -148,9 +152,9 @@ var All = []Profile{
 		// api-4's mix; the lite count (128) is ours too.
 		Name: "api-16", Endpoint: "api-16", Tool: ToolWrk,
 		Conns: []int{1024}, LiteConns: []int{128},
-		Pipeline: 1, RequestsPerConn: 5, Duration: 15 * time.Second, Threads: 64,
+		Pipeline: 1, RequestsPerConn: 5, Duration: 15 * time.Second,
 		ServerCPUs: "0-7,64-71", Memory: 32 * gib,
-		Scheme: "http", Port: PortH1, Probe: probeBaseline11,
+		Scheme: SchemeHTTP, Port: PortH1, Probe: probeBaseline11,
 		Requests: apiRequests,
 		Sidecars: []string{SidecarPostgres},
 	},
@@ -160,7 +164,16 @@ var All = []Profile{
 		Name: "static", Endpoint: "static", Tool: ToolWrk,
 		Conns: []int{1024, 4096, 6800}, LiteConns: []int{512},
 		Pipeline: 1, RequestsPerConn: 0,
-		Scheme: "http", Port: PortH1, Probe: probeStatic,
+		Scheme: SchemeHTTP, Port: PortH1, Probe: probeStatic,
+		Requests: staticRequests, Headers: []string{headerStaticAE},
+	},
+	{
+		// The static rotation over TLS on 8081 (a newer arena profile; its connection counts
+		// were not found, so these are static's; the lite 256 is ours).
+		Name: "static-tls", Endpoint: "static-tls", Tool: ToolWrk,
+		Conns: []int{1024, 4096, 6800}, LiteConns: []int{256},
+		Pipeline: 1, RequestsPerConn: 0,
+		Scheme: SchemeHTTPS, Port: PortH1TLS, Probe: probeStatic,
 		Requests: staticRequests, Headers: []string{headerStaticAE},
 	},
 	{
@@ -168,7 +181,7 @@ var All = []Profile{
 		Name: "async-db", Endpoint: "async-db", Tool: ToolWrk,
 		Conns: []int{1024}, LiteConns: []int{512},
 		Pipeline: 1, RequestsPerConn: 25, Duration: 10 * time.Second,
-		Scheme: "http", Port: PortH1, Probe: probeBaseline11,
+		Scheme: SchemeHTTP, Port: PortH1, Probe: probeBaseline11,
 		Requests: asyncDBRequests,
 		Sidecars: []string{SidecarPostgres},
 	},
@@ -180,7 +193,7 @@ var All = []Profile{
 		Conns: []int{4096}, LiteConns: []int{256},
 		Pipeline: 1, RequestsPerConn: 200, Duration: 15 * time.Second,
 		ServerCPUs: "1-31,65-95",
-		Scheme:     "http", Port: PortH1, Probe: probeBaseline11,
+		Scheme:     SchemeHTTP, Port: PortH1, Probe: probeBaseline11,
 		Requests: crudRequests,
 		Sidecars: []string{SidecarPostgres, SidecarRedis},
 	},
@@ -188,38 +201,39 @@ var All = []Profile{
 		Name: "baseline-h2", Endpoint: "h2", Tool: ToolH2load,
 		Conns: []int{256, 1024}, LiteConns: []int{512},
 		Pipeline: 1, Streams: 100,
-		Scheme: "https", Port: PortTLS, Probe: probeBaseline2,
-		Path:        probeBaseline2,
-		Unsupported: needH2TLS,
+		Scheme: SchemeH2, Port: PortTLS, Probe: probeBaseline2,
+		Path: probeBaseline2,
 	},
 	{
+		// The 20 static files, one URI each in static-h2-uris.txt.
 		Name: "static-h2", Endpoint: "static-h2", Tool: ToolH2load,
 		Conns: []int{256, 1024}, LiteConns: []int{512},
 		Pipeline: 1, Streams: 32,
-		Scheme: "https", Port: PortTLS, Probe: probeStatic,
-		Headers:     []string{headerStaticAE},
-		Unsupported: needH2TLS,
+		Scheme: SchemeH2, Port: PortTLS, Probe: probeStatic,
+		Requests: []string{staticH2URIs}, Headers: []string{headerStaticAE},
 	},
 	{
+		// The arena has no lite baseline-h2c; 256 connections are ours.
 		Name: "baseline-h2c", Endpoint: "h2c", Tool: ToolH2load,
-		Conns:    []int{256, 1024, 4096},
+		Conns: []int{256, 1024, 4096}, LiteConns: []int{256},
 		Pipeline: 1, Streams: 100,
-		Scheme: "h2c", Port: PortH2C, Probe: probeBaseline2,
-		Path:        probeBaseline2,
-		Unsupported: needH2C,
+		Scheme: SchemeH2C, Port: PortH2C, Probe: probeBaseline2,
+		Path: probeBaseline2,
 	},
 	{
+		// json's 7 (count, m) pairs, one URI each in json-h2c-uris.txt. The arena has no
+		// lite json-h2c; 256 connections are ours.
 		Name: "json-h2c", Endpoint: "json-h2c", Tool: ToolH2load,
-		Conns:    []int{1024, 4096},
+		Conns: []int{1024, 4096}, LiteConns: []int{256},
 		Pipeline: 1, Streams: 32,
-		Scheme: "h2c", Port: PortH2C, Probe: probeBaseline2,
-		Unsupported: needH2C,
+		Scheme: SchemeH2C, Port: PortH2C, Probe: probeBaseline2,
+		Requests: []string{jsonH2CURIs},
 	},
 	{
 		Name: "baseline-h3", Endpoint: "h3", Tool: ToolH2loadH3,
 		Conns: []int{64}, LiteConns: []int{64},
 		Pipeline: 1, Streams: 64,
-		Scheme: "h3", Port: PortTLS, Probe: probeBaseline2, ProbeScheme: "https",
+		Scheme: SchemeH3, Port: PortTLS, Probe: probeBaseline2, ProbeScheme: SchemeH2,
 		Path:        probeBaseline2,
 		Unsupported: needH3,
 	},
@@ -227,15 +241,15 @@ var All = []Profile{
 		Name: "static-h3", Endpoint: "static-h3", Tool: ToolH2loadH3,
 		Conns: []int{64}, LiteConns: []int{64},
 		Pipeline: 1, Streams: 64,
-		Scheme: "h3", Port: PortTLS, Probe: probeBaseline2, ProbeScheme: "https",
-		Headers:     []string{headerStaticAE},
+		Scheme: SchemeH3, Port: PortTLS, Probe: probeBaseline2, ProbeScheme: SchemeH2,
+		Requests: []string{staticH2URIs}, Headers: []string{headerStaticAE},
 		Unsupported: needH3,
 	},
 	{
 		Name: "gateway-64", Endpoint: "gateway-64", Tool: ToolH2load,
 		Conns:    []int{512, 1024},
 		Pipeline: 1, Streams: 32,
-		Scheme: "https", Port: PortTLS, Probe: probeBaseline11, ProbePort: PortH1, ProbeScheme: "http",
+		Scheme: SchemeH2, Port: PortTLS, Probe: probeBaseline11, ProbePort: PortH1, ProbeScheme: SchemeHTTP,
 		Headers:     []string{headerStaticAE},
 		Sidecars:    []string{SidecarPostgres},
 		Compose:     true,
@@ -245,7 +259,7 @@ var All = []Profile{
 		Name: "gateway-h3", Endpoint: "gateway-h3", Tool: ToolH2loadH3,
 		Conns:    []int{64, 256},
 		Pipeline: 1, Streams: 32,
-		Scheme: "h3", Port: PortTLS, Probe: probeBaseline11, ProbePort: PortH1, ProbeScheme: "http",
+		Scheme: SchemeH3, Port: PortTLS, Probe: probeBaseline11, ProbePort: PortH1, ProbeScheme: SchemeHTTP,
 		Headers:     []string{headerStaticAE},
 		Sidecars:    []string{SidecarPostgres},
 		Compose:     true,
@@ -256,7 +270,7 @@ var All = []Profile{
 		Name: "production-stack", Endpoint: "production-stack", Tool: ToolH2load,
 		Conns:    []int{256, 1024},
 		Pipeline: 1, Streams: 16,
-		Scheme: "https", Port: PortTLS, Probe: probeBaseline11, ProbePort: PortH1, ProbeScheme: "http",
+		Scheme: SchemeH2, Port: PortTLS, Probe: probeBaseline11, ProbePort: PortH1, ProbeScheme: SchemeHTTP,
 		Headers:     []string{headerStaticAE},
 		Sidecars:    []string{SidecarPostgres},
 		Compose:     true,
@@ -266,7 +280,7 @@ var All = []Profile{
 		Name: "unary-grpc", Endpoint: "grpc", Tool: ToolH2load,
 		Conns: []int{256, 1024}, LiteConns: []int{512},
 		Pipeline: 1, Streams: 100,
-		Scheme: "grpc", Port: PortH1, Probe: probeGetSum,
+		Scheme: SchemeGRPC, Port: PortH1, Probe: probeGetSum,
 		Path:        "/benchmark.BenchmarkService/GetSum",
 		Headers:     []string{"content-type: application/grpc", "te: trailers"},
 		Unsupported: needGRPC,
@@ -275,7 +289,7 @@ var All = []Profile{
 		Name: "unary-grpc-tls", Endpoint: "grpc-tls", Tool: ToolH2load,
 		Conns: []int{256, 1024}, LiteConns: []int{512},
 		Pipeline: 1, Streams: 100,
-		Scheme: "grpcs", Port: PortTLS, Probe: probeGetSum,
+		Scheme: SchemeGRPCS, Port: PortTLS, Probe: probeGetSum,
 		Path:        "/benchmark.BenchmarkService/GetSum",
 		Headers:     []string{"content-type: application/grpc", "te: trailers"},
 		Unsupported: needGRPC,
@@ -285,7 +299,7 @@ var All = []Profile{
 		Name: "stream-grpc", Endpoint: "grpc-stream", Tool: ToolGhz,
 		Conns:    []int{64},
 		Pipeline: 1, Streams: 4,
-		Scheme: "grpc", Port: PortH1, Probe: probeGetSum,
+		Scheme: SchemeGRPC, Port: PortH1, Probe: probeGetSum,
 		Path:        "/benchmark.BenchmarkService/StreamSum",
 		Unsupported: needGRPCStreams,
 	},
@@ -293,7 +307,7 @@ var All = []Profile{
 		Name: "stream-grpc-tls", Endpoint: "grpc-stream-tls", Tool: ToolGhz,
 		Conns:    []int{64},
 		Pipeline: 1, Streams: 4,
-		Scheme: "grpcs", Port: PortTLS, Probe: probeGetSum,
+		Scheme: SchemeGRPCS, Port: PortTLS, Probe: probeGetSum,
 		Path:        "/benchmark.BenchmarkService/StreamSum",
 		Unsupported: needGRPCStreams,
 	},
@@ -301,7 +315,7 @@ var All = []Profile{
 		Name: "echo-ws", Endpoint: "ws-echo", Tool: "",
 		Conns: []int{512, 4096, 16384}, LiteConns: []int{512},
 		Pipeline: 1, RequestsPerConn: 0,
-		Scheme: "ws", Port: PortH1, Probe: "/ws", ProbeScheme: "http",
+		Scheme: SchemeWS, Port: PortH1, Probe: "/ws", ProbeScheme: SchemeHTTP,
 		Path:        "/ws",
 		WebSocket:   true,
 		Unsupported: needWebSocket,

@@ -117,6 +117,7 @@ var modes = func() map[string]string {
 	} {
 		m[name] = d
 	}
+	protocolModes(m)
 	return m
 }()
 

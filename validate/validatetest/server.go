@@ -16,6 +16,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/http"
 	"os"
 	"path"
 	"path/filepath"
@@ -34,6 +35,12 @@ import (
 type Server struct {
 	Addr string // "127.0.0.1:41234"
 	Port int    // 41234
+
+	// The same contracts over the other protocols (protocols.go): HTTP/1.1 over TLS,
+	// h2 over TLS, h2c with prior knowledge.
+	TLSPort, H2Port, H2CPort int
+	tlsLn                    net.Listener
+	https                    []*http.Server
 
 	mode    string // the behaviour part of the mode: "get-wrong-sum"; "" for a correct server
 	dataDir string
@@ -121,7 +128,11 @@ func New(dataDir, mode string) (*Server, error) {
 		ln:      ln,
 		conns:   map[net.Conn]struct{}{},
 	}
-	s.wg.Go(s.accept)
+	if err := s.startProtocols(); err != nil {
+		s.Close()
+		return nil, fmt.Errorf("validatetest: %w", err)
+	}
+	s.wg.Go(func() { s.acceptOn(s.ln) })
 	return s, nil
 }
 
@@ -134,12 +145,13 @@ func (s *Server) Close() {
 	}
 	s.mu.Unlock()
 	s.ln.Close()
+	s.closeProtocols()
 	s.wg.Wait()
 }
 
-func (s *Server) accept() {
+func (s *Server) acceptOn(ln net.Listener) {
 	for {
-		c, err := s.ln.Accept()
+		c, err := ln.Accept()
 		if err != nil {
 			return
 		}
@@ -752,7 +764,7 @@ func (s *Server) items(r *req) reply {
 	if r.method != "GET" {
 		return reply{status: 405, headers: []string{"Allow: GET"}}
 	}
-	if s.mode == "probe-status" && r.path == "/json/1" && r.query == "" {
+	if s.mode == "probe-status" && r.path == "/json/1" && (r.query == "" || r.query == "m=1") {
 		return reply{status: 500, body: []byte("not ready")}
 	}
 	n, err := strconv.Atoi(strings.TrimPrefix(r.path, "/json/"))
