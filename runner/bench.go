@@ -527,13 +527,18 @@ func (b *Bencher) runOnce(ctx context.Context, tool loadgen.Tool, args []string,
 	if err != nil {
 		return result.Run{}, fmt.Errorf("cgroup: %w", err)
 	}
+	sampled := sampleGRPC(ctx, spec) // unary gRPC: the grpc-status h2load cannot see (grpcstatus.go)
 	out, runErr := b.execTool(ctx, tool, args, spec.Duration)
 	usage, err := win.End()
+	sampleErr := sampled()
 	if runErr != nil {
 		return result.Run{}, runErr
 	}
 	if err != nil {
 		return result.Run{}, fmt.Errorf("cgroup: %w", err)
+	}
+	if sampleErr != nil {
+		return result.Run{}, sampleErr
 	}
 	m, err := tool.Parse(out)
 	if err != nil {

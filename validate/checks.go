@@ -45,6 +45,11 @@ var suites = map[string][]check{
 	"static-h2":    staticChecks("static-h2"),
 	"baseline-h2c": h2BaselineChecks("baseline-h2c"),
 	"json-h2c":     jsonChecks("json-h2c", "/baseline2?a=1&b=1"),
+
+	"unary-grpc":      grpcChecks("unary-grpc", false),
+	"unary-grpc-tls":  grpcChecks("unary-grpc-tls", false),
+	"stream-grpc":     grpcChecks("stream-grpc", true),
+	"stream-grpc-tls": grpcChecks("stream-grpc-tls", true),
 }
 
 // apiChecks are those of api-4 and api-16, whose load mixes baseline, /json/50?m=1 and

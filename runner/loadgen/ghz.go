@@ -6,6 +6,7 @@ import (
 	_ "embed"
 	"encoding/json"
 	"fmt"
+	"io"
 	"maps"
 	"net"
 	"os"
@@ -59,6 +60,12 @@ var ghzData = map[string]string{
 //     own rank rule (when the details hold every call, up to ghz's 1,000,000), Max its
 //     slowest. They cover the OK calls, as ghz's do.
 //   - Bytes stays 0: ghz does not count them.
+//
+// With a Spec.OutDir, ghz writes its report into the file LogFile names (-o) rather than on
+// stdout, and ReadLog reads it: in the load-generator container, an output line this long
+// (every call's details) can lose its end on the way through Docker's log stream when ghz
+// exits right after writing it. Parse then sees no output and leaves the Measurement to
+// ReadLog; ReadLog fails when the file is not there.
 //
 // Its --version prints "dev" when it was built with go install; BinaryVersion reads the
 // version from the binary's Go build information instead. The load-generator image stamps
@@ -175,7 +182,7 @@ func (Ghz) Args(spec Spec) ([]string, error) {
 	if p.Streams < 0 {
 		return nil, fmt.Errorf("ghz args for %s: negative streams %d", p.Name, p.Streams)
 	}
-	return []string{
+	args := []string{
 		tlsFlag,
 		"--proto", filepath.Join(spec.ScriptDir, GhzProto),
 		"--call", strings.TrimPrefix(p.Path, "/"),
@@ -184,8 +191,45 @@ func (Ghz) Args(spec Spec) ([]string, error) {
 		"-c", strconv.Itoa(spec.Conns * max(p.Streams, 1)),
 		"-z", strconv.FormatInt(secs, 10) + "s",
 		"-O", "json",
-		net.JoinHostPort(spec.Host, strconv.Itoa(p.Port)),
-	}, nil
+	}
+	if f := (Ghz{}).LogFile(spec); f != "" {
+		args = append(args, "-o", f)
+	}
+	return append(args, net.JoinHostPort(spec.Host, strconv.Itoa(p.Port))), nil
+}
+
+// GhzReportFile is the name of the report ghz writes into Spec.OutDir.
+const GhzReportFile = "ghz-report.json"
+
+// LogFile is OutDir/GhzReportFile, or "" without an OutDir (the report goes to stdout).
+func (Ghz) LogFile(spec Spec) string {
+	if spec.OutDir == "" {
+		return ""
+	}
+	return filepath.Join(spec.OutDir, GhzReportFile)
+}
+
+// maxGhzReport bounds the report ReadLog reads: ghz keeps at most 1,000,000 call details
+// of about 130 bytes each.
+const maxGhzReport = 256 << 20
+
+// ReadLog reads the report the run wrote into LogFile and sets m from it.
+func (g Ghz) ReadLog(spec Spec, m *Measurement) error {
+	f, err := os.Open(g.LogFile(spec))
+	if err != nil {
+		return fmt.Errorf("ghz report: %w", err)
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, maxGhzReport))
+	if err != nil {
+		return fmt.Errorf("ghz report: %w", err)
+	}
+	r, err := ParseGhz(b)
+	if err != nil {
+		return err
+	}
+	*m = r.Measurement
+	return nil
 }
 
 // A GhzReport is what ParseGhz reads from ghz's JSON report.
@@ -227,8 +271,13 @@ type ghzJSON struct {
 // ghzCutOff are the errors of calls that ghz cut off itself when the run ended.
 var ghzCutOff = []string{"grpc: the client connection is closing", "use of closed network connection"}
 
-// Parse reads ghz's JSON report (see Ghz).
+// Parse reads ghz's JSON report (see Ghz) from its output. Output that is empty (blank) is
+// a run that wrote its report into LogFile: Parse returns a zero Measurement for ReadLog to
+// fill.
 func (Ghz) Parse(out []byte) (Measurement, error) {
+	if len(bytes.TrimSpace(out)) == 0 {
+		return Measurement{}, nil
+	}
 	r, err := ParseGhz(out)
 	return r.Measurement, err
 }

@@ -33,6 +33,12 @@ func TestGhzArgs(t *testing.T) {
 	if err != nil || !slices.Equal(got, want) {
 		t.Errorf("Args(stream-grpc 64c) = %q, %v\nwant %q", got, err, want)
 	}
+	s.OutDir = "/o"
+	got, _ = Ghz{}.Args(s)
+	if want := append(slices.Clone(want[:len(want)-1]), "-o", "/o/ghz-report.json", "127.0.0.1:8080"); !slices.Equal(got, want) {
+		t.Errorf("Args with an OutDir = %q\nwant %q", got, want)
+	}
+	s.OutDir = ""
 	s.Profile = streamTLSProfile
 	got, _ = Ghz{}.Args(s)
 	if got[0] != "--skipTLS" || got[len(got)-1] != "127.0.0.1:8443" {
@@ -163,7 +169,6 @@ func TestParseGhzCaptured(t *testing.T) {
 
 func TestParseGhzBroken(t *testing.T) {
 	for name, out := range map[string]string{
-		"empty":       "",
 		"text output": "Summary:\n  Count:\t1\n",
 		"not json":    "{date",
 		"no count":    `{"date":"2026-12-01T12:00:00Z","total":1000}`,
@@ -174,6 +179,13 @@ func TestParseGhzBroken(t *testing.T) {
 		} else if name != "negative" && !errors.Is(err, ErrNoResult) {
 			t.Errorf("%s: %v does not wrap ErrNoResult", name, err)
 		}
+	}
+	// No output: the report went to a file (-o), for ReadLog.
+	if m, err := (Ghz{}).Parse([]byte(" \n")); err != nil || m != (Measurement{}) {
+		t.Errorf("Parse(blank) = %+v, %v; want a zero Measurement for ReadLog", m, err)
+	}
+	if _, err := ParseGhz(nil); !errors.Is(err, ErrNoResult) {
+		t.Errorf("ParseGhz(nil) = %v, want ErrNoResult", err)
 	}
 	// Output before the report (a warning on stderr) is skipped.
 	m, err := Ghz{}.Parse([]byte("warning: something\n" + `{"date":"x","count":2,"total":2000000000,"statusCodeDistribution":{"OK":2},"options":{"data":{"count":10}}}`))
@@ -264,6 +276,28 @@ func TestGhzAgainstFixture(t *testing.T) {
 		}
 		t.Logf("%s: %.0f replies/s, p50 %v p99.9 %v per call; statuses %v", tt.p.Name, m.RPS(), m.Latency.P50, m.Latency.P999, r.Statuses)
 	}
+	// With an OutDir the report goes to a file: nothing on stdout, ReadLog reads it.
+	spec := Spec{Profile: streamProfile, Host: "127.0.0.1", Conns: 2, Threads: 1, Duration: time.Second, ScriptDir: t.TempDir(), OutDir: t.TempDir()}
+	spec.Profile.Port = ok.H2CPort
+	if err := (Ghz{}).WriteFiles(spec); err != nil {
+		t.Fatal(err)
+	}
+	args, err := Ghz{}.Args(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, code := runTool(t, 30*time.Second, ghz, args...)
+	m, err := Ghz{}.Parse(out)
+	if code != 0 || err != nil || m != (Measurement{}) {
+		t.Fatalf("ghz -o: exit %d, Parse = %+v, %v; want no output and a zero Measurement:\n%s", code, m, err, out)
+	}
+	if err := (Ghz{}).ReadLog(spec, &m); err != nil || m.Status2xx == 0 || m.Status2xx%5000 != 0 {
+		t.Errorf("ReadLog = %v, %+v; want OK calls of 5000 replies", err, m)
+	}
+	if err := (Ghz{}).ReadLog(Spec{OutDir: t.TempDir()}, &m); err == nil {
+		t.Error("ReadLog without a report succeeded")
+	}
+
 	bad := validatetest.StartGRPC(t, dir, "unary-grpc.status-13")
 	unary := streamProfile
 	unary.Path = "/benchmark.BenchmarkService/GetSum"

@@ -1,8 +1,8 @@
 package profile_test
 
 import (
-	"slices"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -23,13 +23,16 @@ var order = []string{
 
 // runnable are the profiles this harness can measure now.
 var runnable = []string{"baseline", "pipelined", "limited-conn", "json", "json-comp", "json-tls", "upload", "api-4", "api-16",
-	"static", "static-tls", "async-db", "crud", "baseline-h2", "static-h2", "baseline-h2c", "json-h2c"}
+	"static", "static-tls", "async-db", "crud", "baseline-h2", "static-h2", "baseline-h2c", "json-h2c",
+	"unary-grpc", "unary-grpc-tls", "stream-grpc", "stream-grpc-tls"}
 
 // loads says, for each runnable profile, its tool, scheme and port.
 var loads = map[string]string{
 	"json-tls": "wrk https 8081", "static-tls": "wrk https 8081",
 	"baseline-h2": "h2load h2 8443", "static-h2": "h2load h2 8443",
 	"baseline-h2c": "h2load h2c 8082", "json-h2c": "h2load h2c 8082",
+	"unary-grpc": "h2load grpc 8080", "unary-grpc-tls": "h2load grpcs 8443",
+	"stream-grpc": "ghz grpc 8080", "stream-grpc-tls": "ghz grpcs 8443",
 }
 
 func TestOrder(t *testing.T) {
@@ -246,8 +249,8 @@ func TestArenaNumbers(t *testing.T) {
 		"json-comp":    {"json-compressed", "wrk", []int{512, 4096, 16384}, []int{512}, 1, 25, 0, "", 0, 8080, b11, 0, nil, false, "json-gzip-25.raw"},
 		// The arena has no lite json-tls or static-tls (nor static-tls's counts: static's),
 		// baseline-h2c or json-h2c; their lite counts are ours.
-		"json-tls":     {"json-tls", "wrk", []int{4096}, []int{256}, 1, 0, 0, "", 0, 8081, "/json/1?m=1", 0, nil, false, "json-40.raw"},
-		"upload":       {"upload", "wrk", []int{32, 256}, []int{128}, 1, 5, 0, "", 0, 8080, b11, 0, nil, false, "upload-20m.raw"},
+		"json-tls": {"json-tls", "wrk", []int{4096}, []int{256}, 1, 0, 0, "", 0, 8081, "/json/1?m=1", 0, nil, false, "json-40.raw"},
+		"upload":   {"upload", "wrk", []int{32, 256}, []int{128}, 1, 5, 0, "", 0, 8080, b11, 0, nil, false, "upload-20m.raw"},
 		// The arena has no lite api-4, api-16 or crud; their lite counts (64, 128, 256) are
 		// ours, for a 2-core machine.
 		"api-4":            {"api-4", "wrk", []int{256}, []int{64}, 1, 5, 15 * time.Second, "0-3", 16 * gib, 8080, b11, 0, []string{"postgres"}, false, "async-db-get.raw"},
@@ -267,8 +270,8 @@ func TestArenaNumbers(t *testing.T) {
 		"production-stack": {"production-stack", "h2load", []int{256, 1024}, nil, 1, 0, 0, "", 0, 8443, b11, 8080, []string{"postgres"}, true, ""},
 		"unary-grpc":       {"grpc", "h2load", []int{256, 1024}, []int{512}, 1, 0, 0, "", 0, 8080, "/benchmark.BenchmarkService/GetSum", 0, nil, false, ""},
 		"unary-grpc-tls":   {"grpc-tls", "h2load", []int{256, 1024}, []int{512}, 1, 0, 0, "", 0, 8443, "/benchmark.BenchmarkService/GetSum", 0, nil, false, ""},
-		"stream-grpc":      {"grpc-stream", "ghz", []int{64}, nil, 1, 0, 0, "", 0, 8080, "/benchmark.BenchmarkService/GetSum", 0, nil, false, ""},
-		"stream-grpc-tls":  {"grpc-stream-tls", "ghz", []int{64}, nil, 1, 0, 0, "", 0, 8443, "/benchmark.BenchmarkService/GetSum", 0, nil, false, ""},
+		"stream-grpc":      {"grpc-stream", "ghz", []int{64}, []int{64}, 1, 0, 0, "", 0, 8080, "/benchmark.BenchmarkService/GetSum", 0, nil, false, ""},
+		"stream-grpc-tls":  {"grpc-stream-tls", "ghz", []int{64}, []int{64}, 1, 0, 0, "", 0, 8443, "/benchmark.BenchmarkService/GetSum", 0, nil, false, ""},
 		"echo-ws":          {"ws-echo", "", []int{512, 4096, 16384}, []int{512}, 1, 0, 0, "", 0, 8080, "/ws", 0, nil, false, ""},
 	}
 	if len(want) != len(order) {

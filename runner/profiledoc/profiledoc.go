@@ -250,7 +250,7 @@ func tool(p profile.Profile) string {
 		case args[i] == "threads=1": // wrk's script is told -t
 			args[i] = "threads=$THREADS"
 		}
-		if strings.ContainsAny(args[i], " ;*") {
+		if strings.ContainsAny(args[i], ` ;*"{}`) { // ghz's -d JSON too
 			args[i] = "'" + args[i] + "'"
 		}
 	}
