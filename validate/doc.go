@@ -15,8 +15,15 @@
 // would hide what is checked (pipelining, fragments, malformed requests, exact framing).
 // Every read and write has a deadline, and the response parser is strict and bounded.
 //
-// Imports: the standard library, brotli, and runner/profile from this module; the dataset
-// and the static files are read from the data directory at run time. The package
-// validatetest holds a server that fulfils every contract and can be told to break any one
-// check, for tests.
+// The gRPC profiles' checks ([GRPCClient]) call the arena's BenchmarkService through grpc-go
+// over the profile's protocol unit (h2c on 8080, TLS on 8443), with messages built from a
+// descriptor rather than generated code, and want grpc-status 0 with the exact sum or
+// exactly count stream replies; the runner's grpc-status sample beside h2load uses the same
+// client.
+//
+// Imports: the standard library, brotli, grpc-go and protobuf, and runner/profile and
+// validate/protocol from this module; the dataset and the static files are read from the
+// data directory at run time. The package validatetest holds a server that fulfils every
+// contract and can be told to break any one check, and a gRPC fixture (StartGRPC) that
+// breaks any one gRPC check, for tests.
 package validate
