@@ -230,12 +230,12 @@ func ghzDataDir(t *testing.T) string {
 	return dir
 }
 
-// runGhz runs the real ghz with the adapter's arguments against a gRPC fixture port;
-// extra replaces -z (for runs bounded by a call count).
-func runGhz(t *testing.T, ghz string, p profile.Profile, port int, extra ...string) []byte {
+// runGhz runs the real ghz with the adapter's arguments against a gRPC fixture port, with
+// conns connections for d; extra replaces -z (for runs bounded by a call count).
+func runGhz(t *testing.T, ghz string, p profile.Profile, port, conns int, d time.Duration, extra ...string) []byte {
 	t.Helper()
 	p.Port = port
-	spec := Spec{Profile: p, Host: "127.0.0.1", Conns: 2, Threads: 1, Duration: time.Second, ScriptDir: t.TempDir()}
+	spec := Spec{Profile: p, Host: "127.0.0.1", Conns: conns, Threads: 1, Duration: d, ScriptDir: t.TempDir()}
 	if err := (Ghz{}).WriteFiles(spec); err != nil {
 		t.Fatal(err)
 	}
@@ -265,7 +265,10 @@ func TestGhzAgainstFixture(t *testing.T) {
 		p    profile.Profile
 		port int
 	}{{streamProfile, ok.H2CPort}, {streamTLSProfile, ok.TLSPort}} {
-		r, err := ParseGhz(runGhz(t, ghz, tt.p, tt.port))
+		// One call at a time for 2 s, so that calls of 5000 replies finish under -race too.
+		p := tt.p
+		p.Streams = 1
+		r, err := ParseGhz(runGhz(t, ghz, p, tt.port, 1, 2*time.Second))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -277,8 +280,8 @@ func TestGhzAgainstFixture(t *testing.T) {
 		t.Logf("%s: %.0f replies/s, p50 %v p99.9 %v per call; statuses %v", tt.p.Name, m.RPS(), m.Latency.P50, m.Latency.P999, r.Statuses)
 	}
 	// With an OutDir the report goes to a file: nothing on stdout, ReadLog reads it.
-	spec := Spec{Profile: streamProfile, Host: "127.0.0.1", Conns: 2, Threads: 1, Duration: time.Second, ScriptDir: t.TempDir(), OutDir: t.TempDir()}
-	spec.Profile.Port = ok.H2CPort
+	spec := Spec{Profile: streamProfile, Host: "127.0.0.1", Conns: 1, Threads: 1, Duration: 2 * time.Second, ScriptDir: t.TempDir(), OutDir: t.TempDir()}
+	spec.Profile.Port, spec.Profile.Streams = ok.H2CPort, 1
 	if err := (Ghz{}).WriteFiles(spec); err != nil {
 		t.Fatal(err)
 	}
@@ -301,7 +304,7 @@ func TestGhzAgainstFixture(t *testing.T) {
 	bad := validatetest.StartGRPC(t, dir, "unary-grpc.status-13")
 	unary := streamProfile
 	unary.Path = "/benchmark.BenchmarkService/GetSum"
-	r, err := ParseGhz(runGhz(t, ghz, unary, bad.H2CPort, "-n", "50"))
+	r, err := ParseGhz(runGhz(t, ghz, unary, bad.H2CPort, 2, time.Second, "-n", "50"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -327,8 +330,8 @@ func TestGhzRecord(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	write("ghz-stream-h2c.json", runGhz(t, ghz, streamProfile, ok.H2CPort))
-	write("ghz-stream-tls.json", runGhz(t, ghz, streamTLSProfile, ok.TLSPort))
-	write("ghz-unary-status-13.json", runGhz(t, ghz, unary, bad.H2CPort, "-n", "200"))
-	write("ghz-closed-port.json", runGhz(t, ghz, streamProfile, closedPort(t), "-n", "50"))
+	write("ghz-stream-h2c.json", runGhz(t, ghz, streamProfile, ok.H2CPort, 2, time.Second))
+	write("ghz-stream-tls.json", runGhz(t, ghz, streamTLSProfile, ok.TLSPort, 2, time.Second))
+	write("ghz-unary-status-13.json", runGhz(t, ghz, unary, bad.H2CPort, 2, time.Second, "-n", "200"))
+	write("ghz-closed-port.json", runGhz(t, ghz, streamProfile, closedPort(t), 2, time.Second, "-n", "50"))
 }
