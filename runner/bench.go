@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"maps"
 	"net"
@@ -528,6 +529,12 @@ func (b *Bencher) runOnce(ctx context.Context, tool loadgen.Tool, args []string,
 		return result.Run{}, fmt.Errorf("cgroup: %w", err)
 	}
 	sampled := sampleGRPC(ctx, spec) // unary gRPC: the grpc-status h2load cannot see (grpcstatus.go)
+	if rl, ok := tool.(loadgen.RunLog); ok && rl.LogFile(spec) != "" {
+		// h2load appends to its log: start each run with none.
+		if err := os.Remove(rl.LogFile(spec)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return result.Run{}, fmt.Errorf("%s run log: %w", tool.Name(), err)
+		}
+	}
 	out, runErr := b.execTool(ctx, tool, args, spec.Duration)
 	usage, err := win.End()
 	sampleErr := sampled()

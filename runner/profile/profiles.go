@@ -196,33 +196,36 @@ var All = []Profile{
 		Sidecars: []string{SidecarPostgres, SidecarRedis},
 	},
 	{
+		// The arena's lite count is 512; ours is 64 (6,400 streams in flight), for a 2-core
+		// machine: there h2load 1.52.0 opens 512 TLS connections so slowly that clients still
+		// connecting when the run ends keep it from exiting.
 		Name: "baseline-h2", Endpoint: "h2", Tool: ToolH2load,
-		Conns: []int{256, 1024}, LiteConns: []int{512},
+		Conns: []int{256, 1024}, LiteConns: []int{64},
 		Pipeline: 1, Streams: 100,
 		Scheme: SchemeH2, Port: PortTLS, Probe: probeBaseline2,
 		Path: probeBaseline2,
 	},
 	{
-		// The 20 static files, one URI each in static-h2-uris.txt.
+		// The 20 static files, one URI each in static-h2-uris.txt. Lite: 64, as baseline-h2.
 		Name: "static-h2", Endpoint: "static-h2", Tool: ToolH2load,
-		Conns: []int{256, 1024}, LiteConns: []int{512},
+		Conns: []int{256, 1024}, LiteConns: []int{64},
 		Pipeline: 1, Streams: 32,
 		Scheme: SchemeH2, Port: PortTLS, Probe: probeStatic,
 		Requests: []string{staticH2URIs}, Headers: []string{headerStaticAE},
 	},
 	{
-		// The arena has no lite baseline-h2c; 256 connections are ours.
+		// The arena has no lite baseline-h2c; 64 connections are ours, as baseline-h2's.
 		Name: "baseline-h2c", Endpoint: "h2c", Tool: ToolH2load,
-		Conns: []int{256, 1024, 4096}, LiteConns: []int{256},
+		Conns: []int{256, 1024, 4096}, LiteConns: []int{64},
 		Pipeline: 1, Streams: 100,
 		Scheme: SchemeH2C, Port: PortH2C, Probe: probeBaseline2,
 		Path: probeBaseline2,
 	},
 	{
 		// json's 7 (count, m) pairs, one URI each in json-h2c-uris.txt. The arena has no
-		// lite json-h2c; 256 connections are ours.
+		// lite json-h2c; 64 connections are ours, as baseline-h2's.
 		Name: "json-h2c", Endpoint: "json-h2c", Tool: ToolH2load,
-		Conns: []int{1024, 4096}, LiteConns: []int{256},
+		Conns: []int{1024, 4096}, LiteConns: []int{64},
 		Pipeline: 1, Streams: 32,
 		Scheme: SchemeH2C, Port: PortH2C, Probe: probeBaseline2,
 		Requests: []string{jsonH2CURIs},
