@@ -42,10 +42,15 @@ func TestValidateRealEntries(t *testing.T) {
 			if m[1] != itoa(len(lines)-1) {
 				t.Errorf("summary counts %s passes but %d check lines were printed", m[1], len(lines)-1)
 			}
-			profiles := []string{"baseline", "pipelined", "limited-conn", "json", "json-comp", "upload", "static"}
+			// Every entry serves HTTP/1.1 over TLS on 8081, with the arena's certificate.
+			profiles := []string{"baseline", "pipelined", "limited-conn", "json", "json-comp", "upload", "static", "json-tls", "static-tls"}
 			if e == "nethttp" || e == "fasthttp" {
 				// On real Postgres and Redis sidecars, seeded with the arena's items table.
 				profiles = append(profiles, "api-4", "api-16", "async-db", "crud")
+			}
+			if e == "nethttp" || e == "gin" {
+				// net/http: h2 over TLS on 8443, h2c with prior knowledge on 8082.
+				profiles = append(profiles, "baseline-h2", "static-h2", "baseline-h2c", "json-h2c")
 			}
 			for _, p := range profiles {
 				if !strings.Contains(stdout, "PASS "+p+": ") {

@@ -1,4 +1,5 @@
-// Command server is the arena's fasthttp entry: valyala/fasthttp with its
+// Command server is the arena's fasthttp entry: valyala/fasthttp (HTTP/1.1,
+// and over TLS on 8081) with its
 // own compression handler and file server, which sends precompressed static
 // files, and Postgres (pgx) with a Redis or in-process item cache (go-redis)
 // for /async-db and /crud.
@@ -7,6 +8,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"io"
 	"log"
@@ -94,21 +96,33 @@ func main() {
 	defer stop()
 	s.db = openDatabase(ctx)
 
-	srv := &fasthttp.Server{
-		Handler: s.handle,
-		Name:    "fasthttp",
-		// Bodies above MaxRequestBodySize are streamed to the handler
-		// instead of being buffered; /upload reads them as a stream.
-		StreamRequestBody:  true,
-		MaxRequestBodySize: 4 << 20,
-		ReadTimeout:        60 * time.Second,
-		IdleTimeout:        120 * time.Second,
+	newServer := func() *fasthttp.Server {
+		return &fasthttp.Server{
+			Handler: s.handle,
+			Name:    "fasthttp",
+			// Bodies above MaxRequestBodySize are streamed to the handler
+			// instead of being buffered; /upload reads them as a stream.
+			StreamRequestBody:  true,
+			MaxRequestBodySize: 4 << 20,
+			ReadTimeout:        60 * time.Second,
+			IdleTimeout:        120 * time.Second,
+		}
 	}
-
-	errc := make(chan error, 1)
+	// 8080 speaks HTTP/1.1; 8081 HTTP/1.1 over TLS with the arena's pair (ALPN
+	// http/1.1). fasthttp has no HTTP/2, so 8443 and 8082 stay closed.
+	srv, tlsSrv := newServer(), newServer()
+	tlsSrv.TLSConfig = &tls.Config{NextProtos: []string{"http/1.1"}}
+	errc := make(chan error, 2)
 	addr := "0.0.0.0:" + envOr("PORT", "8080")
 	go func() { errc <- srv.ListenAndServe(addr) }()
 	log.Printf("listening on %s", addr)
+	cert, key := envOr("TLS_CERT", "/certs/server.crt"), envOr("TLS_KEY", "/certs/server.key")
+	if _, err := tls.LoadX509KeyPair(cert, key); err != nil {
+		log.Printf("TLS pair not loaded, 8081 stays closed: %v", err)
+	} else {
+		go func() { errc <- tlsSrv.ListenAndServeTLS("0.0.0.0:8081", cert, key) }()
+		log.Printf("listening on 0.0.0.0:8081 (TLS)")
+	}
 	select {
 	case err := <-errc:
 		log.Fatal(err)
@@ -117,8 +131,10 @@ func main() {
 	// Finish the requests in flight, but not for longer than a stop allows.
 	shutdownCtx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
 	defer cancel()
-	if err := srv.ShutdownWithContext(shutdownCtx); err != nil {
-		log.Printf("shutdown: %v", err)
+	for _, srv := range []*fasthttp.Server{srv, tlsSrv} {
+		if err := srv.ShutdownWithContext(shutdownCtx); err != nil {
+			log.Printf("shutdown: %v", err)
+		}
 	}
 	if s.db != nil {
 		s.db.close()

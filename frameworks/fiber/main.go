@@ -1,13 +1,16 @@
-// Command server is the arena's Fiber entry: gofiber/fiber v2 with its
-// compress and filesystem middleware, and precompressed static files.
+// Command server is the arena's Fiber entry: gofiber/fiber v2 (HTTP/1.1, and over
+// TLS on 8081) with its compress and filesystem middleware, and precompressed
+// static files.
 package main
 
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"io"
 	"log"
+	"net"
 	"net/http"
 	"os"
 	"os/signal"
@@ -97,10 +100,28 @@ func main() {
 
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
-	errc := make(chan error, 1)
+	// 8080 speaks HTTP/1.1; 8081 HTTP/1.1 over TLS with the arena's pair (ALPN
+	// http/1.1), served by the same fasthttp server. Fiber v2 (fasthttp) has no
+	// HTTP/2, so 8443 and 8082 stay closed.
+	errc := make(chan error, 2)
 	addr := "0.0.0.0:" + envOr("PORT", "8080")
-	go func() { errc <- app.Listen(addr) }()
+	ln, err := net.Listen("tcp4", addr)
+	if err != nil {
+		log.Fatal(err)
+	}
+	app.Handler() // builds the routes once, before either listener serves
+	srv := app.Server()
+	go func() { errc <- srv.Serve(ln) }()
 	log.Printf("listening on %s", addr)
+	if cert, err := tls.LoadX509KeyPair(envOr("TLS_CERT", "/certs/server.crt"), envOr("TLS_KEY", "/certs/server.key")); err != nil {
+		log.Printf("TLS pair not loaded, 8081 stays closed: %v", err)
+	} else if tln, err := net.Listen("tcp4", "0.0.0.0:8081"); err != nil {
+		log.Fatal(err)
+	} else {
+		cfg := &tls.Config{Certificates: []tls.Certificate{cert}, NextProtos: []string{"http/1.1"}}
+		go func() { errc <- srv.Serve(tls.NewListener(tln, cfg)) }()
+		log.Printf("listening on 0.0.0.0:8081 (TLS)")
+	}
 	select {
 	case err := <-errc:
 		log.Fatal(err)

@@ -1,5 +1,6 @@
-// Command server is the arena's Gin entry: gin-gonic/gin on net/http with
-// gin-contrib/gzip and precompressed static files.
+// Command server is the arena's Gin entry: gin-gonic/gin on net/http (HTTP/1.1,
+// over TLS, h2 and h2c; listen.go) with gin-contrib/gzip and precompressed static
+// files.
 package main
 
 import (
@@ -15,7 +16,6 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
-	"time"
 
 	"github.com/gin-contrib/gzip"
 	"github.com/gin-gonic/gin"
@@ -70,29 +70,10 @@ func main() {
 		s.dataset = items
 	}
 
-	addr := "0.0.0.0:" + envOr("PORT", "8080")
-	srv := &http.Server{
-		Addr:              addr,
-		Handler:           s.router(envOr("STATIC_DIR", "/data/static")),
-		ReadHeaderTimeout: 10 * time.Second,
-		IdleTimeout:       120 * time.Second,
-	}
-
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
-	errc := make(chan error, 1)
-	go func() { errc <- srv.ListenAndServe() }()
-	log.Printf("listening on %s", addr)
-	select {
-	case err := <-errc:
+	if err := listenAndServe(ctx, s.router(envOr("STATIC_DIR", "/data/static")), envOr("PORT", "8080")); err != nil {
 		log.Fatal(err)
-	case <-ctx.Done():
-	}
-	// Finish the requests in flight, but not for longer than a stop allows.
-	shutdownCtx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
-	defer cancel()
-	if err := srv.Shutdown(shutdownCtx); err != nil {
-		log.Printf("shutdown: %v", err)
 	}
 }
 

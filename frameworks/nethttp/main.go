@@ -1,5 +1,5 @@
 // Command server is the arena's Go net/http entry: the standard library's
-// HTTP/1.1 server with gzip from klauspost/compress/gzhttp and precompressed
+// server (HTTP/1.1, over TLS, h2 and h2c; listen.go) with gzip from klauspost/compress/gzhttp and precompressed
 // static files, and Postgres (pgx) with a Redis or in-process item cache
 // (go-redis) for /async-db and /crud.
 package main
@@ -18,7 +18,6 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
-	"time"
 
 	"github.com/klauspost/compress/gzhttp"
 )
@@ -78,30 +77,12 @@ func main() {
 	defer stop()
 	s.db = openDatabase(ctx)
 
-	addr := "0.0.0.0:" + envOr("PORT", "8080")
-	srv := &http.Server{
-		Addr:              addr,
-		Handler:           s.routes(envOr("STATIC_DIR", "/data/static")),
-		ReadHeaderTimeout: 10 * time.Second,
-		IdleTimeout:       120 * time.Second,
-	}
-
-	errc := make(chan error, 1)
-	go func() { errc <- srv.ListenAndServe() }()
-	log.Printf("listening on %s", addr)
-	select {
-	case err := <-errc:
-		log.Fatal(err)
-	case <-ctx.Done():
-	}
-	// Finish the requests in flight, but not for longer than a stop allows.
-	shutdownCtx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
-	defer cancel()
-	if err := srv.Shutdown(shutdownCtx); err != nil {
-		log.Printf("shutdown: %v", err)
-	}
+	err := listenAndServe(ctx, s.routes(envOr("STATIC_DIR", "/data/static")), envOr("PORT", "8080"))
 	if s.db != nil {
 		s.db.close()
+	}
+	if err != nil {
+		log.Fatal(err)
 	}
 }
 
