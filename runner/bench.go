@@ -239,11 +239,11 @@ func (b *Bencher) checkTool(ctx context.Context, tool loadgen.Tool) (string, err
 	} else {
 		path, err := exec.LookPath(tool.Binary())
 		if err != nil {
-			return "", fmt.Errorf("load tool %s is not installed (not on PATH); install version %s (%s) or use --lite to run it in the pinned load-generator image", tool.Binary(), tool.PinnedVersion(), installHint(tool))
+			return "", fmt.Errorf("load tool %s is not installed (not on PATH); install version %s (%s) or use --lite to run it in the pinned load-generator image", tool.Binary(), tool.PinnedVersion(), loadgen.Hint(tool))
 		}
 		if full, ok, err := loadgen.CheckBinaryVersion(tool, path); ok { // ghz: its build information
 			if err != nil {
-				return "", fmt.Errorf("load tool %s: %w; install %s (%s) or use --lite", tool.Binary(), err, tool.PinnedVersion(), installHint(tool))
+				return "", fmt.Errorf("load tool %s: %w; install %s (%s) or use --lite", tool.Binary(), err, tool.PinnedVersion(), loadgen.Hint(tool))
 			}
 			return full, nil
 		}
@@ -256,20 +256,9 @@ func (b *Bencher) checkTool(ctx context.Context, tool loadgen.Tool) (string, err
 		return "", fmt.Errorf("load tool %s: cannot read its version (%v); install version %s", tool.Binary(), err, tool.PinnedVersion())
 	}
 	if upstream != tool.PinnedVersion() {
-		return "", fmt.Errorf("load tool %s is version %s but the harness is pinned to %s; install %s %s (%s) or use --lite", tool.Binary(), full, tool.PinnedVersion(), tool.Binary(), tool.PinnedVersion(), installHint(tool))
+		return "", fmt.Errorf("load tool %s is version %s but the harness is pinned to %s; install %s %s (%s) or use --lite", tool.Binary(), full, tool.PinnedVersion(), tool.Binary(), tool.PinnedVersion(), loadgen.Hint(tool))
 	}
 	return full, nil
-}
-
-// installHint says how to install a tool at its pinned version.
-func installHint(tool loadgen.Tool) string {
-	switch tool.Binary() {
-	case "h2load":
-		return "Debian: apt-get install nghttp2-client"
-	case "ghz":
-		return "go install github.com/bojand/ghz/cmd/ghz@v" + tool.PinnedVersion()
-	}
-	return "Debian: apt-get install " + tool.Binary()
 }
 
 // ensureLoadgenImage builds the pinned load-generator image on first use.

@@ -84,6 +84,13 @@ func (Ghz) PinnedVersion() string { return "0.121.0" }
 // VersionArgs is --version.
 func (Ghz) VersionArgs() []string { return []string{"--version"} }
 
+// Install is go install from the Go module proxy at the pinned version, by exact version:
+// the proxy's version list shows only v0.93.0, so @latest would downgrade. The image's build
+// stamps the version (-X main.version), so --version prints it there.
+func (Ghz) Install() Install {
+	return Install{GoPackage: "github.com/bojand/ghz/cmd/ghz", GoModule: "github.com/bojand/ghz", GoLDFlags: "-X main.version=v{version}"}
+}
+
 var ghzVersionRE = regexp.MustCompile(`(?m)^v?([0-9]+\.[0-9]+\.[0-9]+)\s*$`)
 
 // ParseVersion reads a stamped "v0.121.0" (full "v0.121.0", upstream "0.121.0"). An

@@ -52,6 +52,9 @@ func (H2load) Binary() string { return "h2load" }
 // PinnedVersion is the nghttp2 release the harness is pinned to.
 func (H2load) PinnedVersion() string { return "1.52.0" }
 
+// Install is Debian's nghttp2-client package (1.52.0-1+deb12u3 in bookworm).
+func (H2load) Install() Install { return Install{Debian: "nghttp2-client"} }
+
 // VersionArgs is --version.
 func (H2load) VersionArgs() []string { return []string{"--version"} }
 

@@ -7,12 +7,11 @@ import "embed"
 //go:embed image/Dockerfile
 var ImageContext embed.FS
 
-// Image is the tag of the load-generator image; it names the pinned tool versions, so a
-// version change builds a new image instead of reusing a stale one.
-var Image = "arenabot/loadgen:wrk-" + Wrk{}.PinnedVersion() + "-h2load-" + H2load{}.PinnedVersion() + "-ghz-" + Ghz{}.PinnedVersion()
+// Image is the tag of the load-generator image; it names every tool's pinned version
+// ("arenabot/loadgen:wrk-4.1.0-h2load-1.52.0-ghz-0.121.0"), so a version change builds a new
+// image instead of reusing a stale one.
+var Image = imageTag(All())
 
-// ImageBuildArgs are the build arguments of the image: the pinned versions, which its build
-// checks.
-func ImageBuildArgs() map[string]string {
-	return map[string]string{"WRK_VERSION": Wrk{}.PinnedVersion(), "H2LOAD_VERSION": H2load{}.PinnedVersion(), "GHZ_VERSION": Ghz{}.PinnedVersion()}
-}
+// ImageBuildArgs are the build arguments of the image: every tool's pinned version
+// ("H2LOAD_VERSION": "1.52.0"), which its build checks.
+func ImageBuildArgs() map[string]string { return imageBuildArgs(All()) }

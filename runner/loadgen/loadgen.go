@@ -87,6 +87,9 @@ type Tool interface {
 	Binary() string
 	// PinnedVersion is the exact upstream version the harness is pinned to ("4.1.0").
 	PinnedVersion() string
+	// Install says where that version comes from (a Debian package or a Go module) and so
+	// how the load-generator image and .ci/setup get and check it (install.go).
+	Install() Install
 	// VersionArgs are the arguments that make the tool print its version.
 	VersionArgs() []string
 	// ParseVersion extracts the version from the output of VersionArgs; the full string is

@@ -71,6 +71,9 @@ func (Wrk) Binary() string { return "wrk" }
 // PinnedVersion is the upstream release the harness is pinned to.
 func (Wrk) PinnedVersion() string { return "4.1.0" }
 
+// Install is Debian's wrk package (4.1.0-3+b2 in bookworm).
+func (Wrk) Install() Install { return Install{Debian: "wrk"} }
+
 // VersionArgs is -v; wrk prints its version and usage, and exits with status 1.
 func (Wrk) VersionArgs() []string { return []string{"-v"} }
 

@@ -1,0 +1,188 @@
+package loadgen
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+)
+
+// An Install is where a load tool's pinned version comes from and how that is checked. The
+// files that put the tools on a machine are rendered from the adapters' Installs, so they
+// cannot drift from the versions the runner checks: the load-generator image
+// (image/Dockerfile, RenderDockerfile) and the load-tool block of .ci/setup (RenderSetup).
+// TestInstallFiles fails when either file disagrees; go test ./runner/loadgen -update
+// rewrites them.
+//
+// A tool comes either from a Debian bookworm package or from the Go module proxy.
+type Install struct {
+	// Debian is the package that provides the binary ("nghttp2-client"). Its version must be
+	// the pinned upstream version with a Debian revision ("1.52.0-1+deb12u3"), which the image
+	// build and .ci/setup check with dpkg-query.
+	Debian string
+
+	// GoPackage is the main package go install builds at "v"+PinnedVersion
+	// ("github.com/bojand/ghz/cmd/ghz"), and GoModule the module whose version the binary's
+	// build information must name ("github.com/bojand/ghz"): go install stamps no version the
+	// tool itself prints.
+	GoPackage, GoModule string
+	// GoLDFlags are linker flags the image's build adds ("-X main.version=v{version}", with
+	// {version} the pinned version), so that the tool's own version output names it.
+	GoLDFlags string
+}
+
+// Hint says, for an error message, how to install tool at its pinned version.
+func Hint(tool Tool) string {
+	in := tool.Install()
+	if in.GoPackage != "" {
+		return "go install " + in.GoPackage + "@v" + tool.PinnedVersion()
+	}
+	return fmt.Sprintf("Debian: apt-get install %s, version %s-*", in.Debian, tool.PinnedVersion())
+}
+
+// imageTag is the load-generator image's tag: every tool's name and pinned version, so a
+// version change builds a new image instead of reusing a stale one.
+func imageTag(tools []Tool) string {
+	parts := make([]string, len(tools))
+	for i, t := range tools {
+		parts[i] = t.Name() + "-" + t.PinnedVersion()
+	}
+	return "arenabot/loadgen:" + strings.Join(parts, "-")
+}
+
+// versionArg is the image's build argument that holds a tool's version ("H2LOAD_VERSION").
+func versionArg(t Tool) string {
+	return strings.ToUpper(strings.NewReplacer("-", "_", ".", "_").Replace(t.Name())) + "_VERSION"
+}
+
+// imageBuildArgs are the image's build arguments: each tool's pinned version.
+func imageBuildArgs(tools []Tool) map[string]string {
+	args := map[string]string{}
+	for _, t := range tools {
+		args[versionArg(t)] = t.PinnedVersion()
+	}
+	return args
+}
+
+// checkInstall says what is wrong with a tool's Install, or nil.
+func checkInstall(t Tool) error {
+	in := t.Install()
+	switch {
+	case (in.Debian == "") == (in.GoPackage == ""):
+		return fmt.Errorf("%s: Install names %q and %q; want either a Debian package or a Go package", t.Name(), in.Debian, in.GoPackage)
+	case in.GoPackage != "" && (in.GoModule == "" || !strings.HasPrefix(in.GoPackage, in.GoModule)):
+		return fmt.Errorf("%s: Go package %q is not in module %q", t.Name(), in.GoPackage, in.GoModule)
+	case in.GoPackage == "" && (in.GoModule != "" || in.GoLDFlags != ""):
+		return fmt.Errorf("%s: Go module or flags for a Debian package", t.Name())
+	case !shellWord.MatchString(in.Debian + in.GoPackage + in.GoModule + t.Binary() + t.PinnedVersion()):
+		return fmt.Errorf("%s: a name or version the rendered shell cannot carry as it is", t.Name())
+	case strings.ContainsAny(in.GoLDFlags, "\"'`$\\\n"):
+		return fmt.Errorf("%s: linker flags %q need quoting", t.Name(), in.GoLDFlags)
+	}
+	return nil
+}
+
+var shellWord = regexp.MustCompile(`^[A-Za-z0-9._/+-]+$`)
+
+// modLine is the extended regular expression that matches the module's line of go version
+// -m output at version v ("v0.121.0" or a shell variable).
+func modLine(module, v string) string {
+	return `^[[:space:]]+mod[[:space:]]+` + module + `[[:space:]]+` + v + `[[:space:]]`
+}
+
+// RenderDockerfile returns image/Dockerfile for the tools: a build stage per Go tool
+// (go install at the pinned version, checked in the binary's build information), then the
+// Debian packages on BASE_IMAGE, each checked to be the pinned upstream version.
+func RenderDockerfile(tools []Tool) (string, error) {
+	var b strings.Builder
+	b.WriteString(`# The pinned load-generator image used by ` + "`arenabot bench --lite`" + ` (load tools in Docker).
+# Rendered from the adapters' Install (runner/loadgen/install.go) by
+# go test ./runner/loadgen -update; edit the adapters, not this file.
+# Built by the runner on first use; on hosts without a registry BASE_IMAGE is substituted by
+# arenabot/debian:local and GO_IMAGE by arenabot/golang:local (deploy/base-images.sh).
+ARG BASE_IMAGE=debian:bookworm-slim
+`)
+	var debs, gos []Tool
+	for _, t := range tools {
+		if err := checkInstall(t); err != nil {
+			return "", err
+		}
+		if t.Install().GoPackage != "" {
+			gos = append(gos, t)
+		} else {
+			debs = append(debs, t)
+		}
+	}
+	if len(gos) > 0 {
+		b.WriteString("ARG GO_IMAGE=golang:1.26-bookworm\n")
+	}
+	for _, t := range gos {
+		in, arg := t.Install(), versionArg(t)
+		ldflags := strings.TrimSpace("-s -w " + strings.ReplaceAll(in.GoLDFlags, "{version}", "${"+arg+"}"))
+		fmt.Fprintf(&b, "# %s from the Go module proxy at the pinned version, checked in the binary's build information.\n", t.Name())
+		fmt.Fprintf(&b, "FROM ${GO_IMAGE} AS %s\n", t.Name())
+		fmt.Fprintf(&b, "ARG %s=%s\n", arg, t.PinnedVersion())
+		fmt.Fprintf(&b, "RUN GOFLAGS= CGO_ENABLED=0 GOBIN=/out go install -trimpath -ldflags=\"%s\" \"%s@v${%s}\" \\\n", ldflags, in.GoPackage, arg)
+		fmt.Fprintf(&b, " && go version -m /out/%s | grep -Eq \"%s\"\n", t.Binary(), modLine(in.GoModule, "v${"+arg+"}"))
+	}
+	b.WriteString("FROM ${BASE_IMAGE}\n")
+	for _, t := range tools {
+		fmt.Fprintf(&b, "ARG %s=%s\n", versionArg(t), t.PinnedVersion())
+	}
+	for _, t := range gos {
+		fmt.Fprintf(&b, "COPY --from=%s /out/%s /usr/local/bin/%s\n", t.Name(), t.Binary(), t.Binary())
+	}
+	if len(debs) > 0 {
+		var pkgs []string
+		for _, t := range debs {
+			pkgs = append(pkgs, t.Install().Debian)
+		}
+		b.WriteString("# The Debian packages, each checked to be the pinned upstream version (any Debian revision).\n")
+		b.WriteString("RUN apt-get update \\\n")
+		fmt.Fprintf(&b, " && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends %s \\\n", strings.Join(pkgs, " "))
+		b.WriteString(" && rm -rf /var/lib/apt/lists/*")
+		for _, t := range debs {
+			fmt.Fprintf(&b, " \\\n && dpkg-query -W -f='${Version}' %s | grep -Eq \"^([0-9]+:)?${%s}-\"", t.Install().Debian, versionArg(t))
+		}
+		b.WriteString("\n")
+	}
+	return b.String(), nil
+}
+
+// Markers of the rendered block in .ci/setup.
+const (
+	setupBegin = "# BEGIN load tools: rendered from the adapters' Install by go test ./runner/loadgen -update; do not edit"
+	setupEnd   = "# END load tools"
+)
+
+// RenderSetup returns the load-tool block of .ci/setup, from setupBegin to setupEnd: one
+// line per tool, calling the script's install_deb (package, pinned upstream version) or
+// install_go (binary, package, module, version).
+func RenderSetup(tools []Tool) (string, error) {
+	var b strings.Builder
+	b.WriteString(setupBegin + "\n")
+	for _, t := range tools {
+		if err := checkInstall(t); err != nil {
+			return "", err
+		}
+		in := t.Install()
+		if in.GoPackage != "" {
+			fmt.Fprintf(&b, "install_go %s %s %s v%s\n", t.Binary(), in.GoPackage, in.GoModule, t.PinnedVersion())
+		} else {
+			fmt.Fprintf(&b, "install_deb %s %s\n", in.Debian, t.PinnedVersion())
+		}
+	}
+	b.WriteString(setupEnd + "\n")
+	return b.String(), nil
+}
+
+// SetupBlock returns the load-tool block of a .ci/setup script, from the line that starts
+// "# BEGIN load tools" to setupEnd's, or an error when it has none.
+func SetupBlock(script string) (string, error) {
+	i := strings.Index(script, "# BEGIN load tools")
+	j := strings.Index(script, setupEnd)
+	if i < 0 || j < i {
+		return "", fmt.Errorf("no load-tool block (%q … %q)", setupBegin, setupEnd)
+	}
+	end := min(j+len(setupEnd)+1, len(script))
+	return script[i:end], nil
+}

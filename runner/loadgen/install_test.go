@@ -1,0 +1,167 @@
+package loadgen
+
+import (
+	"flag"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+var update = flag.Bool("update", false, "rewrite image/Dockerfile and the load-tool block of .ci/setup from the adapters' Install")
+
+// setupScript is .ci/setup, from this package's directory.
+var setupScript = filepath.Join("..", "..", ".ci", "setup")
+
+// TestInstallFiles: the load-generator image's Dockerfile and .ci/setup's load tools are the
+// ones the adapters' Install describe, at the pinned versions. With -update it rewrites
+// them.
+func TestInstallFiles(t *testing.T) {
+	df, err := RenderDockerfile(All())
+	if err != nil {
+		t.Fatal(err)
+	}
+	block, err := RenderSetup(All())
+	if err != nil {
+		t.Fatal(err)
+	}
+	script, err := os.ReadFile(setupScript)
+	if err != nil {
+		t.Fatal(err)
+	}
+	old, err := SetupBlock(string(script))
+	if err != nil {
+		t.Fatalf("%s: %v", setupScript, err)
+	}
+	if *update {
+		if err := os.WriteFile(filepath.Join("image", "Dockerfile"), []byte(df), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(setupScript, []byte(strings.Replace(string(script), old, block, 1)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		old = block
+	}
+	got, err := ImageContext.ReadFile("image/Dockerfile")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(df, string(got)); diff != "" {
+		t.Errorf("image/Dockerfile disagrees with the adapters (-rendered +file):\n%s\nrun go test ./runner/loadgen -update", diff)
+	}
+	if diff := cmp.Diff(block, old); diff != "" {
+		t.Errorf(".ci/setup's load tools disagree with the adapters (-rendered +file):\n%s\nrun go test ./runner/loadgen -update", diff)
+	}
+	for _, tool := range All() {
+		in := tool.Install()
+		name := in.Debian + in.GoPackage
+		if !strings.Contains(df, name) || !strings.Contains(block, name) {
+			t.Errorf("%s: %s is not in both files", tool.Name(), name)
+		}
+	}
+}
+
+// TestSetupScript runs .ci/setup's load-tool functions against the machine's tools, with
+// the package manager and go install replaced: every tool is there at its pinned version,
+// so nothing is installed and every check passes (CI installed them with .ci/setup).
+func TestSetupScript(t *testing.T) {
+	for _, tool := range All() {
+		needTool(t, tool.Binary())
+	}
+	script, err := os.ReadFile(setupScript)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := string(script)
+	start := strings.Index(s, "install_deb() {")
+	block, err := SetupBlock(s)
+	if start < 0 || err != nil {
+		t.Fatalf("%s: no install_deb or no load-tool block (%v)", setupScript, err)
+	}
+	funcs := s[start:strings.Index(s, "# BEGIN load tools")]
+	// apt-get and go install must not run: the tools are installed.
+	stub := "apt-get() { echo \"apt-get $*\"; exit 3; }\n"
+	cmd := exec.Command("bash", "-c", "set -euo pipefail\n"+stub+funcs+
+		"go() { if [ \"$1\" = install ]; then echo \"go $*\"; exit 4; fi; command go \"$@\"; }\n"+block+"echo ok\n")
+	out, err := cmd.CombinedOutput()
+	if err != nil || strings.TrimSpace(string(out)) != "ok" {
+		t.Fatalf("the load-tool block: %v\n%s", err, out)
+	}
+}
+
+func TestRenderInstall(t *testing.T) {
+	if got, want := Image, "arenabot/loadgen:wrk-4.1.0-h2load-1.52.0-ghz-0.121.0"; got != want {
+		t.Errorf("Image = %q, want %q", got, want)
+	}
+	if diff := cmp.Diff(map[string]string{"WRK_VERSION": "4.1.0", "H2LOAD_VERSION": "1.52.0", "GHZ_VERSION": "0.121.0"}, ImageBuildArgs()); diff != "" {
+		t.Errorf("ImageBuildArgs (-want +got):\n%s", diff)
+	}
+	for tool, want := range map[Tool]string{
+		Wrk{}:    "Debian: apt-get install wrk, version 4.1.0-*",
+		H2load{}: "Debian: apt-get install nghttp2-client, version 1.52.0-*",
+		Ghz{}:    "go install github.com/bojand/ghz/cmd/ghz@v0.121.0",
+	} {
+		if got := Hint(tool); got != want {
+			t.Errorf("Hint(%s) = %q, want %q", tool.Name(), got, want)
+		}
+	}
+	// A tool of each kind renders its facts: a Go build stage with its flags, a Debian check.
+	tools := []Tool{fakeTool{name: "deb", install: Install{Debian: "pkg"}},
+		fakeTool{name: "gotool", install: Install{GoPackage: "example.com/m/cmd/t", GoModule: "example.com/m", GoLDFlags: "-X main.v={version}"}}}
+	df, err := RenderDockerfile(tools)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		"FROM ${GO_IMAGE} AS gotool\nARG GOTOOL_VERSION=1.2.3\n",
+		`-ldflags="-s -w -X main.v=${GOTOOL_VERSION}" "example.com/m/cmd/t@v${GOTOOL_VERSION}"`,
+		`go version -m /out/gotool | grep -Eq "^[[:space:]]+mod[[:space:]]+example.com/m[[:space:]]+v${GOTOOL_VERSION}[[:space:]]"`,
+		"COPY --from=gotool /out/gotool /usr/local/bin/gotool\n",
+		"apt-get install -y --no-install-recommends pkg \\\n",
+		`dpkg-query -W -f='${Version}' pkg | grep -Eq "^([0-9]+:)?${DEB_VERSION}-"`,
+	} {
+		if !strings.Contains(df, want) {
+			t.Errorf("rendered Dockerfile lacks %q:\n%s", want, df)
+		}
+	}
+	setup, err := RenderSetup(tools)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := setupBegin + "\ninstall_deb pkg 1.2.3\ninstall_go gotool example.com/m/cmd/t example.com/m v1.2.3\n" + setupEnd + "\n"; setup != want {
+		t.Errorf("RenderSetup =\n%s\nwant\n%s", setup, want)
+	}
+	for _, bad := range []Install{
+		{},
+		{Debian: "a", GoPackage: "b"},
+		{GoPackage: "example.com/x/cmd/y", GoModule: "example.com/other"},
+		{Debian: "a", GoLDFlags: "-X x=y"},
+		{Debian: "a; rm -rf /"},
+		{GoPackage: "example.com/m/t", GoModule: "example.com/m", GoLDFlags: "-X 'a=b'"},
+	} {
+		if _, err := RenderDockerfile([]Tool{fakeTool{name: "bad", install: bad}}); err == nil {
+			t.Errorf("Install %+v rendered without an error", bad)
+		}
+		if _, err := RenderSetup([]Tool{fakeTool{name: "bad", install: bad}}); err == nil {
+			t.Errorf("Install %+v rendered into .ci/setup without an error", bad)
+		}
+	}
+	if _, err := SetupBlock("#!/bin/sh\n"); err == nil {
+		t.Error("SetupBlock of a script without the block succeeded")
+	}
+}
+
+// fakeTool is a Tool with the given name and Install, version 1.2.3.
+type fakeTool struct {
+	Wrk
+	name    string
+	install Install
+}
+
+func (f fakeTool) Name() string          { return f.name }
+func (f fakeTool) Binary() string        { return f.name }
+func (f fakeTool) PinnedVersion() string { return "1.2.3" }
+func (f fakeTool) Install() Install      { return f.install }
