@@ -120,10 +120,10 @@ func TestLoopMultiSave(t *testing.T) {
 	if !strings.Contains(final.Body, "```mermaid") || !strings.Contains(final.Body, "<details>") {
 		t.Errorf("the reply lacks the chart or the log")
 	}
-	status := l.waitComment("arenabot:status", time.Second)
-	if !strings.Contains(status.Body, "#issuecomment-") {
-		t.Errorf("the status comment does not link the results:\n%s", status.Body)
-	}
+	// The final status edit follows the reply (writes are spaced a second apart).
+	l.waitFor("the status comment to link the results", 30*time.Second, func() bool {
+		return strings.Contains(l.waitComment("arenabot:status", time.Second).Body, "#issuecomment-")
+	})
 	if rs := l.gh.Reactions(loopRepo, cmdID); len(rs) == 0 || rs[0].Content != "eyes" {
 		t.Errorf("the command got reactions %+v, want 👀", rs)
 	}
