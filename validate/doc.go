@@ -11,9 +11,14 @@
 // [Outcome] per check: PASS, FAIL with the request sent, what was expected, what came back
 // and the contract, or SKIP with the reason.
 //
-// The checks speak HTTP/1.1 through a small client of their own rather than net/http, which
-// would hide what is checked (pipelining, fragments, malformed requests, exact framing).
-// Every read and write has a deadline, and the response parser is strict and bounded.
+// Each profile's checks reach the server through the profile's protocol unit
+// (validate/protocol, the same one the runner's readiness probe uses). Over HTTP/1.1, plain
+// or over TLS (8081, offering no ALPN, as wrk), they speak through a small client of their
+// own rather than net/http, which would hide what is checked (pipelining, fragments,
+// malformed requests, exact framing); every read and write has a deadline, and the response
+// parser is strict and bounded. Over h2 (8443, ALPN h2) and h2c with prior knowledge (8082)
+// the same requests go through net/http's HTTP/2 (roundTrip), and the TLS checks compare the
+// server's certificate with the arena's (certs/server.crt in the data directory).
 //
 // The gRPC profiles' checks ([GRPCClient]) call the arena's BenchmarkService through grpc-go
 // over the profile's protocol unit (h2c on 8080, TLS on 8443), with messages built from a

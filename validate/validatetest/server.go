@@ -2,9 +2,11 @@
 // server on raw TCP that implements the contract of every profile validate checks
 // (baseline, pipelined, limited-conn, json, json-comp, upload, static, and the database
 // profiles async-db, api-4, api-16 and crud over an in-memory copy of the seeded items
-// table), reading the dataset, the static files and the database seed from an arena data
-// directory, and that can be told to break the contract in one named way (a mode), so that
-// each check can be shown to catch what it is for.
+// table), and the same handlers over TLS, h2 and h2c for the TLS, h2 and h2c profiles
+// (protocols.go), reading the dataset, the static files, the database seed and the TLS pair
+// from an arena data directory, and that can be told to break the contract in one named way
+// (a mode), so that each check can be shown to catch what it is for. The gRPC profiles have
+// their own server (StartGRPC).
 package validatetest
 
 import (
