@@ -715,7 +715,9 @@ func TestWorkerTakesTurnsOnTheHost(t *testing.T) {
 	}
 	a := newArenaRemote(t)
 	var released, early atomic.Bool
-	time.AfterFunc(500*time.Millisecond, func() {
+	// Long enough that a loaded machine's clone and checkout reach the lock before it
+	// is released.
+	time.AfterFunc(3*time.Second, func() {
 		released.Store(true)
 		unlock()
 	})
