@@ -1,0 +1,13 @@
+// Package ws is one of arenaload's generators (being written).
+package ws
+
+import (
+	"context"
+	"errors"
+	"io"
+)
+
+// Main runs the generator with its command-line arguments.
+func Main(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	return errors.New("not built yet")
+}
