@@ -438,29 +438,12 @@ func (b *Bencher) measureOne(ctx context.Context, image string, e frameworks.Ent
 		return nil, fmt.Errorf("cgroup of %s: %w", e.Name, err)
 	}
 	tc := b.tools[p.Tool]
-	spec := loadgen.Spec{
-		Profile:   p,
-		Host:      "127.0.0.1",
-		Conns:     conns,
-		Threads:   min(b.threads(), conns),
-		Duration:  b.duration(p),
-		DataDir:   b.cfg.DataDir,
-		ScriptDir: filepath.Join(b.cfg.ScratchDir, "scripts"),
-	}
-	if err := os.MkdirAll(spec.ScriptDir, 0o755); err != nil {
-		return nil, err
-	}
-	if _, ok := tc.tool.(loadgen.RunLog); ok {
-		if spec.OutDir, err = b.outDir(); err != nil {
-			return nil, err
-		}
-	}
-	if err := tc.tool.WriteFiles(spec); err != nil {
-		return nil, err
-	}
-	args, err := tc.tool.Args(spec)
+	spec, args, err := b.toolRun(tc.tool, p, conns)
 	if err != nil {
 		return nil, err
+	}
+	if err := b.warmUp(ctx, tc.tool, spec); err != nil {
+		return nil, fmt.Errorf("%s %s %dc warm-up: %w", e.Name, p.Name, conns, err)
 	}
 	var runs []result.Run
 	for i := 0; i < b.cfg.Runs; i++ {
@@ -491,6 +474,53 @@ func (b *Bencher) measureOne(ctx context.Context, image string, e frameworks.Ent
 	}
 	r.FromRuns(runs)
 	return r, nil
+}
+
+// toolRun returns the load tool's Spec and arguments for one row, with the helper files
+// the arguments name written.
+func (b *Bencher) toolRun(tool loadgen.Tool, p profile.Profile, conns int) (loadgen.Spec, []string, error) {
+	spec := loadgen.Spec{
+		Profile:   p,
+		Host:      "127.0.0.1",
+		Conns:     conns,
+		Threads:   min(b.threads(), conns),
+		Duration:  b.duration(p),
+		DataDir:   b.cfg.DataDir,
+		ScriptDir: filepath.Join(b.cfg.ScratchDir, "scripts"),
+	}
+	if err := os.MkdirAll(spec.ScriptDir, 0o755); err != nil {
+		return spec, nil, err
+	}
+	if _, ok := tool.(loadgen.RunLog); ok {
+		var err error
+		if spec.OutDir, err = b.outDir(); err != nil {
+			return spec, nil, err
+		}
+	}
+	if err := tool.WriteFiles(spec); err != nil {
+		return spec, nil, err
+	}
+	args, err := tool.Args(spec)
+	return spec, args, err
+}
+
+// warmUp runs the load tool once for the profile's Warmup, before the measured runs, and
+// throws its output away (the arena warms stream-grpc for 2 s). The server's CPU and memory
+// windows begin after it.
+func (b *Bencher) warmUp(ctx context.Context, tool loadgen.Tool, spec loadgen.Spec) error {
+	if spec.Profile.Warmup <= 0 {
+		return nil
+	}
+	spec.Duration = spec.Profile.Warmup
+	args, err := tool.Args(spec)
+	if err != nil {
+		return err
+	}
+	_, err = b.execTool(ctx, tool, args, spec.Duration)
+	if rl, ok := tool.(loadgen.RunLog); ok && rl.LogFile(spec) != "" {
+		os.Remove(rl.LogFile(spec)) // the warm-up's log is not a run's
+	}
+	return err
 }
 
 // serve starts a server container for a profile, with env (the sidecars'), and waits until

@@ -520,6 +520,23 @@ func TestRun(t *testing.T) {
 	}
 }
 
+// TestRunLongLine: a tool that prints its report as one long line and exits at once (ghz
+// -O json) loses none of it.
+func TestRunLongLine(t *testing.T) {
+	e := engine(t)
+	img := probeImage(t, e)
+	for _, n := range []int{16 << 10, 1 << 20, 8 << 20} {
+		var out strings.Builder
+		code, err := e.Run(t.Context(), docker.RunOptions{Name: unique(t), Image: img, Cmd: []string{"line", strconv.Itoa(n)}, Labels: labels(t, e)}, &out)
+		if err != nil || code != 0 {
+			t.Fatalf("Run line %d: code %d, %v", n, code, err)
+		}
+		if got := out.Len(); got != n+1 || strings.Count(out.String(), "x") != n {
+			t.Errorf("Run line %d: got %d bytes of output; want %d", n, got, n+1)
+		}
+	}
+}
+
 func TestRunCancel(t *testing.T) {
 	e := engine(t)
 	img := probeImage(t, e)

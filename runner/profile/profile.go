@@ -62,6 +62,8 @@ type Profile struct {
 	RequestsPerConn int           // requests a connection sends before it reconnects; 0 keeps it alive
 	Streams         int           // concurrent streams per connection (h2/h3 tools); 0 for HTTP/1.1
 	Duration        time.Duration // the tool's duration for one run; 0 means the job's default
+	// Warmup is a run of the tool this long before the measured runs, not recorded; 0: none.
+	Warmup time.Duration
 
 	ServerCPUs string // a fixed cpuset for the server ("0-3"); ServerCPUsStd: the host's set
 	Memory     int64  // memory limit for the server container in bytes; 0: none

@@ -298,16 +298,17 @@ var All = []Profile{
 	{
 		// ghz runs 4 concurrent StreamSum calls (count 5000) per connection; its rate is
 		// replies per second. The arena has no lite stream-grpc; 64 connections are its own.
+		// As in the arena, a 2 s run warms the server first.
 		Name: "stream-grpc", Endpoint: "grpc-stream", Tool: ToolGhz,
 		Conns: []int{64}, LiteConns: []int{64},
-		Pipeline: 1, Streams: 4,
+		Pipeline: 1, Streams: 4, Warmup: 2 * time.Second,
 		Scheme: SchemeGRPC, Port: PortH1, Probe: probeGetSum,
 		Path: "/benchmark.BenchmarkService/StreamSum",
 	},
 	{
 		Name: "stream-grpc-tls", Endpoint: "grpc-stream-tls", Tool: ToolGhz,
 		Conns: []int{64}, LiteConns: []int{64},
-		Pipeline: 1, Streams: 4,
+		Pipeline: 1, Streams: 4, Warmup: 2 * time.Second,
 		Scheme: SchemeGRPCS, Port: PortTLS, Probe: probeGetSum,
 		Path: "/benchmark.BenchmarkService/StreamSum",
 	},

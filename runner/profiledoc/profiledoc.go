@@ -123,6 +123,9 @@ func section(p profile.Profile) string {
 		d = profile.DefaultDuration
 	}
 	item("One run", fmt.Sprintf("%s (best of 3 runs by RPS unless `--runs` says otherwise)", d))
+	if p.Warmup > 0 {
+		item("Warm-up", fmt.Sprintf("one unrecorded %s run of the same load before the measured runs", p.Warmup))
+	}
 	if p.ServerCPUs != profile.ServerCPUsStd {
 		item("Server CPUs", "`"+p.ServerCPUs+"` (on the benchmark host)")
 	}

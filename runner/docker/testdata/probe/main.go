@@ -6,6 +6,7 @@
 //	                       then serve the same report on 127.0.0.1:PORT until killed
 //	probe ls DIR           list DIR, one name a line
 //	probe exit CODE        write a line to stdout and one to stderr, exit with CODE
+//	probe line N           write one line of N bytes (and its newline) to stdout, exit 0
 //	probe fail             fail a build step: print a message and exit 3
 //	probe sleep            sleep until killed
 package main
@@ -43,6 +44,9 @@ func main() {
 		fmt.Println("to stdout")
 		fmt.Fprintln(os.Stderr, "to stderr")
 		os.Exit(code)
+	case "line":
+		n, _ := strconv.Atoi(os.Args[2])
+		os.Stdout.Write(append([]byte(strings.Repeat("x", n)), '\n'))
 	case "fail":
 		fmt.Fprintln(os.Stderr, "boom: this step fails on purpose")
 		os.Exit(3)

@@ -1,0 +1,52 @@
+package runner
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/arenabot/arenabot/runner/loadgen"
+	"github.com/arenabot/arenabot/runner/profile"
+)
+
+// shTool is a load tool that is a shell line: each run appends the run's duration to a file.
+type shTool struct {
+	loadgen.Ghz // the parts a warm-up does not use
+	file        string
+}
+
+func (shTool) Binary() string { return "sh" }
+func (t shTool) Args(spec loadgen.Spec) ([]string, error) {
+	return []string{"-c", "echo " + spec.Duration.String() + " >> " + t.file}, nil
+}
+
+// TestWarmUp: a profile with a Warmup runs the tool once, for the warm-up's length, before
+// the measured runs; one without runs nothing.
+func TestWarmUp(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "runs")
+	b := New(nil, Config{ScratchDir: dir, LoadgenCPUs: "0"})
+	tool := shTool{file: file}
+	stream, _ := profile.Lookup("stream-grpc")
+	if stream.Warmup != 2*time.Second {
+		t.Fatalf("stream-grpc Warmup = %v; want the arena's 2s", stream.Warmup)
+	}
+	baseline, _ := profile.Lookup("baseline")
+	for _, p := range []profile.Profile{baseline, stream} {
+		spec := loadgen.Spec{Profile: p, Conns: 64, Duration: 5 * time.Second, ScriptDir: dir}
+		if err := b.warmUp(context.Background(), tool, spec); err != nil {
+			t.Fatalf("%s: %v", p.Name, err)
+		}
+	}
+	got, _ := os.ReadFile(file)
+	if strings.TrimSpace(string(got)) != "2s" {
+		t.Errorf("warm-up runs: %q; want one run of 2s (stream-grpc) and none for baseline", got)
+	}
+	failing := shTool{file: "/nonexistent/dir/runs"}
+	if err := b.warmUp(context.Background(), failing, loadgen.Spec{Profile: stream, Duration: time.Second}); err == nil {
+		t.Error("a failing warm-up returned no error")
+	}
+}
