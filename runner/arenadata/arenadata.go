@@ -13,7 +13,12 @@
 //	static/<name>         20 files, each with <name>.gz and <name>.br, /data/static
 //	db/seed.sql           the items (100,000 rows) and users tables, run by the Postgres
 //	                      sidecar as /docker-entrypoint-initdb.d/seed.sql
-//	requests/*.raw        raw HTTP/1.1 requests for the load tools
+//	requests/*.raw        raw HTTP/1.1 requests for the load tools, and echo-10k.bin, the
+//	                      body the 8gbit profile posts
+//	large/download.bin    170 MiB of incompressible bytes, /data/large (the download profile)
+//	large/page-1m.html, large/bundle-2m.js
+//	                      1 MiB and 2 MiB of text that gzip compresses several-fold
+//	                      (static-large)
 //	certs/server.{crt,key} a self-signed pair for localhost, /certs
 package arenadata
 
@@ -39,15 +44,22 @@ const (
 	StaticDir   = "static"
 	RequestsDir = "requests"
 	CertsDir    = "certs"
-	CertFile    = CertsDir + "/server.crt" // PEM certificate
-	KeyFile     = CertsDir + "/server.key" // PEM PKCS#8 private key
+	// LargeDir holds the large files of the download and static-large profiles, mounted
+	// at /data/large apart from /data/static so that servers which load every static file
+	// into memory at start do not hold 170 MB for profiles that never ask for it.
+	LargeDir = "large"
+	CertFile = CertsDir + "/server.crt" // PEM certificate
+	KeyFile  = CertsDir + "/server.key" // PEM PKCS#8 private key
 )
 
 // generatorVersion is part of Ensure's cache key. The committed checksums are the other
 // part, so a change to the output (go test ./runner/arenadata -update rewrites SHA256SUMS)
 // changes the key by itself; bump this for changes the checksums do not see, such as file
 // modes.
-const generatorVersion = "1"
+//
+// Version 2 adds the large/ directory (a new mount point): its files change the checksums
+// too, so the bump only makes the change explicit.
+const generatorVersion = "2"
 
 // sums is SHA256SUMS as committed: the checksum of every file Write produces.
 //
@@ -70,6 +82,7 @@ func tree() []file {
 	fs = append(fs, staticFiles()...)
 	fs = append(fs, requestFiles()...)
 	fs = append(fs, certFiles()...)
+	fs = append(fs, largeFiles()...)
 	slices.SortFunc(fs, func(a, b file) int { return strings.Compare(a.path, b.path) })
 	return fs
 }
@@ -89,7 +102,7 @@ func Files() []string {
 func Write(dir string) error {
 	// MkdirAll and OpenFile are subject to the umask, so modes are set explicitly: the
 	// mounts must be readable by whatever user the container runs as.
-	for _, d := range []string{".", StaticDir, DBDir, RequestsDir, CertsDir} {
+	for _, d := range []string{".", StaticDir, DBDir, RequestsDir, CertsDir, LargeDir} {
 		d = filepath.Join(dir, d)
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			return fmt.Errorf("write arena data: %w", err)
@@ -99,7 +112,8 @@ func Write(dir string) error {
 		}
 	}
 	files := tree()
-	// The slowest files (brotli at quality 11) go first, so they overlap with the rest.
+	// The slowest files (brotli at quality 11, the 170 MiB download) go first, so they
+	// overlap with the rest.
 	slices.SortStableFunc(files, func(a, b file) int { return cost(b.path) - cost(a.path) })
 	jobs := make(chan file)
 	errs := make(chan error, len(files))
@@ -126,6 +140,9 @@ func Write(dir string) error {
 
 // cost estimates how long a file takes to generate, in arbitrary units.
 func cost(path string) int {
+	if path == LargeDir+"/"+DownloadFile {
+		return DownloadSize / 64 // about as long as the largest brotli twin
+	}
 	if name, ok := strings.CutSuffix(path, ".br"); ok {
 		return staticSize(filepath.Base(name))
 	}

@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"flag"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -71,7 +72,14 @@ func checksums(t *testing.T, dir string) string {
 		if err != nil || d.IsDir() {
 			return err
 		}
-		b, err := os.ReadFile(path)
+		// Streamed: large/download.bin is 170 MiB.
+		f, err := os.Open(path)
+		if err != nil {
+			return err
+		}
+		h := sha256.New()
+		_, err = io.Copy(h, f)
+		f.Close()
 		if err != nil {
 			return err
 		}
@@ -79,8 +87,7 @@ func checksums(t *testing.T, dir string) string {
 		if err != nil {
 			return err
 		}
-		sum := sha256.Sum256(b)
-		lines = append(lines, hex.EncodeToString(sum[:])+"  "+filepath.ToSlash(rel)+"\n")
+		lines = append(lines, hex.EncodeToString(h.Sum(nil))+"  "+filepath.ToSlash(rel)+"\n")
 		return nil
 	})
 	if err != nil {
@@ -183,7 +190,10 @@ func TestFiles(t *testing.T) {
 	for _, name := range arenadata.StaticFiles() {
 		want = append(want, "static/"+name, "static/"+name+".gz", "static/"+name+".br", "requests/static-"+name+".raw")
 	}
-	want = append(want, "requests/static-h2-uris.txt", "requests/json-h2c-uris.txt")
+	want = append(want, "requests/static-h2-uris.txt", "requests/json-h2c-uris.txt",
+		"requests/async-delay.raw", "requests/echo-10k.bin", "requests/download.raw",
+		"requests/static-large-1m.raw", "requests/static-large-2m.raw",
+		"large/download.bin", "large/page-1m.html", "large/bundle-2m.js")
 	slices.Sort(want)
 	got := arenadata.Files()
 	if !slices.IsSorted(got) {

@@ -97,6 +97,15 @@ func requestFiles() []file {
 		fs = append(fs, rawFile("static-"+name+".raw", "GET", "/static/"+name,
 			[]string{"Accept-Encoding: " + StaticAcceptEncoding}, ""))
 	}
+	// The profiles of the arena's newer rows: async, 8gbit, download and static-large.
+	fs = append(fs,
+		rawFile("async-delay.raw", "GET", "/delay/10", nil, ""),
+		file{RequestsDir + "/" + EchoBody, func(w io.Writer) error {
+			return writeRandom(w, newRNG("echo-10k"), EchoBodySize)
+		}},
+		rawFile("download.raw", "GET", "/large/"+DownloadFile, nil, ""),
+		rawFile("static-large-1m.raw", "GET", "/large/"+LargePage, []string{"Accept-Encoding: gzip"}, ""),
+		rawFile("static-large-2m.raw", "GET", "/large/"+LargeBundle, []string{"Accept-Encoding: gzip"}, ""))
 	var static, jsons []string
 	for _, name := range StaticFiles() {
 		static = append(static, "https://localhost:8443/static/"+name)
@@ -106,6 +115,13 @@ func requestFiles() []file {
 	}
 	return append(fs, uriFile(StaticH2URIs, static), uriFile(JSONH2CURIs, jsons))
 }
+
+// EchoBody is the request body the 8gbit profile posts to /echo, in requests/: EchoBodySize
+// pseudo-random bytes.
+const (
+	EchoBody     = "echo-10k.bin"
+	EchoBodySize = 10240
+)
 
 // URI lists of the h2 profiles, in requests/.
 const (

@@ -66,6 +66,10 @@ func rawRequests() map[string]rawWant {
 		m["static-"+name+".raw"] = rawWant{method: "GET", target: "/static/" + name,
 			header: map[string]string{"Accept-Encoding": "br;q=1, gzip;q=0.8"}}
 	}
+	m["async-delay.raw"] = rawWant{method: "GET", target: "/delay/10", header: plain}
+	m["download.raw"] = rawWant{method: "GET", target: "/large/download.bin", header: plain}
+	m["static-large-1m.raw"] = rawWant{method: "GET", target: "/large/page-1m.html", header: map[string]string{"Accept-Encoding": "gzip"}}
+	m["static-large-2m.raw"] = rawWant{method: "GET", target: "/large/bundle-2m.js", header: map[string]string{"Accept-Encoding": "gzip"}}
 	return m
 }
 
