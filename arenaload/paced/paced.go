@@ -388,7 +388,8 @@ func runFull(ctx context.Context, cfg Config) (arenaload.Result, extra, error) {
 		return arenaload.Result{}, extra{}, fmt.Errorf("no connection to %s could be made (%v); is the server up and the URL right?", t.addr, firstErr)
 	}
 
-	// The measured run.
+	// The measured run, after a collection of the connect phase's garbage.
+	runtime.GC()
 	cpu0 := arenaload.CPUTime()
 	r.t0 = time.Now()
 	r.end = r.t0.Add(cfg.Duration)
@@ -403,7 +404,7 @@ func runFull(ctx context.Context, cfg Config) (arenaload.Result, extra, error) {
 	stopped := time.Now()
 	cpu := arenaload.CPUTime() - cpu0
 
-	res, x := r.result(cpu, stopped)
+	res, x := r.result(cpu, stopped, ctx.Err() != nil)
 	if err := ctx.Err(); err != nil {
 		return res, x, fmt.Errorf("interrupted after %.1f s: %w", stopped.Sub(r.t0).Seconds(), err)
 	}

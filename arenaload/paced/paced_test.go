@@ -23,6 +23,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/arenabot/arenabot/arenaload"
 )
 
 // TestScheduleAccuracy: the rate is met, exactly C connections carry it, and each keeps its
@@ -75,9 +77,7 @@ func TestScheduleAccuracy(t *testing.T) {
 			t.Errorf("connection %s sent %d requests, want %.0f ± 2", addr, n, want)
 		}
 	}
-	if res.Limit != "" {
-		t.Errorf("a normal run has Limit %q, want none", res.Limit)
-	}
+	checkNotLimited(t, res)
 	if res.Tool != "arenaload" || res.Mode != "paced" || res.Connections != conns || res.Duration != dur.Seconds() || res.TargetRate != rate {
 		t.Errorf("result header %+v", res)
 	}
@@ -157,9 +157,7 @@ func TestCoordinatedOmission(t *testing.T) {
 	if res.Latency.P999 < 30_000 || res.Latency.P99 < 10_000 {
 		t.Errorf("paced p99 %.0f µs, p99.9 %.0f µs: want ≥ 10 ms and ≥ 30 ms (the stall)", res.Latency.P99, res.Latency.P999)
 	}
-	if res.Limit != "" {
-		t.Errorf("a stalling server set Limit %q; the generator was not the limit", res.Limit)
-	}
+	checkNotLimited(t, res) // the stall is the server's, not the generator's
 
 	out, err := exec.Command(wrk, "-t1", "-c50", "-d3s", "--latency", url).CombinedOutput()
 	if err != nil {
@@ -173,6 +171,21 @@ func TestCoordinatedOmission(t *testing.T) {
 	}
 	if wrkP99 < 10_000 {
 		t.Errorf("wrk's p99 %.0f µs: want ≥ 10 ms, wrk 4.1.0's stats_correct back-fills the stall", wrkP99)
+	}
+}
+
+// checkNotLimited fails when res blames the generator's CPU. A wake-up-lag verdict is only
+// logged: on a shared 2-core machine (and under the race detector, which multiplies the
+// generator's CPU per request by 5-10) other processes can make the generator wake late,
+// and then the verdict is right. TestLimit asks for no Limit at all from a light run.
+func checkNotLimited(t *testing.T, res arenaload.Result) {
+	t.Helper()
+	switch {
+	case res.Limit == "":
+	case strings.Contains(res.Limit, "cores"):
+		t.Errorf("Limit %q: the generator's CPU was not the limit", res.Limit)
+	default:
+		t.Logf("Limit %q: the machine was busy enough to make the generator wake late", res.Limit)
 	}
 }
 
@@ -430,6 +443,28 @@ func TestLimit(t *testing.T) {
 	}
 	if res.RateRatio > 0.5 {
 		t.Errorf("rate ratio %.3f at 2M req/s on loopback", res.RateRatio)
+	}
+
+	// A light run (4 connections at 50 req/s each, 20 ms apart) is not limited. Another
+	// process's burst on this shared machine can make one run wake late (and then its
+	// verdict is right), so the light run has three tries; a Limit that a light run always
+	// sets fails all three.
+	for try := 1; ; try++ {
+		res, err = Run(context.Background(), Config{URL: srv.URL, Rate: 200, Connections: 4, Duration: time.Second, Timeout: time.Second})
+		if err != nil {
+			t.Fatal(err)
+		}
+		logResult(t, "200 req/s", res)
+		if res.RateRatio < 0.99 || strings.Contains(res.Limit, "cores") {
+			t.Errorf("a light run: Limit %q, rate ratio %.3f; want no CPU verdict and the rate met", res.Limit, res.RateRatio)
+		}
+		if res.Limit == "" {
+			break
+		}
+		if try == 3 {
+			t.Errorf("a light run has Limit %q in each of 3 tries, want none", res.Limit)
+			break
+		}
 	}
 
 	for _, tc := range []struct {

@@ -32,11 +32,12 @@ func usableCores() int {
 	return max(1, min(n, runtime.GOMAXPROCS(0)))
 }
 
-// result merges the workers' counts and histograms into the run's Result.
-func (r *run) result(cpu time.Duration, stopped time.Time) (arenaload.Result, extra) {
+// result merges the workers' counts and histograms into the run's Result; interrupted says
+// the run was cancelled at stopped, before its window ended.
+func (r *run) result(cpu time.Duration, stopped time.Time, interrupted bool) (arenaload.Result, extra) {
 	window := r.cfg.Duration
-	if el := stopped.Sub(r.t0); el < window {
-		window = el // interrupted: the part of the window that ran
+	if el := stopped.Sub(r.t0); interrupted && el < window {
+		window = el // the part of the window that ran
 	}
 	res := arenaload.Result{
 		Tool:        "arenaload",
