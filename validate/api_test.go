@@ -299,6 +299,7 @@ func TestWrongServers(t *testing.T) {
 	}{
 		{"404 for everything", func(w http.ResponseWriter, r *http.Request) { http.NotFound(w, r) },
 			[]string{"static/404 for a missing file", "crud/GET /crud/items/999999 404",
+				"download/404 for a missing large file", "download/no path traversal", "static-large/404 for a missing large file",
 				"baseline-h2c/HTTP/1.1 not answered 200"}},
 		{`200 "ok" for everything`, func(w http.ResponseWriter, r *http.Request) {
 			w.Header().Set("Content-Type", "text/plain")
@@ -313,6 +314,12 @@ func TestWrongServers(t *testing.T) {
 			"api-4/probe GET /baseline11?a=1&b=1", "api-16/probe GET /baseline11?a=1&b=1",
 			"async-db/probe GET /baseline11?a=1&b=1", "crud/probe GET /baseline11?a=1&b=1",
 			"api-4/GET Content-Type", "api-4/POST Content-Type", "api-16/GET Content-Type", "api-16/POST Content-Type",
+			"latency-10k/probe GET /baseline11?a=1&b=1", "latency-1m/probe GET /baseline11?a=1&b=1",
+			"latency-500k-8cpu/probe GET /baseline11?a=1&b=1", "latency-10k/GET Content-Type",
+			"latency-1m/GET Content-Type", "latency-500k-8cpu/GET Content-Type",
+			"async/probe GET /baseline11?a=1&b=1", "async/GET /delay Content-Type",
+			"download/probe GET /baseline11?a=1&b=1", "static-large/probe GET /baseline11?a=1&b=1",
+			"download/no path traversal",
 		}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {

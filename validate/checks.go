@@ -50,6 +50,14 @@ var suites = map[string][]check{
 	"unary-grpc-tls":  grpcChecks("unary-grpc-tls", false),
 	"stream-grpc":     grpcChecks("stream-grpc", true),
 	"stream-grpc-tls": grpcChecks("stream-grpc-tls", true),
+
+	"latency-10k":       latencyChecks("latency-10k"),
+	"latency-1m":        latencyChecks("latency-1m"),
+	"latency-500k-8cpu": latencyChecks("latency-500k-8cpu"),
+	"8gbit":             echoChecks(),
+	"async":             asyncChecks(),
+	"download":          downloadChecks(),
+	"static-large":      staticLargeChecks(),
 }
 
 // apiChecks are those of api-4 and api-16, whose load mixes baseline, /json/50?m=1 and

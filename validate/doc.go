@@ -6,7 +6,9 @@
 // codes, Content-Type, framing (a Content-Length that matches the body, or a valid chunked
 // encoding), exact bodies and JSON values for fixed and random inputs, compression when
 // asked for and only then, pipelined responses in order, uploads of several sizes, static
-// files byte for byte, requests that arrive in fragments, and malformed requests, after
+// files byte for byte (the 170 MiB download streamed against the data directory's copy,
+// never held in memory), echoed bodies, delays that must not serialize, requests that
+// arrive in fragments, and malformed requests, after
 // which the server must still answer. [Run] sends them to a server and returns one
 // [Outcome] per check: PASS, FAIL with the request sent, what was expected, what came back
 // and the contract, or SKIP with the reason.

@@ -33,7 +33,8 @@ func data(t testing.TB) string {
 
 // runnable are the profiles validate has checks for.
 var runnable = []string{"baseline", "pipelined", "limited-conn", "json", "json-comp", "json-tls", "upload", "api-4", "api-16",
-	"static", "static-tls", "async-db", "crud", "baseline-h2", "static-h2", "baseline-h2c", "json-h2c"}
+	"static", "static-tls", "async-db", "crud", "baseline-h2", "static-h2", "baseline-h2c", "json-h2c",
+	"latency-10k", "latency-1m", "latency-500k-8cpu", "8gbit", "async", "download", "static-large"}
 
 // testTimeout is the per-operation timeout the tests give Run: short, so the modes that
 // leave a connection hanging cost little.

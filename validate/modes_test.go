@@ -65,6 +65,45 @@ var breaks = map[string]map[string]string{
 	"baseline-h2c": merge(h2BaselineModes("baseline-h2c"), map[string]string{
 		"HTTP/1.1 not answered 200": "baseline-h2c.h2c-accepts-h1",
 	}),
+	// latency-1m's and latency-500k-8cpu's checks are latency-10k's (TestSharedSuites).
+	"latency-10k": {
+		"probe GET /baseline11?a=1&b=1": "latency-10k.probe-status",
+		"GET sum 13+42":                 "latency-10k.get-wrong-sum",
+		"GET Content-Type":              "latency-10k.get-content-type",
+		"GET random sum":                "latency-10k.get-random-wrong-sum",
+		"GET framing":                   "latency-10k.framing",
+		"fragmented request line":       "latency-10k.frag-line",
+		"fragmented headers":            "latency-10k.frag-headers",
+		"keep-alive":                    "latency-10k.keepalive-close",
+	},
+	"8gbit": merge(tlsModes("8gbit"), map[string]string{
+		"probe GET /baseline11?a=1&b=1": "8gbit.probe-status",
+		"POST /echo 0 bytes":            "8gbit.echo-0",
+		"POST /echo 1 byte":             "8gbit.echo-1",
+		"POST /echo 1,000 bytes":        "8gbit.echo-1000",
+		"POST /echo 10,240 bytes":       "8gbit.echo-10k",
+		"POST /echo 100,000 bytes":      "8gbit.echo-100k",
+		"POST /echo headers":            "8gbit.echo-type",
+	}),
+	"async": {
+		"probe GET /baseline11?a=1&b=1": "async.probe-status",
+		"GET /delay/10":                 "async.delay-10-early",
+		"GET /delay/200":                "async.delay-200-early",
+		"GET /delay Content-Type":       "async.delay-type",
+		"6 concurrent GET /delay/200":   "async.delay-serial",
+	},
+	"download": {
+		"probe GET /baseline11?a=1&b=1": "download.probe-status",
+		"GET /large/download.bin":       "download.download-corrupt",
+		"404 for a missing large file":  "download.large-404",
+		"no path traversal":             "download.large-traversal",
+	},
+	"static-large": {
+		"probe GET /baseline11?a=1&b=1":          "static-large.probe-status",
+		"large files with Accept-Encoding: gzip": "static-large.large-uncompressed",
+		"large files without Accept-Encoding":    "static-large.large-identity-short",
+		"404 for a missing large file":           "static-large.large-404",
+	},
 }
 
 func staticModes(p string) map[string]string {
@@ -206,7 +245,7 @@ func failing(t *testing.T, out []validate.Outcome) []string {
 
 // mirrored are checks whose code another profile's modes already exercise, so they have
 // no fixture run of their own: profile → the profile whose same-named checks they are.
-var mirrored = map[string]string{"api-16": "api-4"}
+var mirrored = map[string]string{"api-16": "api-4", "latency-1m": "latency-10k", "latency-500k-8cpu": "latency-10k"}
 
 // mirroredChecks are, per profile, the names of checks that are another profile's (crud's
 // /async-db block is async-db's).
@@ -222,8 +261,10 @@ func TestSharedSuites(t *testing.T) {
 		}
 		return out
 	}
-	if a, b := names("api-16"), names("api-4"); !slices.Equal(a, b) {
-		t.Errorf("api-16's checks %q differ from api-4's %q", a, b)
+	for p, other := range mirrored {
+		if a, b := names(p), names(other); !slices.Equal(a, b) {
+			t.Errorf("%s's checks %q differ from %s's %q", p, a, other, b)
+		}
 	}
 	for _, n := range names("async-db") {
 		if !strings.HasPrefix(n, "probe ") && !slices.Contains(names("crud"), n) {
@@ -235,7 +276,7 @@ func TestSharedSuites(t *testing.T) {
 // requiredPartBroken are the modes that break the required part of a check that also has
 // an advisory part: the server stops answering after the malformed request.
 var requiredPartBroken = map[string]bool{"baseline.malformed-nul": true,
-	"json-tls.tls-alpn-h2-only": true, "static-tls.tls-alpn-h2-only": true}
+	"json-tls.tls-alpn-h2-only": true, "static-tls.tls-alpn-h2-only": true, "8gbit.tls-alpn-h2-only": true}
 
 // wantStatus is how a miss of the check under the mode must be reported: WARN for an
 // advisory check, or for the advisory part of a required one; FAIL otherwise.

@@ -115,6 +115,33 @@ func readResponse(r *bufio.Reader, method string) (*response, error) {
 }
 
 func readOne(r *bufio.Reader, method string) (*response, error) {
+	resp, err := readHead(r)
+	if err != nil {
+		return nil, err
+	}
+	if err := readBody(r, resp, method); err != nil {
+		return nil, err
+	}
+	return resp, nil
+}
+
+// readFinalHead reads the status line and header section of the final response, skipping
+// interim (1xx) responses, and leaves the body unread: for bodies too large to hold.
+func readFinalHead(r *bufio.Reader) (*response, error) {
+	for range maxInterim + 1 {
+		resp, err := readHead(r)
+		if err != nil {
+			return nil, err
+		}
+		if resp.Status >= 200 {
+			return resp, nil
+		}
+	}
+	return nil, fmt.Errorf("more than %d interim (1xx) responses", maxInterim)
+}
+
+// readHead reads one response's status line and header section.
+func readHead(r *bufio.Reader) (*response, error) {
 	if _, err := r.Peek(1); err != nil {
 		if errors.Is(err, io.EOF) || errors.Is(err, syscall.ECONNRESET) {
 			return nil, fmt.Errorf("%w (%v)", errNoResponse, err)
@@ -147,9 +174,6 @@ func readOne(r *bufio.Reader, method string) (*response, error) {
 			return nil, err
 		}
 		resp.Header.Add(name, value)
-	}
-	if err := readBody(r, resp, method); err != nil {
-		return nil, err
 	}
 	return resp, nil
 }

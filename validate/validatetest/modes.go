@@ -118,6 +118,7 @@ var modes = func() map[string]string {
 		m[name] = d
 	}
 	protocolModes(m)
+	newerModes(m)
 	return m
 }()
 

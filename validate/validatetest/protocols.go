@@ -15,8 +15,10 @@ import (
 	"math/big"
 	"net"
 	"net/http"
+	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -37,8 +39,8 @@ var protocolBehaviours = map[string]struct {
 	desc     string
 	profiles []string
 }{
-	"tls-own-cert":     {"the TLS ports present a certificate of their own, not the arena's", []string{"json-tls", "static-tls", "baseline-h2", "static-h2"}},
-	"tls-alpn-h2-only": {"the 8081 port refuses a handshake that offers ALPN without h2", []string{"json-tls", "static-tls"}},
+	"tls-own-cert":     {"the TLS ports present a certificate of their own, not the arena's", []string{"json-tls", "static-tls", "baseline-h2", "static-h2", "8gbit"}},
+	"tls-alpn-h2-only": {"the 8081 port refuses a handshake that offers ALPN without h2", []string{"json-tls", "static-tls", "8gbit"}},
 	"h2-http1-only":    {"the 8443 port speaks HTTP/1.1 only (ALPN http/1.1)", []string{"baseline-h2", "static-h2"}},
 	"h2c-accepts-h1":   {"the 8082 port answers HTTP/1.1 as well as h2c", []string{"baseline-h2c"}},
 	// Not one check each (TestMoreWaysToBreak).
@@ -174,7 +176,7 @@ func (s *Server) serveHTTP(w http.ResponseWriter, hr *http.Request) {
 	}
 	r := &req{method: hr.Method, target: hr.URL.RequestURI(), proto: hr.Proto, path: hr.URL.Path, query: hr.URL.RawQuery,
 		header: map[string][]string{}, body: body, bodyLen: int64(len(body))}
-	if len(body) > keepMax {
+	if len(body) > keepMax && r.path != "/echo" {
 		r.body = nil
 	}
 	if n, ok := hr.Context().Value(connKey{}).(*atomic.Int64); ok {
@@ -187,6 +189,20 @@ func (s *Server) serveHTTP(w http.ResponseWriter, hr *http.Request) {
 	for _, h := range rep.headers {
 		name, value, _ := strings.Cut(h, ": ")
 		w.Header().Add(name, value)
+	}
+	if rep.file != "" {
+		f, err := os.Open(rep.file)
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusInternalServerError)
+			return
+		}
+		defer f.Close()
+		if fi, err := f.Stat(); err == nil {
+			w.Header().Set("Content-Length", strconv.FormatInt(fi.Size(), 10))
+		}
+		w.WriteHeader(rep.status)
+		io.Copy(w, f)
+		return
 	}
 	w.WriteHeader(rep.status)
 	w.Write(rep.body)

@@ -2,7 +2,8 @@
 // server on raw TCP that implements the contract of every profile validate checks
 // (baseline, pipelined, limited-conn, json, json-comp, upload, static, and the database
 // profiles async-db, api-4, api-16 and crud over an in-memory copy of the seeded items
-// table), and the same handlers over TLS, h2 and h2c for the TLS, h2 and h2c profiles
+// table, and /echo, /delay/{ms} and /large/ for 8gbit, async, download and static-large;
+// newer.go), and the same handlers over TLS, h2 and h2c for the TLS, h2 and h2c profiles
 // (protocols.go), reading the dataset, the static files, the database seed and the TLS pair
 // from an arena data directory, and that can be told to break the contract in one named way
 // (a mode), so that each check can be shown to catch what it is for. The gRPC profiles have
@@ -56,6 +57,7 @@ type Server struct {
 	// poisoned makes the server close the next connection at once (a server that a
 	// malformed request left unable to serve).
 	poisoned atomic.Bool
+	delayMu  sync.Mutex // held through each /delay wait under delay-serial
 }
 
 type rating struct {
@@ -251,6 +253,10 @@ type reply struct {
 	// noLength, when set, sends neither Content-Length nor chunked: the body ends when the
 	// connection closes.
 	noLength bool
+	// file, when set, is sent as the body with its size as the Content-Length, streamed
+	// from disk (the 170 MiB download); corrupt flips its middle byte.
+	file    string
+	corrupt bool
 }
 
 // A parseError is a request the server rejects: its status, and the mode-specific handling.
@@ -444,10 +450,14 @@ func (s *Server) readRequest(br *bufio.Reader, cr *countingReader, index int) (r
 		}
 	}
 	bodyStart := consumed()
+	keep := int64(keepMax)
+	if r.path == "/echo" {
+		keep = maxBody // echoed whole
+	}
 	if r.chunked {
-		r.body, r.bodyLen, err = readChunked(br)
+		r.body, r.bodyLen, err = readChunked(br, keep)
 	} else if n > 0 {
-		r.body, r.bodyLen, err = readBody(br, n)
+		r.body, r.bodyLen, err = readBody(br, n, keep)
 	}
 	if err != nil {
 		return nil, nil, err
@@ -498,9 +508,9 @@ func readLine(br *bufio.Reader, budget *int) ([]byte, error) {
 	return line, nil
 }
 
-// readBody reads n bytes, keeping them only when they are few.
-func readBody(br *bufio.Reader, n int64) ([]byte, int64, error) {
-	if n <= keepMax {
+// readBody reads n bytes, keeping them only when they are at most keep.
+func readBody(br *bufio.Reader, n, keep int64) ([]byte, int64, error) {
+	if n <= keep {
 		b := make([]byte, n)
 		_, err := io.ReadFull(br, b)
 		return b, n, err
@@ -509,7 +519,7 @@ func readBody(br *bufio.Reader, n int64) ([]byte, int64, error) {
 	return nil, got, err
 }
 
-func readChunked(br *bufio.Reader) ([]byte, int64, error) {
+func readChunked(br *bufio.Reader, keep int64) ([]byte, int64, error) {
 	var kept []byte
 	var total int64
 	for {
@@ -529,7 +539,7 @@ func readChunked(br *bufio.Reader) ([]byte, int64, error) {
 		if total+n > maxBody {
 			return nil, 0, &parseError{413, "body too large", ""}
 		}
-		if total+n <= keepMax {
+		if total+n <= keep {
 			b := make([]byte, n)
 			if _, err := io.ReadFull(br, b); err != nil {
 				return nil, 0, err
@@ -560,7 +570,7 @@ func readChunked(br *bufio.Reader) ([]byte, int64, error) {
 			break
 		}
 	}
-	if total > keepMax {
+	if total > keep {
 		kept = nil
 	}
 	return kept, total, nil
@@ -596,6 +606,10 @@ func (s *Server) write(bw *bufio.Writer, rep reply) {
 	if rep.noLength {
 		bw.WriteString("\r\n")
 		bw.Write(rep.body)
+		return
+	}
+	if rep.file != "" {
+		writeFile(bw, rep)
 		return
 	}
 	n := len(rep.body)
@@ -634,6 +648,12 @@ func (s *Server) handle(r *req) reply {
 		return s.asyncDB(r)
 	case r.path == "/crud/items" || strings.HasPrefix(r.path, "/crud/items/"):
 		return s.crud(r)
+	case r.path == "/echo":
+		return s.echo(r)
+	case strings.HasPrefix(r.path, "/delay/"):
+		return s.delay(r)
+	case strings.HasPrefix(r.path, "/large/"):
+		return s.large(r)
 	}
 	return reply{status: 404, headers: []string{"Content-Type: text/plain"}, body: []byte("not found")}
 }

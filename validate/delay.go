@@ -1,0 +1,102 @@
+package validate
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"sync"
+	"time"
+)
+
+// concurrentDelays is how many GET /delay/200 the async concurrency check sends at once.
+const concurrentDelays = 6
+
+// asyncChecks are the checks of async: GET /delay/{ms} waits at least ms milliseconds
+// without holding up other requests, then answers text/plain {ms}.
+func asyncChecks() []check {
+	const p = "async"
+	return []check{
+		probeCheck(p, "/baseline11?a=1&b=1"),
+		delayCheck(p, 10),
+		delayCheck(p, 200),
+		check{
+			name:     "GET /delay Content-Type",
+			contract: contract(p, `GET /delay/{ms} → 200 text/plain "{ms}"`, ""),
+			run: func(ctx context.Context, e *env) result {
+				return expectType(ctx, e, "GET", request("GET", "/delay/1", nil, nil), "text/plain")
+			},
+		}.advisory(),
+		check{
+			name: fmt.Sprintf("%d concurrent GET /delay/200", concurrentDelays),
+			contract: contract(p, fmt.Sprintf("%d GET /delay/200 sent at once on %d connections all finish within %d ms, half their sum: the wait holds up no other request (the load keeps 32,000 connections waiting at once)",
+				concurrentDelays, concurrentDelays, concurrentDelays*200/2), ""),
+			run: concurrentDelayCheck,
+		}.advisory(),
+	}
+}
+
+// delayCheck wants GET /delay/{ms} to answer "{ms}" no sooner than ms milliseconds after
+// the request was sent.
+func delayCheck(p string, ms int) check {
+	target := "/delay/" + strconv.Itoa(ms)
+	return check{
+		name:     "GET " + target,
+		contract: contract(p, fmt.Sprintf(`GET %s → 200 text/plain "%d", no sooner than %d ms after the request`, target, ms, ms), ""),
+		run: func(ctx context.Context, e *env) result {
+			raw := request("GET", target, nil, nil)
+			exp := fmt.Sprintf("200 with body %q after at least %d ms", strconv.Itoa(ms), ms)
+			start := time.Now()
+			r, err := exchange(ctx, e, "GET", raw)
+			took := time.Since(start)
+			if err != nil {
+				return failed(show(raw), exp, err.Error())
+			}
+			got := fmt.Sprintf("%s after %v", describe(r), took.Round(time.Millisecond))
+			if r.Status != 200 || string(r.Body) != strconv.Itoa(ms) || took < time.Duration(ms)*time.Millisecond {
+				return failed(show(raw), exp, got)
+			}
+			return passed(show(raw), exp, got)
+		},
+	}
+}
+
+// concurrentDelayCheck sends concurrentDelays GET /delay/200 at once, each on its own
+// connection, and wants every one answered "200" and all within half their summed delay.
+func concurrentDelayCheck(ctx context.Context, e *env) result {
+	const ms = 200
+	raw := request("GET", "/delay/200", nil, nil)
+	req := fmt.Sprintf("%d× %s at once, each on its own connection", concurrentDelays, show(raw))
+	limit := time.Duration(concurrentDelays*ms/2) * time.Millisecond
+	exp := fmt.Sprintf(`every one 200 with body "200", all within %v (serialized, they would take %v)`, limit, time.Duration(concurrentDelays*ms)*time.Millisecond)
+	type answer struct {
+		r    *response
+		err  error
+		took time.Duration
+	}
+	answers := make([]answer, concurrentDelays)
+	start := time.Now()
+	var wg sync.WaitGroup
+	for i := range answers {
+		wg.Go(func() {
+			r, err := exchange(ctx, e, "GET", raw)
+			answers[i] = answer{r, err, time.Since(start)}
+		})
+	}
+	wg.Wait()
+	wall := time.Since(start)
+	var slowest time.Duration
+	for i, a := range answers {
+		if a.err != nil {
+			return failed(req, exp, fmt.Sprintf("request %d: %v", i+1, a.err))
+		}
+		if a.r.Status != 200 || string(a.r.Body) != "200" {
+			return failed(req, exp, fmt.Sprintf("request %d: %s", i+1, describe(a.r)))
+		}
+		slowest = max(slowest, a.took)
+	}
+	got := fmt.Sprintf(`all %d answered "200"; the last after %v`, concurrentDelays, slowest.Round(time.Millisecond))
+	if wall > limit {
+		return failed(req, exp, got+": the server does not wait for them concurrently")
+	}
+	return passed(req, exp, got)
+}
