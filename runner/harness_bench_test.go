@@ -33,7 +33,7 @@ func benchEntry() string {
 }
 
 // setup builds the entry, starts it for profile p and returns what a run needs.
-func setup(b *testing.B, p profile.Profile, conns int) (*Bencher, loadgen.Tool, []string, loadgen.Spec, *cgroup.Group) {
+func setup(b *testing.B, entry string, p profile.Profile, conns int) (*Bencher, loadgen.Tool, []string, loadgen.Spec, *cgroup.Group) {
 	b.Helper()
 	ctx := context.Background()
 	eng, err := docker.New(ctx)
@@ -46,7 +46,7 @@ func setup(b *testing.B, p profile.Profile, conns int) (*Bencher, loadgen.Tool, 
 		b.Fatal(err)
 	}
 	root, _ := filepath.Abs("../frameworks")
-	e, err := frameworks.Load(root, benchEntry(), profile.Names())
+	e, err := frameworks.Load(root, entry, profile.Names())
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -71,24 +71,46 @@ func setup(b *testing.B, p profile.Profile, conns int) (*Bencher, loadgen.Tool, 
 		b.Fatal(err)
 	}
 	tool := bn.tools[p.Tool].tool
-	spec := loadgen.Spec{Profile: p, Host: "127.0.0.1", Conns: conns, Threads: min(bn.threads(), conns),
-		Duration: bn.duration(p), DataDir: data, ScriptDir: filepath.Join(bn.cfg.ScratchDir, "scripts")}
-	os.MkdirAll(spec.ScriptDir, 0o755)
-	if err := tool.WriteFiles(spec); err != nil {
+	spec, args, err := bn.toolRun(tool, p, conns)
+	if err != nil {
 		b.Fatal(err)
 	}
-	args, err := tool.Args(spec)
-	if err != nil {
+	if err := bn.warmUp(ctx, tool, spec); err != nil {
 		b.Fatal(err)
 	}
 	return bn, tool, args, spec, group
 }
 
-// BenchmarkFidelity compares the harness's RPS with plain wrk run by hand with the same flags
-// on the same container, interleaved pair by pair; the ratio should be ≥ 0.97.
+// fidelityCases are the rows BenchmarkFidelity compares: one per load tool and protocol
+// family (HTTP/1.1 with wrk, h2 over TLS with h2load, unary gRPC with h2load and the
+// runner's grpc-status sampling beside it, streaming gRPC with ghz), each at its lite count.
+var fidelityCases = []struct{ entry, profile string }{
+	{"nethttp", "baseline"},
+	{"nethttp", "baseline-h2"},
+	{"grpc-go", "unary-grpc"},
+	{"grpc-go", "stream-grpc"},
+}
+
+// BenchmarkFidelity compares the harness's RPS with the same load tool run by hand with the
+// same flags on the same container, interleaved pair by pair; the ratio should be ≥ 0.97.
+// ARENA_BENCH_ENTRY replaces the entry of the HTTP rows.
+//
+//	go test -run '^$' -bench Fidelity -benchtime 1x ./runner
 func BenchmarkFidelity(b *testing.B) {
-	p, _ := profile.Lookup("baseline")
-	bn, tool, args, spec, group := setup(b, p, 512)
+	for _, fc := range fidelityCases {
+		b.Run(fc.profile, func(b *testing.B) {
+			p, _ := profile.Lookup(fc.profile)
+			entry := fc.entry
+			if !strings.Contains(p.Scheme, "grpc") {
+				entry = benchEntry()
+			}
+			fidelity(b, entry, p)
+		})
+	}
+}
+
+func fidelity(b *testing.B, entry string, p profile.Profile) {
+	bn, tool, args, spec, group := setup(b, entry, p, p.LiteConns[0])
 	const pairs = 4
 	var harness, plain float64
 	for range b.N {
@@ -101,18 +123,7 @@ func BenchmarkFidelity(b *testing.B) {
 				}
 				harness += run.RPS
 			}
-			runPlain := func() {
-				argv := append([]string{"taskset", "-c", bn.cfg.LoadgenCPUs, "wrk"}, args...)
-				out, err := exec.Command(argv[0], argv[1:]...).CombinedOutput()
-				if err != nil {
-					b.Fatalf("plain wrk: %v\n%s", err, out)
-				}
-				m, err := tool.Parse(out)
-				if err != nil {
-					b.Fatal(err)
-				}
-				plain += m.RPS()
-			}
+			runPlain := func() { plain += plainRun(b, bn, tool, args, spec).RPS() }
 			if i%2 == 0 {
 				runHarness()
 				runPlain()
@@ -127,11 +138,40 @@ func BenchmarkFidelity(b *testing.B) {
 	b.ReportMetric(plain/float64(pairs*b.N), "plain-rps")
 }
 
+// plainRun runs the tool by hand: the same binary and arguments, pinned by taskset to the
+// load-generator CPUs, its output (and the file it writes, for ghz's report) parsed by the
+// adapter.
+func plainRun(b *testing.B, bn *Bencher, tool loadgen.Tool, args []string, spec loadgen.Spec) loadgen.Measurement {
+	rl, logs := tool.(loadgen.RunLog)
+	logs = logs && rl.LogFile(spec) != ""
+	if logs {
+		os.Remove(rl.LogFile(spec)) // h2load appends to its log
+	}
+	argv := append([]string{"taskset", "-c", bn.cfg.LoadgenCPUs, tool.Binary()}, args...)
+	out, err := exec.Command(argv[0], argv[1:]...).CombinedOutput()
+	if err != nil {
+		b.Fatalf("plain %s: %v\n%s", tool.Name(), err, out)
+	}
+	m, err := tool.Parse(out)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if logs {
+		// Only ghz's rate lives in its file; h2load's log adds percentiles, which the rate
+		// does not need, but the file is read as the harness reads it.
+		if err := rl.ReadLog(spec, &m); err != nil {
+			b.Fatal(err)
+		}
+		os.Remove(rl.LogFile(spec))
+	}
+	return m
+}
+
 // BenchmarkHarnessCPU compares the CPU the harness process itself uses during a measured run
 // (its own user+system time, not the load tool's) with the server's; it should be ≤ 1%.
 func BenchmarkHarnessCPU(b *testing.B) {
 	p, _ := profile.Lookup("baseline")
-	bn, tool, args, spec, group := setup(b, p, 512)
+	bn, tool, args, spec, group := setup(b, benchEntry(), p, 512)
 	var self, server time.Duration
 	for range b.N {
 		before := selfCPU()
