@@ -115,13 +115,18 @@ type Result struct {
 	Bytes    int64  `json:"bytes"` // response bytes read (bodies and headers; frames)
 
 	// TargetRate is the offered rate in requests per second (paced mode; 0 otherwise),
-	// AchievedRate the responses per second received, and RateRatio their quotient.
+	// AchievedRate the rate received (paced: responses to requests scheduled in the window;
+	// ws and h3: OK per second), and RateRatio AchievedRate ÷ TargetRate.
 	TargetRate   float64 `json:"target_rate,omitempty"`
 	AchievedRate float64 `json:"achieved_rate"`
 	RateRatio    float64 `json:"rate_ratio,omitempty"`
 	// MaxScheduleLag is the largest delay, in microseconds, between a request's scheduled
 	// send time and the moment it was written (paced mode).
 	MaxScheduleLag float64 `json:"max_schedule_lag_us,omitempty"`
+
+	// Reconnects counts connections opened during the window after the first ones
+	// (WebSocket: upgrades of replacement connections, -r).
+	Reconnects int64 `json:"reconnects,omitempty"`
 
 	Latency Latency `json:"latency_us"`
 	Errors  Errors  `json:"errors"`

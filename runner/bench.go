@@ -172,6 +172,7 @@ func New(eng Engine, cfg Config) *Bencher {
 		cfg.ReadyTimeout = 30 * time.Second
 	}
 	if cfg.Nofile <= 0 {
+		_ = raiseNofile() // as far as it may; a failure shows in the limit itself
 		cfg.Nofile = hardNofile()
 	}
 	if cfg.CgroupRoot == "" {
@@ -278,6 +279,16 @@ func (b *Bencher) ensureLoadgenImage(ctx context.Context) error {
 	if err := os.WriteFile(filepath.Join(dir, "Dockerfile"), df, 0o644); err != nil {
 		return err
 	}
+	for _, tool := range loadgen.All() {
+		if tool.Install().Module == "" {
+			continue
+		}
+		// This module's own generator: the binary .ci/setup built from the checkout, checked
+		// to be the pinned version before it goes into the image.
+		if err := b.copyOwnTool(ctx, tool, dir); err != nil {
+			return err
+		}
+	}
 	b.note("building the load-generator image " + loadgen.Image + " (first use)")
 	in, err := b.baseImages(ctx, filepath.Join(dir, "Dockerfile"))
 	if err != nil {
@@ -285,6 +296,24 @@ func (b *Bencher) ensureLoadgenImage(ctx context.Context) error {
 	}
 	maps.Copy(in.args, loadgen.ImageBuildArgs())
 	return b.build(ctx, dir, loadgen.Image, "loadgen", in, nil)
+}
+
+// copyOwnTool copies the native binary of one of this module's tools into the image's
+// build context dir, after checking its version.
+func (b *Bencher) copyOwnTool(ctx context.Context, tool loadgen.Tool, dir string) error {
+	path, err := exec.LookPath(tool.Binary())
+	if err != nil {
+		return fmt.Errorf("load-generator image: %s is not installed (not on PATH); build it: %s", tool.Binary(), loadgen.Hint(tool))
+	}
+	out, _ := exec.CommandContext(ctx, path, tool.VersionArgs()...).CombinedOutput()
+	if _, err := loadgen.CheckVersion(tool, string(out)); err != nil {
+		return fmt.Errorf("load-generator image: %s: %w; rebuild it: %s", path, err, loadgen.Hint(tool))
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return fmt.Errorf("load-generator image: %w", err)
+	}
+	return os.WriteFile(filepath.Join(dir, tool.Binary()), data, 0o755)
 }
 
 // Measure runs a plan and returns one row per entry × profile × connection count, in plan
@@ -423,6 +452,9 @@ func (f *BuildFailure) Tail() []string { return f.Err.Tail }
 // connection count, waits until it answers, runs the load tool Runs times, and removes the
 // container and the sidecars.
 func (b *Bencher) measureOne(ctx context.Context, image string, e frameworks.Entry, p profile.Profile, conns int, ranOne func()) (*result.Result, error) {
+	if need := int64(conns) + nofileMargin; b.cfg.Nofile < need {
+		return nil, fmt.Errorf("%s %dc needs an open-files limit of at least %d for the server and the load tool; this host allows %d: raise the runner's and the Docker daemon's limit (LimitNOFILE= in their systemd units, or ulimit -n) or run fewer connections", p.Name, conns, need, b.cfg.Nofile)
+	}
 	side, err := b.startSidecars(ctx, e, p, p.Sidecars)
 	if err != nil {
 		return nil, err
@@ -464,7 +496,7 @@ func (b *Bencher) measureOne(ctx context.Context, image string, e frameworks.Ent
 		Entry:       e.Name,
 		Profile:     p.Name,
 		Lite:        b.cfg.Lite,
-		TargetRate:  p.TargetRate,
+		TargetRate:  spec.Rate,
 		Tool:        tc.tool.Name(),
 		ToolVersion: tc.version,
 		Sidecars:    side.versions(),
@@ -487,6 +519,7 @@ func (b *Bencher) toolRun(tool loadgen.Tool, p profile.Profile, conns int) (load
 		Duration:  b.duration(p),
 		DataDir:   b.cfg.DataDir,
 		ScriptDir: filepath.Join(b.cfg.ScratchDir, "scripts"),
+		Rate:      p.Rate(b.cfg.Lite),
 	}
 	if err := os.MkdirAll(spec.ScriptDir, 0o755); err != nil {
 		return spec, nil, err
@@ -607,6 +640,9 @@ func (b *Bencher) execTool(ctx context.Context, tool loadgen.Tool, args []string
 		}
 		return []byte(out.String()), nil
 	}
+	if err := raiseNofile(); err != nil {
+		b.cfg.Log.Warn("cannot raise the open-files limit for the load tools", "err", err)
+	}
 	if b.cfg.LoadgenCPUs != "" {
 		argv = append([]string{"taskset", "-c", b.cfg.LoadgenCPUs}, argv...)
 	}
@@ -623,7 +659,7 @@ func (b *Bencher) execTool(ctx context.Context, tool loadgen.Tool, args []string
 }
 
 func toRun(m loadgen.Measurement, u cgroup.Usage) result.Run {
-	return result.Run{
+	run := result.Run{
 		RPS:        m.RPS(),
 		Requests:   m.Requests,
 		Status2xx:  m.Status2xx,
@@ -640,6 +676,13 @@ func toRun(m loadgen.Measurement, u cgroup.Usage) result.Run {
 		CPUCores:   u.Cores(),
 		MemoryPeak: u.MemoryPeak,
 	}
+	if g := m.Generator; g != nil {
+		run.Reconnects = g.Reconnects
+		run.ToolCPUS = g.CPU.Seconds()
+		run.MaxScheduleLag = us(g.MaxScheduleLag)
+		run.ToolLimit = g.Limit
+	}
+	return run
 }
 
 func us(d time.Duration) float64 { return float64(d) / float64(time.Microsecond) }
@@ -664,6 +707,7 @@ func (b *Bencher) serverContainer(image string, e frameworks.Entry, p profile.Pr
 		Mounts: []docker.Mount{
 			{Source: filepath.Join(b.cfg.DataDir, arenadata.DatasetFile), Target: "/data/dataset.json", ReadOnly: true},
 			{Source: filepath.Join(b.cfg.DataDir, arenadata.StaticDir), Target: "/data/static", ReadOnly: true},
+			{Source: filepath.Join(b.cfg.DataDir, arenadata.LargeDir), Target: "/data/large", ReadOnly: true},
 			{Source: filepath.Join(b.cfg.DataDir, arenadata.CertsDir), Target: "/certs", ReadOnly: true},
 		},
 		Labels: b.labels(b.cfg.Labels, LabelManaged, "true", LabelEntry, e.Name, LabelProfile, p.Name),

@@ -652,6 +652,7 @@ func (j *jobRun) rowDone(r Row) {
 		Profile:   r.Profile.Name,
 		Conns:     r.Conns,
 		WebSocket: r.Profile.WebSocket,
+		Bandwidth: r.Profile.Bandwidth,
 		Result:    r.Result,
 	}
 	for _, o := range r.Advisories {

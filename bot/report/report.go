@@ -29,6 +29,8 @@ type Row struct {
 	NotApplicable bool
 	// WebSocket rows drop the latency columns.
 	WebSocket bool
+	// Bandwidth rows show MB/s in the RPS column and server CPU per GB in CPU/req.
+	Bandwidth bool
 }
 
 // A Table is one framework's rows, in profile order then connection count.
@@ -135,16 +137,22 @@ func cells(r Row) []string {
 		return c
 	}
 	res := r.Result
-	rate := "—"
-	if res.TargetRate > 0 {
-		rate = fmt.Sprintf("%s/%s", FormatCount(res.AchievedRate), FormatCount(float64(res.TargetRate)))
+	rps := FormatCount(float64(res.RPS))
+	if r.Bandwidth {
+		rps = FormatMBps(bytesPerSec(res))
+	}
+	if res.ToolLimit != "" {
+		rps += " ⚠️" // the generator was the limit: the note under the table says why
 	}
 	p99, p999 := FormatMicros(res.LatencyUS.P99), FormatMicros(res.LatencyUS.P999)
 	if r.WebSocket {
 		p99, p999 = "—", "—"
 	}
 	cpuReq := "—"
-	if res.CPUPerRequest > 0 {
+	switch {
+	case r.Bandwidth && res.CPUPerGB > 0:
+		cpuReq = fmt.Sprintf("%.2f s/GB", res.CPUPerGB)
+	case !r.Bandwidth && res.CPUPerRequest > 0:
 		cpuReq = FormatMicros(res.CPUPerRequest)
 	}
 	dRPS, dMem := "NEW", "NEW"
@@ -156,8 +164,66 @@ func cells(r Row) []string {
 		dMem = Delta(float64(res.MemoryPeak), float64(r.Baseline.MemoryPeak), max(memSpread(res), memSpread(r.Baseline)))
 	}
 	return append(c,
-		FormatCount(float64(res.RPS)), rate, cpuReq, p99, p999,
+		rps, FormatRate(res), cpuReq, p99, p999,
 		fmt.Sprintf("%.0f%%", res.CPUCores*100), FormatBytes(res.MemoryPeak), dRPS, dMem)
+}
+
+// RateFloor is the rate ratio below which a fixed-rate row did not get the load it was
+// meant to (the arena's rule): its Rate cell is bold and flagged.
+const RateFloor = 0.98
+
+// FormatRate renders a fixed-rate row's achieved ÷ target rate with 4 decimals, bold with
+// ⚠️ below RateFloor; "—" for a closed-loop row.
+func FormatRate(res *result.Result) string {
+	if res.TargetRate <= 0 {
+		return "—"
+	}
+	ratio := res.RateRatio
+	if ratio == 0 {
+		ratio = res.AchievedRate / float64(res.TargetRate)
+	}
+	s := fmt.Sprintf("%.4f", ratio)
+	if ratio < RateFloor {
+		return "**" + s + "** ⚠️"
+	}
+	return s
+}
+
+// bytesPerSec is the result's bandwidth in bytes per second.
+func bytesPerSec(res *result.Result) float64 {
+	if res.BytesPerSec > 0 {
+		return res.BytesPerSec
+	}
+	if i := res.BestRun; i >= 0 && i < len(res.Runs) && res.Runs[i].DurationS > 0 {
+		return float64(res.Runs[i].Bytes) / res.Runs[i].DurationS
+	}
+	return 0
+}
+
+// FormatMBps renders bytes per second as MB/s (10^6 bytes): "512.3 MB/s", "1,234 MB/s".
+func FormatMBps(v float64) string {
+	mb := v / 1e6
+	switch {
+	case v <= 0:
+		return "—"
+	case mb < 100:
+		return fmt.Sprintf("%.1f MB/s", mb)
+	default:
+		return fmt.Sprintf("%.0f MB/s", mb)
+	}
+}
+
+// Limits returns one line per row where the load generator, not the server, was the limit:
+// "latency-1m 1024: the load generator, not the server, was the limit: …".
+func (t Table) Limits() []string {
+	var lines []string
+	for _, r := range t.Rows {
+		if r.Result == nil || r.Result.ToolLimit == "" {
+			continue
+		}
+		lines = append(lines, fmt.Sprintf("⚠️ %s %d: the load generator, not the server, was the limit: %s", md.Code(r.Profile), r.Conns, md.Text(md.Clip(oneLine(r.Result.ToolLimit), 300))))
+	}
+	return lines
 }
 
 // memSpread is the relative spread of peak memory over a result's runs.

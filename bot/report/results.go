@@ -248,6 +248,9 @@ func resultsPieces(r Results, budget int) []piece {
 	}
 	for _, t := range tables {
 		pieces = append(pieces, tablePiece(t))
+		if lines := t.Limits(); len(lines) > 0 {
+			pieces = append(pieces, piece{text: strings.Join(lines, "\n")})
+		}
 		if lines := t.Failures(); len(lines) > 0 {
 			title := "Why rows of <code>" + md.HTML(t.Entry) + "</code> failed"
 			pieces = append(pieces, piece{text: detailsBlock(title, lines, budget)})
@@ -305,6 +308,7 @@ func measuredRows(rows []result.Row, entries, profiles map[string]string) []Meas
 			Result:    row.Result,
 			Err:       md.Clip(row.Err, 2000), // whole, for the list under the table
 			WebSocket: row.WebSocket,
+			Bandwidth: row.Bandwidth,
 		}
 		if row.Result == nil {
 			short := row.Short

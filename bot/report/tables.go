@@ -17,6 +17,7 @@ type Measured struct {
 	Err            string         // why it failed
 	Short          string         // the failed row's cell; "" means Err, cut short
 	WebSocket      bool
+	Bandwidth      bool
 	// Advisories are WARN lines of the entry's validation, on any of its rows.
 	Advisories []string
 }
@@ -61,7 +62,7 @@ func Tables(rows []Measured, b Baseline) []Table {
 			tables = append(tables, Table{Entry: m.Entry, Display: m.Display})
 		}
 		tables[i].Advisories = append(tables[i].Advisories, m.Advisories...)
-		row := Row{Profile: m.Profile, Conns: m.Conns, Result: m.Result, Err: m.Err, Short: m.Short, WebSocket: m.WebSocket}
+		row := Row{Profile: m.Profile, Conns: m.Conns, Result: m.Result, Err: m.Err, Short: m.Short, WebSocket: m.WebSocket, Bandwidth: m.Bandwidth}
 		if m.Result != nil {
 			row.Baseline, row.NotApplicable = b.lookup(m, sameRun)
 		}

@@ -102,7 +102,7 @@ func bench(ctx context.Context, c benchConfig, stdout, stderr io.Writer) error {
 	var measured []report.Measured
 	var failures []runner.Row
 	for _, r := range rows {
-		m := report.Measured{Entry: r.Entry.Name, Display: r.Entry.Meta.DisplayName, Profile: r.Profile.Name, Conns: r.Conns, Result: r.Result, WebSocket: r.Profile.WebSocket}
+		m := report.Measured{Entry: r.Entry.Name, Display: r.Entry.Meta.DisplayName, Profile: r.Profile.Name, Conns: r.Conns, Result: r.Result, WebSocket: r.Profile.WebSocket, Bandwidth: r.Profile.Bandwidth}
 		for _, o := range r.Advisories {
 			m.Advisories = append(m.Advisories, o.String())
 		}

@@ -13,7 +13,8 @@ import (
 // TestInstallFiles fails when either file disagrees; go test ./runner/loadgen -update
 // rewrites them.
 //
-// A tool comes either from a Debian bookworm package or from the Go module proxy.
+// A tool comes from a Debian bookworm package, from the Go module proxy, or from this
+// module itself (the arena's own generators).
 type Install struct {
 	// Debian is the package that provides the binary ("nghttp2-client"). Its version must be
 	// the pinned upstream version with a Debian revision ("1.52.0-1+deb12u3"), which the image
@@ -28,6 +29,23 @@ type Install struct {
 	// GoLDFlags are linker flags the image's build adds ("-X main.version=v{version}", with
 	// {version} the pinned version), so that the tool's own version output names it.
 	GoLDFlags string
+
+	// Module is a main package of this module ("./cmd/arenaload"): .ci/setup builds it from
+	// the checkout (statically, CGO_ENABLED=0) into GOPATH/bin, and the load-generator image
+	// copies in that binary (the runner puts it into the image's build context), so the
+	// image and the native runs use the same build. Its --version names the pinned version.
+	Module string
+}
+
+// kinds counts how many of the three sources an Install names.
+func (in Install) kinds() int {
+	n := 0
+	for _, s := range []string{in.Debian, in.GoPackage, in.Module} {
+		if s != "" {
+			n++
+		}
+	}
+	return n
 }
 
 // Hint says, for an error message, how to install tool at its pinned version.
@@ -35,6 +53,9 @@ func Hint(tool Tool) string {
 	in := tool.Install()
 	if in.GoPackage != "" {
 		return "go install " + in.GoPackage + "@v" + tool.PinnedVersion()
+	}
+	if in.Module != "" {
+		return "in this repository: CGO_ENABLED=0 go build -buildvcs=true -o \"$(go env GOPATH)/bin/" + tool.Binary() + "\" " + in.Module + ", or .ci/setup"
 	}
 	return fmt.Sprintf("Debian: apt-get install %s, version %s-*", in.Debian, tool.PinnedVersion())
 }
@@ -67,13 +88,15 @@ func imageBuildArgs(tools []Tool) map[string]string {
 func checkInstall(t Tool) error {
 	in := t.Install()
 	switch {
-	case (in.Debian == "") == (in.GoPackage == ""):
-		return fmt.Errorf("%s: Install names %q and %q; want either a Debian package or a Go package", t.Name(), in.Debian, in.GoPackage)
+	case in.kinds() != 1:
+		return fmt.Errorf("%s: Install names %q, %q and %q; want exactly one of a Debian package, a Go package or a package of this module", t.Name(), in.Debian, in.GoPackage, in.Module)
+	case in.Module != "" && !strings.HasPrefix(in.Module, "./cmd/"):
+		return fmt.Errorf("%s: module package %q is not a command of this module (./cmd/…)", t.Name(), in.Module)
 	case in.GoPackage != "" && (in.GoModule == "" || !strings.HasPrefix(in.GoPackage, in.GoModule)):
 		return fmt.Errorf("%s: Go package %q is not in module %q", t.Name(), in.GoPackage, in.GoModule)
 	case in.GoPackage == "" && (in.GoModule != "" || in.GoLDFlags != ""):
 		return fmt.Errorf("%s: Go module or flags for a Debian package", t.Name())
-	case !shellWord.MatchString(in.Debian + in.GoPackage + in.GoModule + t.Binary() + t.PinnedVersion()):
+	case !shellWord.MatchString(in.Debian + in.GoPackage + in.GoModule + in.Module + t.Binary() + t.PinnedVersion()):
 		return fmt.Errorf("%s: a name or version the rendered shell cannot carry as it is", t.Name())
 	case strings.ContainsAny(in.GoLDFlags, "\"'`$\\\n"):
 		return fmt.Errorf("%s: linker flags %q need quoting", t.Name(), in.GoLDFlags)
@@ -101,14 +124,17 @@ func RenderDockerfile(tools []Tool) (string, error) {
 # arenabot/debian:local and GO_IMAGE by arenabot/golang:local (deploy/base-images.sh).
 ARG BASE_IMAGE=debian:bookworm-slim
 `)
-	var debs, gos []Tool
+	var debs, gos, mods []Tool
 	for _, t := range tools {
 		if err := checkInstall(t); err != nil {
 			return "", err
 		}
-		if t.Install().GoPackage != "" {
+		switch in := t.Install(); {
+		case in.GoPackage != "":
 			gos = append(gos, t)
-		} else {
+		case in.Module != "":
+			mods = append(mods, t)
+		default:
 			debs = append(debs, t)
 		}
 	}
@@ -130,6 +156,11 @@ ARG BASE_IMAGE=debian:bookworm-slim
 	}
 	for _, t := range gos {
 		fmt.Fprintf(&b, "COPY --from=%s /out/%s /usr/local/bin/%s\n", t.Name(), t.Binary(), t.Binary())
+	}
+	for _, t := range mods {
+		fmt.Fprintf(&b, "# %s is this module's own (%s): the runner copies the checked binary into the build context.\n", t.Name(), t.Install().Module)
+		fmt.Fprintf(&b, "COPY %s /usr/local/bin/%s\n", t.Binary(), t.Binary())
+		fmt.Fprintf(&b, "RUN %s --version | grep -Eq \"^%s ${%s}([[:space:]]|$)\"\n", t.Binary(), t.Binary(), versionArg(t))
 	}
 	if len(debs) > 0 {
 		var pkgs []string
@@ -155,8 +186,9 @@ const (
 )
 
 // RenderSetup returns the load-tool block of .ci/setup, from setupBegin to setupEnd: one
-// line per tool, calling the script's install_deb (package, pinned upstream version) or
-// install_go (binary, package, module, version).
+// line per tool, calling the script's install_deb (package, pinned upstream version),
+// install_go (binary, package, module, version) or install_module (binary, package of this
+// module, version).
 func RenderSetup(tools []Tool) (string, error) {
 	var b strings.Builder
 	b.WriteString(setupBegin + "\n")
@@ -167,6 +199,8 @@ func RenderSetup(tools []Tool) (string, error) {
 		in := t.Install()
 		if in.GoPackage != "" {
 			fmt.Fprintf(&b, "install_go %s %s %s v%s\n", t.Binary(), in.GoPackage, in.GoModule, t.PinnedVersion())
+		} else if in.Module != "" {
+			fmt.Fprintf(&b, "install_module %s %s %s\n", t.Binary(), in.Module, t.PinnedVersion())
 		} else {
 			fmt.Fprintf(&b, "install_deb %s %s\n", in.Debian, t.PinnedVersion())
 		}

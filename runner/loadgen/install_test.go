@@ -57,7 +57,7 @@ func TestInstallFiles(t *testing.T) {
 	}
 	for _, tool := range All() {
 		in := tool.Install()
-		name := in.Debian + in.GoPackage
+		name := in.Debian + in.GoPackage + in.Module
 		if !strings.Contains(df, name) || !strings.Contains(block, name) {
 			t.Errorf("%s: %s is not in both files", tool.Name(), name)
 		}
@@ -85,7 +85,7 @@ func TestSetupScript(t *testing.T) {
 	// apt-get and go install must not run: the tools are installed.
 	stub := "apt-get() { echo \"apt-get $*\"; exit 3; }\n"
 	cmd := exec.Command("bash", "-c", "set -euo pipefail\n"+stub+funcs+
-		"go() { if [ \"$1\" = install ]; then echo \"go $*\"; exit 4; fi; command go \"$@\"; }\n"+block+"echo ok\n")
+		"go() { if [ \"$1\" = install ] || [ \"$1\" = build ]; then echo \"go $*\"; exit 4; fi; command go \"$@\"; }\n"+block+"echo ok\n")
 	out, err := cmd.CombinedOutput()
 	if err != nil || strings.TrimSpace(string(out)) != "ok" {
 		t.Fatalf("the load-tool block: %v\n%s", err, out)
@@ -93,16 +93,17 @@ func TestSetupScript(t *testing.T) {
 }
 
 func TestRenderInstall(t *testing.T) {
-	if got, want := Image, "arenabot/loadgen:wrk-4.1.0-h2load-1.52.0-ghz-0.121.0"; got != want {
+	if got, want := Image, "arenabot/loadgen:wrk-4.1.0-h2load-1.52.0-ghz-0.121.0-arenaload-"+ArenaloadVersion; got != want {
 		t.Errorf("Image = %q, want %q", got, want)
 	}
-	if diff := cmp.Diff(map[string]string{"WRK_VERSION": "4.1.0", "H2LOAD_VERSION": "1.52.0", "GHZ_VERSION": "0.121.0"}, ImageBuildArgs()); diff != "" {
+	if diff := cmp.Diff(map[string]string{"WRK_VERSION": "4.1.0", "H2LOAD_VERSION": "1.52.0", "GHZ_VERSION": "0.121.0", "ARENALOAD_VERSION": ArenaloadVersion}, ImageBuildArgs()); diff != "" {
 		t.Errorf("ImageBuildArgs (-want +got):\n%s", diff)
 	}
 	for tool, want := range map[Tool]string{
-		Wrk{}:    "Debian: apt-get install wrk, version 4.1.0-*",
-		H2load{}: "Debian: apt-get install nghttp2-client, version 1.52.0-*",
-		Ghz{}:    "go install github.com/bojand/ghz/cmd/ghz@v0.121.0",
+		Wrk{}:       "Debian: apt-get install wrk, version 4.1.0-*",
+		H2load{}:    "Debian: apt-get install nghttp2-client, version 1.52.0-*",
+		Ghz{}:       "go install github.com/bojand/ghz/cmd/ghz@v0.121.0",
+		Arenaload{}: `in this repository: CGO_ENABLED=0 go build -buildvcs=true -o "$(go env GOPATH)/bin/arenaload" ./cmd/arenaload, or .ci/setup`,
 	} {
 		if got := Hint(tool); got != want {
 			t.Errorf("Hint(%s) = %q, want %q", tool.Name(), got, want)
@@ -110,7 +111,8 @@ func TestRenderInstall(t *testing.T) {
 	}
 	// A tool of each kind renders its facts: a Go build stage with its flags, a Debian check.
 	tools := []Tool{fakeTool{name: "deb", install: Install{Debian: "pkg"}},
-		fakeTool{name: "gotool", install: Install{GoPackage: "example.com/m/cmd/t", GoModule: "example.com/m", GoLDFlags: "-X main.v={version}"}}}
+		fakeTool{name: "gotool", install: Install{GoPackage: "example.com/m/cmd/t", GoModule: "example.com/m", GoLDFlags: "-X main.v={version}"}},
+		fakeTool{name: "own", install: Install{Module: "./cmd/own"}}}
 	df, err := RenderDockerfile(tools)
 	if err != nil {
 		t.Fatal(err)
@@ -120,6 +122,7 @@ func TestRenderInstall(t *testing.T) {
 		`-ldflags="-s -w -X main.v=${GOTOOL_VERSION}" "example.com/m/cmd/t@v${GOTOOL_VERSION}"`,
 		`go version -m /out/gotool | grep -Eq "^[[:space:]]+mod[[:space:]]+example.com/m[[:space:]]+v${GOTOOL_VERSION}[[:space:]]"`,
 		"COPY --from=gotool /out/gotool /usr/local/bin/gotool\n",
+		"COPY own /usr/local/bin/own\nRUN own --version | grep -Eq \"^own ${OWN_VERSION}([[:space:]]|$)\"\n",
 		"apt-get install -y --no-install-recommends pkg \\\n",
 		`dpkg-query -W -f='${Version}' pkg | grep -Eq "^([0-9]+:)?${DEB_VERSION}-"`,
 	} {
@@ -131,12 +134,14 @@ func TestRenderInstall(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := setupBegin + "\ninstall_deb pkg 1.2.3\ninstall_go gotool example.com/m/cmd/t example.com/m v1.2.3\n" + setupEnd + "\n"; setup != want {
+	if want := setupBegin + "\ninstall_deb pkg 1.2.3\ninstall_go gotool example.com/m/cmd/t example.com/m v1.2.3\ninstall_module own ./cmd/own 1.2.3\n" + setupEnd + "\n"; setup != want {
 		t.Errorf("RenderSetup =\n%s\nwant\n%s", setup, want)
 	}
 	for _, bad := range []Install{
 		{},
 		{Debian: "a", GoPackage: "b"},
+		{Debian: "a", Module: "./cmd/a"},
+		{Module: "../elsewhere/cmd/a"},
 		{GoPackage: "example.com/x/cmd/y", GoModule: "example.com/other"},
 		{Debian: "a", GoLDFlags: "-X x=y"},
 		{Debian: "a; rm -rf /"},

@@ -34,8 +34,24 @@ type Spec struct {
 	// writable. "" means none: the adapter asks for no such file.
 	OutDir string
 	// Timeout is how long the tool waits for a response before it counts a timeout; 0 means
-	// DefaultTimeout. Only wrk takes one (h2load has no per-request timeout).
+	// the profile's Timeout, else DefaultTimeout. wrk and arenaload take one (h2load has no
+	// per-request timeout).
 	Timeout time.Duration
+	// Rate is the offered rate, requests per second, of a fixed-rate profile
+	// (Profile.Rate for the mode); 0 for a closed-loop one.
+	Rate int
+}
+
+// timeout is the per-request timeout of the run.
+func (s Spec) timeout() time.Duration {
+	switch {
+	case s.Timeout > 0:
+		return s.Timeout
+	case s.Profile.Timeout > 0:
+		return s.Profile.Timeout
+	default:
+		return DefaultTimeout
+	}
 }
 
 // DefaultTimeout is wrk's own default timeout, which the old arena ran with.
@@ -69,6 +85,24 @@ type Measurement struct {
 
 	Latency Latency
 	Errors  SocketErrors
+
+	// Generator is what a generator that reports on itself says (arenaload); nil for tools
+	// that do not.
+	Generator *Generator
+}
+
+// Generator is a load generator's account of its own run.
+type Generator struct {
+	CPU time.Duration // its own CPU time (user + system) over the run
+	// Limit, when set, says that the generator, not the server, limited the run, and why.
+	Limit string
+	// TargetRate and MaxScheduleLag: the offered rate (requests/s) of a fixed-rate run and
+	// the largest delay of a request behind its schedule.
+	TargetRate     float64
+	MaxScheduleLag time.Duration
+	// Reconnects is the connections opened during the run after the first ones (WebSocket:
+	// upgrades after a connection retired).
+	Reconnects int64
 }
 
 // RPS is successful (2xx) responses per second, the arena's figure of merit.

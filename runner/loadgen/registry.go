@@ -15,7 +15,7 @@ var ErrUnknownTool = errors.New("no adapter for load tool")
 var ErrWrongVersion = errors.New("load tool is not the pinned version")
 
 // All returns every adapter, one per tool.
-func All() []Tool { return []Tool{Wrk{}, H2load{}, Ghz{}} }
+func All() []Tool { return []Tool{Wrk{}, H2load{}, Ghz{}, Arenaload{}} }
 
 // ForProfile returns the adapter for the profile's load tool.
 func ForProfile(p profile.Profile) (Tool, error) {

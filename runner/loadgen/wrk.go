@@ -129,11 +129,7 @@ func (Wrk) Args(spec Spec) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	timeout := spec.Timeout
-	if timeout == 0 {
-		timeout = DefaultTimeout
-	}
-	tsecs, err := wholeSeconds(timeout)
+	tsecs, err := wholeSeconds(spec.timeout())
 	if err != nil {
 		return nil, fmt.Errorf("wrk args for %s: timeout %w", p.Name, err)
 	}

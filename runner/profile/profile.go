@@ -14,6 +14,9 @@ const (
 	ToolH2load   = "h2load"
 	ToolH2loadH3 = "h2load-h3"
 	ToolGhz      = "ghz"
+	// ToolArenaload is this module's own generator (cmd/arenaload): paced open-loop HTTP/1.1,
+	// WebSocket echo and HTTP/3, where no pinned tool runs a profile faithfully.
+	ToolArenaload = "arenaload"
 )
 
 // Ports the entries listen on (docs/profiles.md).
@@ -93,10 +96,25 @@ type Profile struct {
 	// request files already carry them; tools that build requests from a URL add them.
 	Headers []string
 
-	Sidecars   []string // services the profile needs beside the server (SidecarPostgres, SidecarRedis)
-	Compose    bool     // the server is the entry's docker compose stack, not one container
-	TargetRate int      // requests per second for constant-rate latency profiles; 0: open throttle
-	WebSocket  bool     // rows of this profile have no latency columns
+	// Body is a request body file in the arena data's requests/ directory, posted by tools
+	// that build requests from a URL (the paced 8gbit profile's 10 KB /echo body).
+	Body string
+
+	// Timeout is the load tool's per-request timeout when the default (2 s) is too short:
+	// a download of a 170 MB file by each of 100 connections takes longer.
+	Timeout time.Duration
+
+	Sidecars []string // services the profile needs beside the server (SidecarPostgres, SidecarRedis)
+	Compose  bool     // the server is the entry's docker compose stack, not one container
+
+	// TargetRate is the offered rate, requests per second, of a fixed-rate (open-loop)
+	// profile on the benchmark host, and LiteTargetRate the rate with --lite, one a 2-core
+	// machine can offer; 0: a closed-loop profile.
+	TargetRate, LiteTargetRate int
+	// Bandwidth marks a profile whose figure is bytes per second, not requests: its rows
+	// show MB/s.
+	Bandwidth bool
+	WebSocket bool // rows of this profile have no latency columns
 
 	// Unsupported, when set, says why this harness cannot run the profile yet. The profile
 	// stays in the table so entries that subscribe to it load and reports keep their order.
@@ -118,6 +136,14 @@ func (p Profile) ProbeAt() (port int, scheme string) {
 
 // Runnable reports whether the harness can measure this profile.
 func (p Profile) Runnable() bool { return p.Unsupported == "" }
+
+// Rate returns the offered rate for the mode (0 for a closed-loop profile).
+func (p Profile) Rate(lite bool) int {
+	if lite {
+		return p.LiteTargetRate
+	}
+	return p.TargetRate
+}
 
 // ConnCounts returns the connection counts for the mode.
 func (p Profile) ConnCounts(lite bool) []int {

@@ -18,6 +18,8 @@ const (
 	probeBaseline2  = "/baseline2?a=1&b=1"
 	probeStatic     = "/static/reset.css"
 	probeGetSum     = "/benchmark.BenchmarkService/GetSum"
+	// pathLatency is what the fixed-rate latency profiles request.
+	pathLatency = "/baseline11?a=1&b=2"
 )
 
 // Headers the static and compressed-json profiles send.
@@ -311,6 +313,79 @@ var All = []Profile{
 		Pipeline: 1, Streams: 4, Warmup: 2 * time.Second,
 		Scheme: SchemeGRPCS, Port: PortTLS, Probe: probeGetSum,
 		Path: "/benchmark.BenchmarkService/StreamSum",
+	},
+	{
+		// The arena's fixed-rate profiles (zrk there): exactly 1,024 connections, each at
+		// rate/1,024 with staggered phases, latency from each request's scheduled send time.
+		// latency-10k measures what a running server costs at a low rate.
+		Name: "latency-10k", Endpoint: "latency-10k", Tool: ToolArenaload,
+		Conns: []int{1024}, LiteConns: []int{256},
+		Pipeline: 1, Duration: 20 * time.Second,
+		TargetRate: 10_000, LiteTargetRate: 10_000,
+		ServerCPUs: "0-31,64-95",
+		Scheme:     SchemeHTTP, Port: PortH1, Probe: probeBaseline11,
+		Path: pathLatency,
+	},
+	{
+		// 1,000,000 requests/s needs the arena's 32 generator cores; the lite 20,000 is ours.
+		Name: "latency-1m", Endpoint: "latency-1m", Tool: ToolArenaload,
+		Conns: []int{1024}, LiteConns: []int{256},
+		Pipeline: 1, Duration: 20 * time.Second,
+		TargetRate: 1_000_000, LiteTargetRate: 20_000,
+		ServerCPUs: "0-31,64-95",
+		Scheme:     SchemeHTTP, Port: PortH1, Probe: probeBaseline11,
+		Path: pathLatency,
+	},
+	{
+		// The server narrowed to 4 cores and their 4 siblings. The arena's connection count
+		// and duration for it were not found; these are latency-1m's.
+		Name: "latency-500k-8cpu", Endpoint: "latency-500k-8cpu", Tool: ToolArenaload,
+		Conns: []int{1024}, LiteConns: []int{256},
+		Pipeline: 1, Duration: 20 * time.Second,
+		TargetRate: 500_000, LiteTargetRate: 20_000,
+		ServerCPUs: "0-3,64-67",
+		Scheme:     SchemeHTTP, Port: PortH1, Probe: probeBaseline11,
+		Path: pathLatency,
+	},
+	{
+		// A 10 KB body posted to /echo over TLS at 50,000 requests/s: 512 MB/s each way. The
+		// arena's duration was not found; 20 s is the latency profiles'. Lite: 2,000/s.
+		Name: "8gbit", Endpoint: "8gbit", Tool: ToolArenaload,
+		Conns: []int{512}, LiteConns: []int{64},
+		Pipeline: 1, Duration: 20 * time.Second,
+		TargetRate: 50_000, LiteTargetRate: 2_000,
+		Scheme: SchemeHTTPS, Port: PortH1TLS, Probe: probeBaseline11,
+		Path: "/echo", Body: "echo-10k.bin",
+		Bandwidth: true,
+	},
+	{
+		// 32,000 connections each held by GET /delay/10 (closed loop, one request in flight
+		// each): the ceiling is 3.2M requests/s. The lite 1,024 is ours.
+		Name: "async", Endpoint: "async", Tool: ToolWrk,
+		Conns: []int{32000}, LiteConns: []int{1024},
+		Pipeline: 1, Duration: 10 * time.Second,
+		Scheme: SchemeHTTP, Port: PortH1, Probe: probeBaseline11,
+		Requests: []string{"async-delay.raw"},
+	},
+	{
+		// This arena's own: 100 connections each downloading a 170 MB generated file
+		// (/large/download.bin), measured in MB/s and server CPU per GB. The lite 8 is ours.
+		Name: "download", Endpoint: "download", Tool: ToolWrk,
+		Conns: []int{100}, LiteConns: []int{8},
+		Pipeline: 1, Duration: 10 * time.Second, Timeout: 60 * time.Second,
+		Scheme: SchemeHTTP, Port: PortH1, Probe: probeBaseline11,
+		Requests:  []string{"download.raw"},
+		Bandwidth: true,
+	},
+	{
+		// This arena's own: 1 MB and 2 MB files asked for with Accept-Encoding: gzip, which
+		// the server compresses as it sends them.
+		Name: "static-large", Endpoint: "static-large", Tool: ToolWrk,
+		Conns: []int{64, 256}, LiteConns: []int{32},
+		Pipeline: 1, Timeout: 10 * time.Second,
+		Scheme: SchemeHTTP, Port: PortH1, Probe: probeBaseline11,
+		Requests:  []string{"static-large-1m.raw", "static-large-2m.raw"},
+		Bandwidth: true,
 	},
 	{
 		Name: "echo-ws", Endpoint: "ws-echo", Tool: "",

@@ -18,13 +18,15 @@ var order = []string{
 	"baseline", "pipelined", "limited-conn", "json", "json-comp", "json-tls", "upload",
 	"api-4", "api-16", "static", "static-tls", "async-db", "crud", "baseline-h2", "static-h2",
 	"baseline-h2c", "json-h2c", "baseline-h3", "static-h3", "gateway-64", "gateway-h3",
-	"production-stack", "unary-grpc", "unary-grpc-tls", "stream-grpc", "stream-grpc-tls", "echo-ws",
+	"production-stack", "unary-grpc", "unary-grpc-tls", "stream-grpc", "stream-grpc-tls",
+	"latency-10k", "latency-1m", "latency-500k-8cpu", "8gbit", "async", "download", "static-large", "echo-ws",
 }
 
 // runnable are the profiles this harness can measure now.
 var runnable = []string{"baseline", "pipelined", "limited-conn", "json", "json-comp", "json-tls", "upload", "api-4", "api-16",
 	"static", "static-tls", "async-db", "crud", "baseline-h2", "static-h2", "baseline-h2c", "json-h2c",
-	"unary-grpc", "unary-grpc-tls", "stream-grpc", "stream-grpc-tls"}
+	"unary-grpc", "unary-grpc-tls", "stream-grpc", "stream-grpc-tls",
+	"latency-10k", "latency-1m", "latency-500k-8cpu", "8gbit", "async", "download", "static-large"}
 
 // loads says, for each runnable profile, its tool, scheme and port.
 var loads = map[string]string{
@@ -33,11 +35,14 @@ var loads = map[string]string{
 	"baseline-h2c": "h2load h2c 8082", "json-h2c": "h2load h2c 8082",
 	"unary-grpc": "h2load grpc 8080", "unary-grpc-tls": "h2load grpcs 8443",
 	"stream-grpc": "ghz grpc 8080", "stream-grpc-tls": "ghz grpcs 8443",
+	"latency-10k": "arenaload http 8080", "latency-1m": "arenaload http 8080",
+	"latency-500k-8cpu": "arenaload http 8080", "8gbit": "arenaload https 8081",
+	"async": "wrk http 8080", "download": "wrk http 8080", "static-large": "wrk http 8080",
 }
 
 func TestOrder(t *testing.T) {
-	if len(profile.All) != 27 {
-		t.Errorf("%d profiles, want 27", len(profile.All))
+	if len(profile.All) != 34 {
+		t.Errorf("%d profiles, want 34", len(profile.All))
 	}
 	if got := profile.Names(); !slices.Equal(got, order) {
 		t.Errorf("Names() = %q\nwant      %q", got, order)
@@ -174,7 +179,7 @@ func TestUnsupported(t *testing.T) {
 // TestInvariants checks what must hold for every row.
 func TestInvariants(t *testing.T) {
 	ports := []int{profile.PortH1, profile.PortH1TLS, profile.PortH2C, profile.PortTLS}
-	tools := []string{profile.ToolWrk, profile.ToolH2load, profile.ToolH2loadH3, profile.ToolGhz}
+	tools := []string{profile.ToolWrk, profile.ToolH2load, profile.ToolH2loadH3, profile.ToolGhz, profile.ToolArenaload}
 	schemes := profile.Schemes
 	for _, p := range profile.All {
 		if p.Tool == "" && p.Runnable() || p.Tool != "" && !slices.Contains(tools, p.Tool) {
@@ -273,7 +278,16 @@ func TestArenaNumbers(t *testing.T) {
 		"unary-grpc-tls":   {"grpc-tls", "h2load", []int{256, 1024}, []int{512}, 1, 0, 0, "", 0, 8443, "/benchmark.BenchmarkService/GetSum", 0, nil, false, ""},
 		"stream-grpc":      {"grpc-stream", "ghz", []int{64}, []int{64}, 1, 0, 0, "", 0, 8080, "/benchmark.BenchmarkService/GetSum", 0, nil, false, ""},
 		"stream-grpc-tls":  {"grpc-stream-tls", "ghz", []int{64}, []int{64}, 1, 0, 0, "", 0, 8443, "/benchmark.BenchmarkService/GetSum", 0, nil, false, ""},
-		"echo-ws":          {"ws-echo", "", []int{512, 4096, 16384}, []int{512}, 1, 0, 0, "", 0, 8080, "/ws", 0, nil, false, ""},
+		// The fixed-rate profiles' lite counts are ours; so are async's and every count of
+		// download and static-large (this arena's own profiles).
+		"latency-10k":       {"latency-10k", "arenaload", []int{1024}, []int{256}, 1, 0, 20 * time.Second, "0-31,64-95", 0, 8080, b11, 0, nil, false, ""},
+		"latency-1m":        {"latency-1m", "arenaload", []int{1024}, []int{256}, 1, 0, 20 * time.Second, "0-31,64-95", 0, 8080, b11, 0, nil, false, ""},
+		"latency-500k-8cpu": {"latency-500k-8cpu", "arenaload", []int{1024}, []int{256}, 1, 0, 20 * time.Second, "0-3,64-67", 0, 8080, b11, 0, nil, false, ""},
+		"8gbit":             {"8gbit", "arenaload", []int{512}, []int{64}, 1, 0, 20 * time.Second, "", 0, 8081, b11, 0, nil, false, ""},
+		"async":             {"async", "wrk", []int{32000}, []int{1024}, 1, 0, 10 * time.Second, "", 0, 8080, b11, 0, nil, false, "async-delay.raw"},
+		"download":          {"download", "wrk", []int{100}, []int{8}, 1, 0, 10 * time.Second, "", 0, 8080, b11, 0, nil, false, "download.raw"},
+		"static-large":      {"static-large", "wrk", []int{64, 256}, []int{32}, 1, 0, 0, "", 0, 8080, b11, 0, nil, false, "static-large-2m.raw"},
+		"echo-ws":           {"ws-echo", "", []int{512, 4096, 16384}, []int{512}, 1, 0, 0, "", 0, 8080, "/ws", 0, nil, false, ""},
 	}
 	if len(want) != len(order) {
 		t.Fatalf("the test table has %d rows, want %d", len(want), len(order))
@@ -336,4 +350,43 @@ func TestLookupAndIndex(t *testing.T) {
 // TestDeps keeps the table data only: it imports nothing from the module.
 func TestDeps(t *testing.T) {
 	deptest.Check(t, deptest.Rules{StdOnly: true})
+}
+
+// TestFixedRate: the fixed-rate profiles have the arena's rates, connections and endpoints, a
+// lite rate a 2-core machine can offer, and nothing else has a rate.
+func TestFixedRate(t *testing.T) {
+	want := map[string]struct {
+		rate, lite, conns int
+		path, body, cpus  string
+	}{
+		"latency-10k":       {10_000, 10_000, 1024, "/baseline11?a=1&b=2", "", "0-31,64-95"},
+		"latency-1m":        {1_000_000, 20_000, 1024, "/baseline11?a=1&b=2", "", "0-31,64-95"},
+		"latency-500k-8cpu": {500_000, 20_000, 1024, "/baseline11?a=1&b=2", "", "0-3,64-67"},
+		"8gbit":             {50_000, 2_000, 512, "/echo", "echo-10k.bin", ""},
+	}
+	for _, p := range profile.All {
+		w, ok := want[p.Name]
+		if !ok {
+			if p.TargetRate != 0 || p.LiteTargetRate != 0 {
+				t.Errorf("%s: rate %d (lite %d) on a closed-loop profile", p.Name, p.TargetRate, p.LiteTargetRate)
+			}
+			continue
+		}
+		if p.Rate(false) != w.rate || p.Rate(true) != w.lite || p.Rate(true) > 20_000 || !slices.Equal(p.Conns, []int{w.conns}) ||
+			p.Path != w.path || p.Body != w.body || p.ServerCPUs != w.cpus || p.Tool != profile.ToolArenaload {
+			t.Errorf("%s: rate %d lite %d conns %v path %q body %q cpus %q tool %s; want %+v", p.Name, p.Rate(false), p.Rate(true), p.Conns, p.Path, p.Body, p.ServerCPUs, p.Tool, w)
+		}
+		if p.Name != "8gbit" && p.Duration != 20*time.Second {
+			t.Errorf("%s: %v runs; want the arena's 20 s", p.Name, p.Duration)
+		}
+	}
+	async, _ := profile.Lookup("async")
+	if !slices.Equal(async.Conns, []int{32000}) || async.Duration != 10*time.Second || !slices.Equal(async.Requests, []string{"async-delay.raw"}) {
+		t.Errorf("async: conns %v, %v, requests %q; want 32,000 connections on GET /delay/10 for 10 s", async.Conns, async.Duration, async.Requests)
+	}
+	for _, name := range []string{"8gbit", "download", "static-large"} {
+		if p, _ := profile.Lookup(name); !p.Bandwidth {
+			t.Errorf("%s: not a bandwidth profile", name)
+		}
+	}
 }

@@ -133,7 +133,13 @@ func section(p profile.Profile) string {
 		item("Server memory limit", fmt.Sprintf("%d GiB", p.Memory>>30))
 	}
 	if p.TargetRate > 0 {
-		item("Offered rate", fmt.Sprintf("%d requests/s", p.TargetRate))
+		item("Offered rate ($RATE)", fmt.Sprintf("%d requests/s on the benchmark host; %d with `--lite`; open loop: each connection sends on its own schedule, latency is timed from each request's scheduled send, and Rate is achieved ÷ offered (below 0.98 the row is flagged)", p.TargetRate, p.LiteTargetRate))
+	}
+	if p.Bandwidth {
+		item("Figure", "bytes per second (MB/s) and server CPU seconds per GB, not requests")
+	}
+	if p.Timeout > 0 {
+		item("Request timeout", p.Timeout.String())
 	}
 	for _, name := range p.Sidecars {
 		item("Sidecar", sidecar(name))
@@ -234,7 +240,7 @@ func tool(p profile.Profile) string {
 	if d == 0 {
 		d = profile.DefaultDuration
 	}
-	spec := loadgen.Spec{Profile: p, Host: "127.0.0.1", Conns: conns, Threads: 1, Duration: d, DataDir: "$DATA", ScriptDir: "$SCRIPTS"}
+	spec := loadgen.Spec{Profile: p, Host: "127.0.0.1", Conns: conns, Threads: 1, Duration: d, DataDir: "$DATA", ScriptDir: "$SCRIPTS", Rate: p.TargetRate}
 	if _, ok := t.(loadgen.RunLog); ok {
 		spec.OutDir = "$OUT"
 	}
@@ -248,6 +254,8 @@ func tool(p profile.Profile) string {
 			args[i] = "$CONNS"
 		case i > 0 && args[i-1] == "-t":
 			args[i] = "$THREADS"
+		case i > 0 && args[i-1] == "-R" && p.TargetRate > 0 && args[i] == strconv.Itoa(p.TargetRate):
+			args[i] = "$RATE"
 		case args[i] == "connections="+strconv.Itoa(conns):
 			args[i] = "connections=$CONNS"
 		case args[i] == "threads=1": // wrk's script is told -t

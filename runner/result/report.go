@@ -25,6 +25,7 @@ type Row struct {
 	Profile   string  `json:"profile"`           // "" when the entry failed before its profiles were known
 	Conns     int     `json:"conns,omitempty"`
 	WebSocket bool    `json:"websocket,omitempty"`
+	Bandwidth bool    `json:"bandwidth,omitempty"` // the row's figure is bytes per second
 	Result    *Result `json:"result,omitempty"` // nil when the row failed
 	Err       string  `json:"err,omitempty"`    // one line: why the row has no result
 	// Short is the failed row's table cell, at most about 80 characters ("validation: GET

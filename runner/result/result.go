@@ -62,6 +62,13 @@ type Run struct {
 	Errors     SocketErrors `json:"socket_errors"`
 	CPUCores   float64      `json:"cpu_cores"` // server CPU over the window; 1.0 = one CPU
 	MemoryPeak int64        `json:"memory_peak_bytes"`
+
+	// What a generator that reports on itself (arenaload) says about the run.
+	Reconnects     int64   `json:"reconnects,omitempty"`          // connections opened after the first ones
+	ToolCPUS       float64 `json:"tool_cpu_s,omitempty"`          // the generator's own CPU time
+	MaxScheduleLag float64 `json:"max_schedule_lag_us,omitempty"` // fixed rate: the largest lag behind schedule
+	// ToolLimit, when set, says that the generator, not the server, limited the run.
+	ToolLimit string `json:"tool_limit,omitempty"`
 }
 
 // A Result is the content of one result file.
@@ -86,27 +93,36 @@ type Result struct {
 	Status5xx   int64  `json:"status_5xx"`
 
 	// What this harness adds.
-	Entry         string       `json:"entry"`   // directory name
-	Profile       string       `json:"profile"` // profile name
-	Lite          bool         `json:"lite,omitempty"`
-	Requests      int64        `json:"requests"` // responses of the best run, any status
-	NonSuccess    int64        `json:"non_2xx"`  // of the best run
-	LatencyUS     Latency      `json:"latency_us"`
-	CPUPerRequest float64      `json:"cpu_per_request_us"` // server CPU µs per 2xx response
-	CPUCores      float64      `json:"cpu_cores"`
-	MemoryPeak    int64        `json:"memory_peak_bytes"`
-	AchievedRate  float64      `json:"achieved_rps"`
-	TargetRate    int          `json:"target_rps,omitempty"`
-	SocketErrors  SocketErrors `json:"socket_errors"`
-	Runs          []Run        `json:"runs"`
-	BestRun       int          `json:"best_run"`   // index into Runs
-	SpreadPct     float64      `json:"spread_pct"` // (max-min)/best RPS of the runs, in percent
-	Tool          string       `json:"tool"`
-	ToolVersion   string       `json:"tool_version"`
-	Sidecars      []string     `json:"sidecars,omitempty"` // beside the server: "postgres 15.18 (arenabot/postgres:local)"
-	Commit        string       `json:"commit,omitempty"`
-	Host          string       `json:"host,omitempty"`
-	Time          time.Time    `json:"time"`
+	Entry         string  `json:"entry"`   // directory name
+	Profile       string  `json:"profile"` // profile name
+	Lite          bool    `json:"lite,omitempty"`
+	Requests      int64   `json:"requests"` // responses of the best run, any status
+	NonSuccess    int64   `json:"non_2xx"`  // of the best run
+	LatencyUS     Latency `json:"latency_us"`
+	CPUPerRequest float64 `json:"cpu_per_request_us"` // server CPU µs per 2xx response
+	CPUCores      float64 `json:"cpu_cores"`
+	MemoryPeak    int64   `json:"memory_peak_bytes"`
+	AchievedRate  float64 `json:"achieved_rps"`
+	TargetRate    int     `json:"target_rps,omitempty"`
+	// RateRatio is AchievedRate ÷ TargetRate for a fixed-rate profile (the arena's
+	// rate_ratio; below 0.98 the row did not get the load it was meant to).
+	RateRatio float64 `json:"rate_ratio,omitempty"`
+	// BytesPerSec and CPUPerGB, for the bandwidth profiles: response bytes per second and
+	// server CPU seconds per GB (10^9 bytes) sent.
+	BytesPerSec float64 `json:"bytes_per_s,omitempty"`
+	CPUPerGB    float64 `json:"cpu_s_per_gb,omitempty"`
+	// ToolLimit is the best run's: the generator, not the server, was the limit, and why.
+	ToolLimit    string       `json:"tool_limit,omitempty"`
+	SocketErrors SocketErrors `json:"socket_errors"`
+	Runs         []Run        `json:"runs"`
+	BestRun      int          `json:"best_run"`   // index into Runs
+	SpreadPct    float64      `json:"spread_pct"` // (max-min)/best RPS of the runs, in percent
+	Tool         string       `json:"tool"`
+	ToolVersion  string       `json:"tool_version"`
+	Sidecars     []string     `json:"sidecars,omitempty"` // beside the server: "postgres 15.18 (arenabot/postgres:local)"
+	Commit       string       `json:"commit,omitempty"`
+	Host         string       `json:"host,omitempty"`
+	Time         time.Time    `json:"time"`
 }
 
 // FromRuns fills the summary fields of r from its runs: the best run by RPS (the arena's
@@ -144,6 +160,15 @@ func (r *Result) FromRuns(runs []Run) {
 	r.SocketErrors = b.Errors
 	if b.DurationS > 0 {
 		r.Bandwidth = FormatBandwidth(float64(b.Bytes) / b.DurationS)
+		r.BytesPerSec = round(float64(b.Bytes)/b.DurationS, 0)
+	}
+	if b.Bytes > 0 {
+		r.CPUPerGB = round(b.CPUCores*b.DurationS/(float64(b.Bytes)/1e9), 4)
+	}
+	r.Reconnects = b.Reconnects
+	r.ToolLimit = b.ToolLimit
+	if r.TargetRate > 0 {
+		r.RateRatio = round(b.RPS/float64(r.TargetRate), 4)
 	}
 	if b.Status2xx > 0 && b.DurationS > 0 {
 		r.CPUPerRequest = round(b.CPUCores*b.DurationS*1e6/float64(b.Status2xx), 3)

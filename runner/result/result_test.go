@@ -25,6 +25,7 @@ func TestFromRunsReportsBestRunWithSpread(t *testing.T) {
 		Bandwidth: "2.00MB/s", Status2xx: 500000, Requests: 500100, NonSuccess: 0,
 		LatencyUS: Latency{Mean: 450, P99: 1200, P999: 3000}, CPUPerRequest: 10, CPUCores: 1,
 		MemoryPeak: 30 << 20, AchievedRate: 100000, Runs: runs, BestRun: 1, SpreadPct: 10,
+		BytesPerSec: 2097152, CPUPerGB: 476.8372, // 5 CPU-s for 10 MiB
 	}
 	if diff := cmp.Diff(want, r); diff != "" {
 		t.Errorf("FromRuns (-want +got):\n%s", diff)
@@ -106,5 +107,24 @@ func TestUnmarshalArenaFile(t *testing.T) {
 	}
 	if _, err := Unmarshal([]byte(`{"rps":"fast"}`)); err == nil {
 		t.Error("a wrong type was accepted")
+	}
+}
+
+// TestFromRunsFixedRate: a fixed-rate result carries the rate ratio and the generator's
+// account of the best run.
+func TestFromRunsFixedRate(t *testing.T) {
+	runs := []Run{
+		{RPS: 9990, Status2xx: 99900, DurationS: 10, CPUCores: 0.2},
+		{RPS: 9700, Status2xx: 97000, DurationS: 10, CPUCores: 0.2, ToolLimit: "generator CPU saturated", Reconnects: 3},
+	}
+	r := Result{TargetRate: 10000}
+	r.FromRuns(runs)
+	if r.RateRatio != 0.999 || r.ToolLimit != "" || r.BestRun != 0 {
+		t.Errorf("rate ratio %v, tool limit %q, best run %d; want 0.999 from run 0, no limit", r.RateRatio, r.ToolLimit, r.BestRun)
+	}
+	runs[0].RPS = 9000
+	r.FromRuns(runs)
+	if r.RateRatio != 0.97 || r.ToolLimit != "generator CPU saturated" || r.Reconnects != 3 {
+		t.Errorf("rate ratio %v, tool limit %q, reconnects %d; want run 1's 0.97, its limit, 3", r.RateRatio, r.ToolLimit, r.Reconnects)
 	}
 }
