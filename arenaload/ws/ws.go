@@ -28,8 +28,8 @@
 //     Sec-WebSocket-Accept Errors.Mismatch; the connection is redialled after a back-off
 //     that grows from 1 ms to 100 ms while dials keep failing (or connections keep
 //     failing before their first echo).
-//   - Result.Status stays zero: the 101 answers are counted as upgrades (Stats.Upgrades),
-//     not as responses. Result.Bytes counts the server's frames (headers and payloads) read
+//   - Result.Status stays zero: the 101 answers are counted as upgrades (Stats.Upgrades;
+//     Result.Reconnects is those after the first C), not as responses. Result.Bytes counts the server's frames (headers and payloads) read
 //     in the window, not the 101 answers.
 package ws
 
@@ -288,6 +288,7 @@ func Run(ctx context.Context, cfg Config) (Stats, error) {
 		st.Upgrades += w.upgrades
 		st.Sent += w.sentTotal
 	}
+	res.Reconnects = max(0, st.Upgrades-int64(cfg.Connections))
 	res.Latency = arenaload.Summarize(r.hist)
 	if window > 0 {
 		res.AchievedRate = float64(res.OK) / window.Seconds()

@@ -116,8 +116,8 @@ func TestReconnect(t *testing.T) {
 				t.Errorf("errors %+v, want none", res.Errors)
 			}
 			ups, echoes := srv.upgrades.Load(), srv.echoes.Load()
-			if st.Upgrades != ups {
-				t.Errorf("generator counted %d upgrades, server %d", st.Upgrades, ups)
+			if st.Upgrades != ups || st.Result.Reconnects != ups-c {
+				t.Errorf("generator counted %d upgrades (%d reconnects), server %d", st.Upgrades, st.Result.Reconnects, ups)
 			}
 			if ups < 3*c {
 				t.Errorf("only %d upgrades: the connections did not cycle", ups)

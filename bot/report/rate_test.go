@@ -50,3 +50,12 @@ func TestFixedRateAndBandwidthRows(t *testing.T) {
 		t.Error("a closed-loop row has a Rate")
 	}
 }
+
+// TestWebSocketRowsKeepLatency: an echo row shows its per-frame latency.
+func TestWebSocketRowsKeepLatency(t *testing.T) {
+	got := RenderTable(Tables([]Measured{{Entry: "nethttp", Profile: "echo-ws", Conns: 512, Result: res(80000, 20<<20, 1), WebSocket: true}},
+		Baseline{Source: "main", Committed: func(string, string, int) (*result.Result, bool) { return nil, true }})[0])
+	if !strings.Contains(got, "| echo-ws | 512 | 80.0K | — | 12us | 2.10ms | 5.30ms |") {
+		t.Errorf("echo row:\n%s", got)
+	}
+}

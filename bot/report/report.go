@@ -27,7 +27,7 @@ type Row struct {
 	Baseline *result.Result
 	// NotApplicable marks a row whose compare target does not run this profile.
 	NotApplicable bool
-	// WebSocket rows drop the latency columns.
+	// WebSocket marks an echo row: its RPS is echoes per second and its latency is per frame.
 	WebSocket bool
 	// Bandwidth rows show MB/s in the RPS column and server CPU per GB in CPU/req.
 	Bandwidth bool
@@ -144,10 +144,9 @@ func cells(r Row) []string {
 	if res.ToolLimit != "" {
 		rps += " ⚠️" // the generator was the limit: the note under the table says why
 	}
+	// WebSocket rows keep their latency columns: arenaload ws times each frame from the write
+	// that carried it to its echo, which is a per-frame latency, not a guess.
 	p99, p999 := FormatMicros(res.LatencyUS.P99), FormatMicros(res.LatencyUS.P999)
-	if r.WebSocket {
-		p99, p999 = "—", "—"
-	}
 	cpuReq := "—"
 	switch {
 	case r.Bandwidth && res.CPUPerGB > 0:
