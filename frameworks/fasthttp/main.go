@@ -60,6 +60,7 @@ type server struct {
 	dataset []Item // nil when the dataset could not be loaded
 	static  fasthttp.RequestHandler
 	items   fasthttp.RequestHandler
+	large   *largeFiles
 	db      *store // nil without DATABASE_URL: /async-db and /crud answer 503
 }
 
@@ -89,6 +90,7 @@ func main() {
 		CompressedFileSuffixes: map[string]string{"br": ".br", "gzip": ".gz", "zstd": ".zst"},
 	}
 	s.static = static.NewRequestHandler()
+	s.large = newLargeFiles(envOr("LARGE_DIR", "/data/large"))
 	s.items = fasthttp.CompressHandlerBrotliLevel(s.listItems,
 		fasthttp.CompressBrotliDefaultCompression, fasthttp.CompressDefaultCompression)
 
@@ -211,6 +213,18 @@ func (s *server) handle(ctx *fasthttp.RequestCtx) {
 			// FS adds Vary only to compressed answers; the plain ones vary too.
 			ctx.Response.Header.Set("Vary", "Accept-Encoding")
 			s.static(ctx)
+		}
+	case string(path) == "/echo":
+		if allow(ctx, fasthttp.MethodPost) {
+			echo(ctx)
+		}
+	case bytes.HasPrefix(path, []byte("/delay/")):
+		if allow(ctx, fasthttp.MethodGet, fasthttp.MethodHead) {
+			delay(ctx, string(path[len("/delay/"):]))
+		}
+	case bytes.HasPrefix(path, []byte("/large/")):
+		if allow(ctx, fasthttp.MethodGet, fasthttp.MethodHead) {
+			s.large.serve(ctx, string(path[len("/large/"):]))
 		}
 	default:
 		ctx.Error("not found", fasthttp.StatusNotFound)

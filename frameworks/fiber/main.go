@@ -91,6 +91,7 @@ func main() {
 	app.Post("/baseline*", baseline)
 	app.Get("/json/:count", compress.New(), s.listItems)
 	app.Post("/upload", upload)
+	newerRoutes(app, envOr("LARGE_DIR", "/data/large"))
 	// Files are opened on every request; directories are not listed (403).
 	// A precompressed twin is sent when the client accepts its coding.
 	staticDir := envOr("STATIC_DIR", "/data/static")

@@ -72,12 +72,12 @@ func main() {
 
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
-	if err := listenAndServe(ctx, s.router(envOr("STATIC_DIR", "/data/static")), envOr("PORT", "8080")); err != nil {
+	if err := listenAndServe(ctx, s.router(envOr("STATIC_DIR", "/data/static"), envOr("LARGE_DIR", "/data/large")), envOr("PORT", "8080")); err != nil {
 		log.Fatal(err)
 	}
 }
 
-func (s *server) router(staticDir string) *gin.Engine {
+func (s *server) router(staticDir, largeDir string) *gin.Engine {
 	gin.SetMode(gin.ReleaseMode)
 	r := gin.New()
 	r.Use(gin.Recovery())
@@ -92,6 +92,9 @@ func (s *server) router(staticDir string) *gin.Engine {
 	}
 	r.GET("/json/:count", gzip.Gzip(gzip.DefaultCompression), s.listItems)
 	r.POST("/upload", upload)
+	r.POST("/echo", echo)
+	r.GET("/delay/:ms", delay)
+	r.GET("/large/:file", newLargeFiles(largeDir).serve)
 	// Files are read on every request and directories are not listed; a
 	// precompressed twin is sent when the client accepts its coding.
 	r.Group("/static", precompressed(os.DirFS(staticDir))).Static("", staticDir)

@@ -10,7 +10,7 @@ import (
 func serve(t *testing.T, s *server, method, target, body string) *httptest.ResponseRecorder {
 	t.Helper()
 	w := httptest.NewRecorder()
-	s.routes(t.TempDir()).ServeHTTP(w, httptest.NewRequest(method, target, strings.NewReader(body)))
+	s.routes(t.TempDir(), t.TempDir()).ServeHTTP(w, httptest.NewRequest(method, target, strings.NewReader(body)))
 	return w
 }
 

@@ -77,7 +77,7 @@ func main() {
 	defer stop()
 	s.db = openDatabase(ctx)
 
-	err := listenAndServe(ctx, s.routes(envOr("STATIC_DIR", "/data/static")), envOr("PORT", "8080"))
+	err := listenAndServe(ctx, s.routes(envOr("STATIC_DIR", "/data/static"), envOr("LARGE_DIR", "/data/large")), envOr("PORT", "8080"))
 	if s.db != nil {
 		s.db.close()
 	}
@@ -110,8 +110,11 @@ func openDatabase(ctx context.Context) *store {
 	return db
 }
 
-func (s *server) routes(staticDir string) http.Handler {
+func (s *server) routes(staticDir, largeDir string) http.Handler {
 	mux := http.NewServeMux()
+	mux.HandleFunc("POST /echo", echo)
+	mux.HandleFunc("GET /delay/{ms}", delay)
+	mux.Handle("GET /large/{file}", newLargeFiles(largeDir))
 	mux.HandleFunc("GET /pipeline", pipeline)
 	mux.Handle("GET /json/{count}", gzhttp.GzipHandler(http.HandlerFunc(s.items)))
 	mux.HandleFunc("POST /upload", upload)
