@@ -279,13 +279,16 @@ func TestMissingDataDir(t *testing.T) {
 }
 
 // TestDeps keeps validate's imports to what the layout allows: runner/profile and its own
-// validate/protocol from this module, brotli, grpc-go, the standard library; no test code.
+// validate/protocol from this module, brotli, grpc-go, quic-go, gorilla/websocket, the
+// standard library; no test code.
 func TestDeps(t *testing.T) {
 	deptest.Check(t, deptest.Rules{Module: []string{"frameworks", "runner/profile", "validate/protocol"},
 		ThirdParty: []string{"github.com/andybalholm/brotli",
 			// grpc-go and what it needs (validate/protocol's TestDeps)
 			"google.golang.org/grpc", "google.golang.org/protobuf", "google.golang.org/genproto",
-			"golang.org/x/net", "golang.org/x/sys", "golang.org/x/text"}})
+			"golang.org/x/net", "golang.org/x/sys", "golang.org/x/text",
+			// validate/protocol's h3 and ws units
+			"github.com/quic-go/quic-go", "github.com/quic-go/qpack", "golang.org/x/crypto", "github.com/gorilla/websocket"}})
 }
 
 // TestWrongServers runs every profile against servers that ignore the contracts: every

@@ -14,15 +14,18 @@
 //
 // The units use well-kept clients only: net/http (whose HTTP/2, golang.org/x/net/http2,
 // is bundled in the standard library, prior-knowledge h2c included since Go 1.24),
-// crypto/tls for ALPN, and grpc-go. [For] finds a scheme's unit; a scheme without one (ws,
-// h3 for now) is an error that says so. A new protocol is one more value in the list
-// [All] returns.
+// crypto/tls for ALPN, grpc-go, quic-go's HTTP/3 client and gorilla/websocket. [For] finds
+// a scheme's unit; a scheme without one is an error that says so. A new protocol is one
+// more value in the list [All] returns.
+//
+//   - [WebSocket] protocols open WebSocket connections (gorilla/websocket).
 //
 // TLS: by default no certificate is verified, as the load tools and the old arena's
 // curl -k do not verify one; a check that the server presents the arena's certificate
 // passes Config.Roots.
 //
-// Imports: the standard library and grpc-go; nothing from this module.
+// Imports: the standard library, grpc-go, quic-go and gorilla/websocket; nothing from this
+// module.
 package protocol
 
 import (
@@ -117,7 +120,7 @@ type HTTP interface {
 
 // All returns every unit, one per scheme.
 func All() []Protocol {
-	return []Protocol{H1, H1TLS, H2, H2C, GRPCH2C, GRPCTLS}
+	return []Protocol{H1, H1TLS, H2, H2C, H3, WS, GRPCH2C, GRPCTLS}
 }
 
 // ErrUnknown is wrapped by For when no unit speaks the scheme.
@@ -132,7 +135,7 @@ func For(scheme string) (Protocol, error) {
 		}
 		schemes = append(schemes, p.Scheme())
 	}
-	return nil, fmt.Errorf("%w %q (units: %s; ws and h3 have none yet)", ErrUnknown, scheme, strings.Join(schemes, ", "))
+	return nil, fmt.Errorf("%w %q (units: %s)", ErrUnknown, scheme, strings.Join(schemes, ", "))
 }
 
 // The units.

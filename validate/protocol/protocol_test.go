@@ -24,18 +24,14 @@ import (
 	"github.com/arenabot/arenabot/validate/protocol"
 )
 
-// TestFor: every scheme of the profile table has its unit, except the ones the harness
-// cannot speak yet, and every unit's scheme is one of the table's.
+// TestFor: every scheme of the profile table has its unit, and every unit's scheme is one
+// of the table's.
 func TestFor(t *testing.T) {
-	noUnit := []string{profile.SchemeWS, profile.SchemeH3}
+	if _, err := protocol.For("gopher"); !errors.Is(err, protocol.ErrUnknown) || !strings.Contains(err.Error(), "h3") {
+		t.Errorf("For(gopher) = %v; want ErrUnknown listing the units", err)
+	}
 	for _, scheme := range profile.Schemes {
 		p, err := protocol.For(scheme)
-		if slices.Contains(noUnit, scheme) {
-			if !errors.Is(err, protocol.ErrUnknown) || !strings.Contains(err.Error(), "ws and h3") {
-				t.Errorf("For(%q) = %v, %v; want ErrUnknown saying ws and h3 have none yet", scheme, p, err)
-			}
-			continue
-		}
 		if err != nil || p.Scheme() != scheme || p.Describe() == "" {
 			t.Errorf("For(%q) = %v, %v", scheme, p, err)
 		}
@@ -57,6 +53,7 @@ func TestFor(t *testing.T) {
 	for got, want := range map[string]string{
 		protocol.SchemeHTTP: profile.SchemeHTTP, protocol.SchemeHTTPS: profile.SchemeHTTPS, protocol.SchemeH2: profile.SchemeH2,
 		protocol.SchemeH2C: profile.SchemeH2C, protocol.SchemeGRPC: profile.SchemeGRPC, protocol.SchemeGRPCS: profile.SchemeGRPCS,
+		protocol.SchemeH3: profile.SchemeH3, protocol.SchemeWS: profile.SchemeWS,
 	} {
 		if got != want {
 			t.Errorf("scheme %q, the profile table says %q", got, want)
@@ -67,7 +64,7 @@ func TestFor(t *testing.T) {
 			t.Errorf("%s is not a Stream", p.Describe())
 		}
 	}
-	for _, p := range []protocol.Protocol{protocol.H1, protocol.H1TLS, protocol.H2, protocol.H2C} {
+	for _, p := range []protocol.Protocol{protocol.H1, protocol.H1TLS, protocol.H2, protocol.H2C, protocol.H3} {
 		if _, ok := p.(protocol.HTTP); !ok {
 			t.Errorf("%s is not HTTP", p.Describe())
 		}
@@ -292,4 +289,5 @@ func TestDeps(t *testing.T) {
 // ThirdParty are grpc-go and the modules it needs: what the units may depend on, and so
 // what validate may (validate's TestDeps).
 var ThirdParty = []string{"google.golang.org/grpc", "google.golang.org/protobuf", "google.golang.org/genproto",
-	"golang.org/x/net", "golang.org/x/sys", "golang.org/x/text"}
+	"golang.org/x/net", "golang.org/x/sys", "golang.org/x/text",
+	"github.com/quic-go/quic-go", "github.com/quic-go/qpack", "golang.org/x/crypto", "github.com/gorilla/websocket"}
