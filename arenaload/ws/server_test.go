@@ -105,10 +105,11 @@ func startRaw(t testing.TB, accept func(key string) string, h rawHandler) (strin
 		if a := accept(key); a != "" {
 			resp += "Sec-WebSocket-Accept: " + a + "\r\n"
 		}
+		upgrades.Add(1) // before the 101 leaves: the generator may count it the moment it arrives
 		if _, err := nc.Write([]byte(resp + "\r\n")); err != nil {
+			upgrades.Add(-1)
 			return
 		}
-		upgrades.Add(1)
 		h(nc, brw.Reader)
 	}))
 	t.Cleanup(srv.Close)
