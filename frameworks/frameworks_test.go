@@ -22,7 +22,9 @@ var profiles = []string{
 	"baseline", "pipelined", "limited-conn", "json", "json-comp", "json-tls", "upload",
 	"api-4", "api-16", "static", "static-tls", "async-db", "crud", "baseline-h2", "static-h2",
 	"baseline-h2c", "json-h2c", "baseline-h3", "static-h3", "gateway-64", "gateway-h3",
-	"production-stack", "unary-grpc", "unary-grpc-tls", "stream-grpc", "stream-grpc-tls", "echo-ws",
+	"production-stack", "unary-grpc", "unary-grpc-tls", "stream-grpc", "stream-grpc-tls",
+	"latency-10k", "latency-1m", "latency-500k-8cpu", "8gbit", "async", "download", "static-large",
+	"echo-ws", "echo-ws-pipeline", "echo-ws-limited",
 }
 
 // arenaMeta is an unmodified meta.json in the arena's format, shaped like its
@@ -116,7 +118,7 @@ var rejectTests = []struct {
 	{"tests numbers", meta(withField("tests", `[1, 2]`)), "tests"},
 	{"tests empty", meta(withField("tests", `[]`)), "tests"},
 	{"tests unknown", meta(withField("tests", `["baselin"]`)), "tests"},
-	{"tests unknown far", meta(withField("tests", `["baseline", "static-tls", "latency-1m"]`)), "tests"},
+	{"tests unknown far", meta(withField("tests", `["baseline", "static-tls", "latency-2m"]`)), "tests"},
 	{"tests case", meta(withField("tests", `["Baseline"]`)), "tests"},
 	{"tests too many", meta(withField("tests", `[`+strings.Repeat(`"baseline", `, maxTests)+`"json"]`)), "tests"},
 	{"tests long name", meta(withField("tests", `["`+strings.Repeat("baseline", 10000)+`"]`)), "tests"},

@@ -22,9 +22,6 @@ const (
 // maxControlPayload is the largest payload a control frame may carry (RFC 6455 5.5).
 const maxControlPayload = 125
 
-// maxHeader is the longest frame header: 2 bytes, an 8-byte extended length, a 4-byte mask.
-const maxHeader = 14
-
 // acceptGUID is the GUID RFC 6455 appends to Sec-WebSocket-Key to derive the Accept.
 const acceptGUID = "258EAFA5-E914-47DA-95CA-C5AB0DC85B11"
 

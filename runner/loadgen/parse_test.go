@@ -35,7 +35,7 @@ var parseTests = []struct {
 	// arenaload paced (its stderr note first): 8 connections at 2,000 requests/s for 1 s.
 	{file: "arenaload-paced.txt", tool: Arenaload{}, want: Measurement{
 		Requests: 2000, Duration: time.Second, Bytes: 236000, Status2xx: 2000,
-		Latency: Latency{Mean: 756795 * time.Nanosecond, P50: 709 * us, P90: 1283 * us, P99: 2695 * us, P999: 5507 * us, Max: 6267 * us},
+		Latency:   Latency{Mean: 756795 * time.Nanosecond, P50: 709 * us, P90: 1283 * us, P99: 2695 * us, P999: 5507 * us, Max: 6267 * us},
 		Generator: &Generator{CPU: 231348 * us, TargetRate: 2000, MaxScheduleLag: 5000800 * time.Nanosecond},
 	}},
 	// wrk with arena.lua: the ARENA block.

@@ -114,7 +114,7 @@ type Profile struct {
 	// Bandwidth marks a profile whose figure is bytes per second, not requests: its rows
 	// show MB/s.
 	Bandwidth bool
-	WebSocket bool // rows of this profile have no latency columns
+	WebSocket bool // an echo profile: its rate is echoes per second, its latency per frame
 
 	// Unsupported, when set, says why this harness cannot run the profile yet. The profile
 	// stays in the table so entries that subscribe to it load and reports keep their order.

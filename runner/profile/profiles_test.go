@@ -19,14 +19,17 @@ var order = []string{
 	"api-4", "api-16", "static", "static-tls", "async-db", "crud", "baseline-h2", "static-h2",
 	"baseline-h2c", "json-h2c", "baseline-h3", "static-h3", "gateway-64", "gateway-h3",
 	"production-stack", "unary-grpc", "unary-grpc-tls", "stream-grpc", "stream-grpc-tls",
-	"latency-10k", "latency-1m", "latency-500k-8cpu", "8gbit", "async", "download", "static-large", "echo-ws",
+	"latency-10k", "latency-1m", "latency-500k-8cpu", "8gbit", "async", "download", "static-large",
+	"echo-ws", "echo-ws-pipeline", "echo-ws-limited",
 }
 
 // runnable are the profiles this harness can measure now.
 var runnable = []string{"baseline", "pipelined", "limited-conn", "json", "json-comp", "json-tls", "upload", "api-4", "api-16",
 	"static", "static-tls", "async-db", "crud", "baseline-h2", "static-h2", "baseline-h2c", "json-h2c",
+	"baseline-h3", "static-h3",
 	"unary-grpc", "unary-grpc-tls", "stream-grpc", "stream-grpc-tls",
-	"latency-10k", "latency-1m", "latency-500k-8cpu", "8gbit", "async", "download", "static-large"}
+	"latency-10k", "latency-1m", "latency-500k-8cpu", "8gbit", "async", "download", "static-large",
+	"echo-ws", "echo-ws-pipeline", "echo-ws-limited"}
 
 // loads says, for each runnable profile, its tool, scheme and port.
 var loads = map[string]string{
@@ -38,11 +41,13 @@ var loads = map[string]string{
 	"latency-10k": "arenaload http 8080", "latency-1m": "arenaload http 8080",
 	"latency-500k-8cpu": "arenaload http 8080", "8gbit": "arenaload https 8081",
 	"async": "wrk http 8080", "download": "wrk http 8080", "static-large": "wrk http 8080",
+	"baseline-h3": "arenaload h3 8443", "static-h3": "arenaload h3 8443",
+	"echo-ws": "arenaload ws 8080", "echo-ws-pipeline": "arenaload ws 8080", "echo-ws-limited": "arenaload ws 8080",
 }
 
 func TestOrder(t *testing.T) {
-	if len(profile.All) != 34 {
-		t.Errorf("%d profiles, want 34", len(profile.All))
+	if len(profile.All) != 36 {
+		t.Errorf("%d profiles, want 36 (the arena's 34 and this arena's download and static-large)", len(profile.All))
 	}
 	if got := profile.Names(); !slices.Equal(got, order) {
 		t.Errorf("Names() = %q\nwant      %q", got, order)
@@ -78,8 +83,12 @@ func TestRunnable(t *testing.T) {
 			if got := fmt.Sprintf("%s %s %d", p.Tool, p.Scheme, p.Port); got != want {
 				t.Errorf("tool, scheme, port %q, want %q", got, want)
 			}
-			if p.Probe == "" || p.ProbePort != 0 || p.ProbeScheme != "" {
-				t.Errorf("probe %q on port %d scheme %q, want a path on the load port", p.Probe, p.ProbePort, p.ProbeScheme)
+			// Probed in the load's own protocol, except h3 (over TCP h2 on the same port, as the
+			// arena probes it, since h3 servers serve both) and WebSocket (a plain GET of /ws:
+			// any answer counts as ready).
+			wantProbe := map[string]string{profile.SchemeH3: profile.SchemeH2, profile.SchemeWS: profile.SchemeHTTP}[p.Scheme]
+			if p.Probe == "" || p.ProbePort != 0 || p.ProbeScheme != wantProbe {
+				t.Errorf("probe %q on port %d scheme %q, want a path on the load port in %q", p.Probe, p.ProbePort, p.ProbeScheme, wantProbe)
 			}
 			if len(p.Conns) == 0 || len(p.LiteConns) != 1 {
 				t.Errorf("conns %v, lite %v; want some, and one in lite mode", p.Conns, p.LiteConns)
@@ -219,7 +228,7 @@ func TestInvariants(t *testing.T) {
 				t.Errorf("%s: header %q, want \"Name: value\"", p.Name, h)
 			}
 		}
-		if p.WebSocket != (p.Name == "echo-ws") {
+		if p.WebSocket != strings.HasPrefix(p.Name, "echo-ws") {
 			t.Errorf("%s: WebSocket %v", p.Name, p.WebSocket)
 		}
 	}
@@ -269,8 +278,8 @@ func TestArenaNumbers(t *testing.T) {
 		"static-h2":        {"static-h2", "h2load", []int{256, 1024}, []int{64}, 1, 0, 0, "", 0, 8443, "/static/reset.css", 0, nil, false, "static-h2-uris.txt"},
 		"baseline-h2c":     {"h2c", "h2load", []int{256, 1024, 4096}, []int{64}, 1, 0, 0, "", 0, 8082, b2, 0, nil, false, ""},
 		"json-h2c":         {"json-h2c", "h2load", []int{1024, 4096}, []int{64}, 1, 0, 0, "", 0, 8082, b2, 0, nil, false, "json-h2c-uris.txt"},
-		"baseline-h3":      {"h3", "h2load-h3", []int{64}, []int{64}, 1, 0, 0, "", 0, 8443, b2, 0, nil, false, ""},
-		"static-h3":        {"static-h3", "h2load-h3", []int{64}, []int{64}, 1, 0, 0, "", 0, 8443, b2, 0, nil, false, ""},
+		"baseline-h3":      {"h3", "arenaload", []int{64}, []int{16}, 1, 0, 0, "", 0, 8443, b2, 0, nil, false, ""},
+		"static-h3":        {"static-h3", "arenaload", []int{64}, []int{16}, 1, 0, 0, "", 0, 8443, b2, 0, nil, false, ""},
 		"gateway-64":       {"gateway-64", "h2load", []int{512, 1024}, nil, 1, 0, 0, "", 0, 8443, b11, 8080, []string{"postgres"}, true, ""},
 		"gateway-h3":       {"gateway-h3", "h2load-h3", []int{64, 256}, nil, 1, 0, 0, "", 0, 8443, b11, 8080, []string{"postgres"}, true, ""},
 		"production-stack": {"production-stack", "h2load", []int{256, 1024}, nil, 1, 0, 0, "", 0, 8443, b11, 8080, []string{"postgres"}, true, ""},
@@ -287,7 +296,10 @@ func TestArenaNumbers(t *testing.T) {
 		"async":             {"async", "wrk", []int{32000}, []int{1024}, 1, 0, 10 * time.Second, "", 0, 8080, b11, 0, nil, false, "async-delay.raw"},
 		"download":          {"download", "wrk", []int{100}, []int{8}, 1, 0, 10 * time.Second, "", 0, 8080, b11, 0, nil, false, "download.raw"},
 		"static-large":      {"static-large", "wrk", []int{64, 256}, []int{32}, 1, 0, 0, "", 0, 8080, b11, 0, nil, false, "static-large-2m.raw"},
-		"echo-ws":           {"ws-echo", "", []int{512, 4096, 16384}, []int{512}, 1, 0, 0, "", 0, 8080, "/ws", 0, nil, false, ""},
+		"echo-ws":           {"ws-echo", "arenaload", []int{512, 4096, 16384}, []int{512}, 1, 0, 0, "", 0, 8080, "/ws", 0, nil, false, ""},
+		// The arena's echo-ws-pipeline and echo-ws-limited (gcannon -p 16; -r 10); lite ours.
+		"echo-ws-pipeline": {"ws-echo-pipeline", "arenaload", []int{512}, []int{128}, 16, 0, 0, "", 0, 8080, "/ws", 0, nil, false, ""},
+		"echo-ws-limited":  {"ws-echo-limited", "arenaload", []int{512, 4096}, []int{128}, 1, 10, 0, "", 0, 8080, "/ws", 0, nil, false, ""},
 	}
 	if len(want) != len(order) {
 		t.Fatalf("the test table has %d rows, want %d", len(want), len(order))

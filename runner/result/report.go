@@ -26,8 +26,8 @@ type Row struct {
 	Conns     int     `json:"conns,omitempty"`
 	WebSocket bool    `json:"websocket,omitempty"`
 	Bandwidth bool    `json:"bandwidth,omitempty"` // the row's figure is bytes per second
-	Result    *Result `json:"result,omitempty"` // nil when the row failed
-	Err       string  `json:"err,omitempty"`    // one line: why the row has no result
+	Result    *Result `json:"result,omitempty"`    // nil when the row failed
+	Err       string  `json:"err,omitempty"`       // one line: why the row has no result
 	// Short is the failed row's table cell, at most about 80 characters ("validation: GET
 	// sum 13+42", "build failed", "not ready after 30s"); Err goes under the table. ""
 	// means Err is short enough to be its own cell.
