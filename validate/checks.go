@@ -46,10 +46,17 @@ var suites = map[string][]check{
 	"baseline-h2c": h2BaselineChecks("baseline-h2c"),
 	"json-h2c":     jsonChecks("json-h2c", "/baseline2?a=1&b=1"),
 
+	"baseline-h3": append(h3Checks("baseline-h3"), sumChecks("baseline-h3")...),
+	"static-h3":   append(h3Checks("static-h3"), staticChecks("static-h3")...),
+
 	"unary-grpc":      grpcChecks("unary-grpc", false),
 	"unary-grpc-tls":  grpcChecks("unary-grpc-tls", false),
 	"stream-grpc":     grpcChecks("stream-grpc", true),
 	"stream-grpc-tls": grpcChecks("stream-grpc-tls", true),
+
+	"echo-ws":          wsChecks("echo-ws"),
+	"echo-ws-pipeline": wsChecks("echo-ws-pipeline"),
+	"echo-ws-limited":  wsChecks("echo-ws-limited"),
 
 	"latency-10k":       latencyChecks("latency-10k"),
 	"latency-1m":        latencyChecks("latency-1m"),

@@ -187,7 +187,13 @@ func h2BaselineChecks(p string) []check {
 			run:      h1RefusedCheck(probe),
 		})
 	}
-	return append(checks, []check{
+	return append(checks, sumChecks(p)...)
+}
+
+// sumChecks are the GET /baseline2 checks the h2, h2c and h3 baselines share.
+func sumChecks(p string) []check {
+	ref := func(text string) string { return contract(p, text, "") }
+	return []check{
 		{
 			name:     "GET sum 13+42",
 			contract: ref(`GET /baseline2?a=13&b=42 → 200 text/plain "55"`),
@@ -211,7 +217,7 @@ func h2BaselineChecks(p string) []check {
 				return expectText(ctx, e, "GET", request("GET", fmt.Sprintf("/baseline2?a=%d&b=%d", a, b), nil, nil), strconv.Itoa(a+b))
 			},
 		},
-	}...)
+	}
 }
 
 // h1RefusedCheck sends an HTTP/1.1 GET to the h2c port and wants anything but 200.

@@ -113,6 +113,7 @@ func openDatabase(ctx context.Context) *store {
 func (s *server) routes(staticDir, largeDir string) http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /echo", echo)
+	mux.HandleFunc("GET /ws", wsEcho)
 	mux.HandleFunc("GET /delay/{ms}", delay)
 	mux.Handle("GET /large/{file}", newLargeFiles(largeDir))
 	mux.HandleFunc("GET /pipeline", pipeline)
