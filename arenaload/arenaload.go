@@ -12,11 +12,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"runtime"
 	"runtime/debug"
 	"syscall"
 	"time"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
+	"golang.org/x/sys/unix"
 )
 
 // Version is the generators' version, the one the runner is pinned to. Change it with every
@@ -188,4 +190,33 @@ func CPUTime() time.Duration {
 		return 0
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// SaturatedShare is the share of its usable cores at which a generator's CPU time over a
+// run counts as saturated: the generator, not the server, was the limit.
+const SaturatedShare = 0.90
+
+// UsableCores is the number of cores the process may run on: its CPU affinity, capped by
+// GOMAXPROCS (which also follows a cgroup CPU limit).
+func UsableCores() int {
+	n := runtime.NumCPU()
+	var set unix.CPUSet
+	if err := unix.SchedGetaffinity(0, &set); err == nil && set.Count() > 0 {
+		n = set.Count()
+	}
+	return max(1, min(n, runtime.GOMAXPROCS(0)))
+}
+
+// CPUSaturated returns the Limit sentence for a run whose CPU time over elapsed used at
+// least SaturatedShare of cores ("generator CPU saturated: 1.95 of 2 cores (98%) over the
+// run"), or "".
+func CPUSaturated(cpu, elapsed time.Duration, cores int) string {
+	if elapsed <= 0 || cores <= 0 {
+		return ""
+	}
+	used := cpu.Seconds() / elapsed.Seconds()
+	if used < SaturatedShare*float64(cores) {
+		return ""
+	}
+	return fmt.Sprintf("generator CPU saturated: %.2f of %d cores (%.0f%%) over the run", used, cores, 100*used/float64(cores))
 }

@@ -28,7 +28,6 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -723,9 +722,8 @@ func run(ctx context.Context, cfg *config, stderr io.Writer) (arenaload.Result, 
 	if res.Requests > 0 {
 		res.CPUPerRequest = float64(cpu.Microseconds()) / float64(res.Requests)
 	}
-	cores := min(runtime.NumCPU(), runtime.GOMAXPROCS(0))
-	if used := res.CPU / elapsed.Seconds(); used >= 0.9*float64(cores) {
-		limits = append(limits, fmt.Sprintf("generator CPU saturated: %.2f of %d cores", used, cores))
+	if sat := arenaload.CPUSaturated(cpu, elapsed, arenaload.UsableCores()); sat != "" {
+		limits = append(limits, sat)
 	}
 	res.Limit = strings.Join(limits, "; ")
 

@@ -528,7 +528,7 @@ func TestLimit(t *testing.T) {
 			t.Errorf("%s: Limit %q, want %q", tc.name, got, tc.want)
 		}
 	}
-	if n := usableCores(); n < 1 {
+	if n := arenaload.UsableCores(); n < 1 {
 		t.Errorf("usable cores %d", n)
 	}
 }

@@ -2,35 +2,21 @@ package paced
 
 import (
 	"fmt"
-	"runtime"
 	"strings"
 	"time"
-
-	"golang.org/x/sys/unix"
 
 	"github.com/arenabot/arenabot/arenaload"
 )
 
 // Thresholds of Result.Limit.
 const (
-	// cpuLimitShare is the share of the usable cores at which the generator's CPU time over
-	// the run, or the CPU its cost per request needs at the target rate, counts as saturated.
-	cpuLimitShare = 0.90
+	// cpuLimitShare is the share of the usable cores at which the CPU the generator's cost
+	// per request needs at the target rate counts as saturated (arenaload.SaturatedShare).
+	cpuLimitShare = arenaload.SaturatedShare
 	// minWakeLimit is the least wake-up lag p99 that counts as the generator being late;
 	// the threshold is the larger of it and the per-connection interval.
 	minWakeLimit = time.Millisecond
 )
-
-// usableCores is the number of cores the process may run on: its CPU affinity, capped by
-// GOMAXPROCS (which since Go 1.25 also follows a cgroup CPU limit).
-func usableCores() int {
-	n := runtime.NumCPU()
-	var set unix.CPUSet
-	if err := unix.SchedGetaffinity(0, &set); err == nil && set.Count() > 0 {
-		n = set.Count()
-	}
-	return max(1, min(n, runtime.GOMAXPROCS(0)))
-}
 
 // result merges the workers' counts and histograms into the run's Result; interrupted says
 // the run was cancelled at stopped, before its window ended.
@@ -92,7 +78,7 @@ func (r *run) result(cpu time.Duration, stopped time.Time, interrupted bool) (ar
 	res.Limit = limit(limitInput{
 		cpu:      cpu,
 		elapsed:  stopped.Sub(r.t0),
-		cores:    usableCores(),
+		cores:    arenaload.UsableCores(),
 		attempts: attempts,
 		rate:     r.cfg.Rate,
 		wakeP99:  x.wakeP99,
@@ -120,12 +106,8 @@ type limitInput struct {
 func limit(in limitInput) string {
 	var why []string
 	cores := float64(in.cores)
-	if in.elapsed > 0 {
-		used := in.cpu.Seconds() / in.elapsed.Seconds()
-		if used >= cpuLimitShare*cores {
-			why = append(why, fmt.Sprintf("generator CPU saturated: %.2f of %d cores (%.0f%%) over the run",
-				used, in.cores, 100*used/cores))
-		}
+	if sat := arenaload.CPUSaturated(in.cpu, in.elapsed, in.cores); sat != "" {
+		why = append(why, sat)
 	}
 	if in.attempts > 0 {
 		perReq := in.cpu.Seconds() / float64(in.attempts)

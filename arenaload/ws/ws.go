@@ -45,7 +45,6 @@ import (
 	"net"
 	"net/http"
 	"net/url"
-	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -296,23 +295,9 @@ func Run(ctx context.Context, cfg Config) (Stats, error) {
 	if res.Requests > 0 {
 		res.CPUPerRequest = float64(cpu.Microseconds()) / float64(res.Requests)
 	}
-	res.Limit = cpuLimit(cpu, window)
+	res.Limit = arenaload.CPUSaturated(cpu, window, arenaload.UsableCores())
 	st.Result = res
 	return st, nil
-}
-
-// cpuLimit says that the generator limited the run when its CPU time over the window is at
-// least 90% of the cores it may use.
-func cpuLimit(cpu, window time.Duration) string {
-	if window <= 0 {
-		return ""
-	}
-	cores := min(runtime.NumCPU(), runtime.GOMAXPROCS(0)) // NumCPU honours the affinity mask
-	used := cpu.Seconds() / window.Seconds()
-	if used >= 0.9*float64(cores) {
-		return fmt.Sprintf("generator CPU saturated: %.2f of %d cores", used, cores)
-	}
-	return ""
 }
 
 // A worker is one of the C connections, redialled as needed; only its goroutine touches it

@@ -19,15 +19,16 @@ func runCmd(t *testing.T, args ...string) (stdout, stderr string, err error) {
 	return out.String(), errb.String(), err
 }
 
-// TestValidateRealEntries runs the whole suite against the real containers of the four
+// TestValidateRealEntries runs the whole suite against the real containers of the HTTP
 // entries this repository ships, with --strict: every check of every profile they subscribe
 // to passes, the required ones (the old arena's own suite among them) and the advisory ones.
+// (grpc-go has TestValidateGRPCEntry.)
 func TestValidateRealEntries(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds images")
 	}
 	needDocker(t)
-	for _, e := range []string{"nethttp", "fasthttp", "fiber", "gin"} {
+	for _, e := range []string{"nethttp", "fasthttp", "fiber", "gin", "quic-go"} {
 		t.Run(e, func(t *testing.T) {
 			stdout, _, err := runCmd(t, "validate", e, "--strict", "--root", repoRoot(t))
 			if err != nil {
@@ -42,8 +43,18 @@ func TestValidateRealEntries(t *testing.T) {
 			if m[1] != itoa(len(lines)-1) {
 				t.Errorf("summary counts %s passes but %d check lines were printed", m[1], len(lines)-1)
 			}
-			// Every entry serves HTTP/1.1 over TLS on 8081, with the arena's certificate.
-			profiles := []string{"baseline", "pipelined", "limited-conn", "json", "json-comp", "upload", "static", "json-tls", "static-tls"}
+			// Every entry but quic-go serves HTTP/1.1 over TLS on 8081, with the arena's
+			// certificate, and the fixed-rate, async and bandwidth endpoints.
+			profiles := []string{"baseline", "pipelined", "limited-conn", "json", "json-comp", "upload", "static", "json-tls", "static-tls",
+				"latency-10k", "latency-1m", "latency-500k-8cpu", "8gbit", "async", "download", "static-large"}
+			if e == "quic-go" {
+				// HTTP/1.1 on 8080, h2 over TLS on TCP 8443 and h3 over QUIC on UDP 8443.
+				profiles = []string{"baseline", "baseline-h2", "static-h2", "baseline-h3", "static-h3"}
+			}
+			if e == "nethttp" {
+				// gorilla/websocket at /ws.
+				profiles = append(profiles, "echo-ws", "echo-ws-pipeline", "echo-ws-limited")
+			}
 			if e == "nethttp" || e == "fasthttp" {
 				// On real Postgres and Redis sidecars, seeded with the arena's items table.
 				profiles = append(profiles, "api-4", "api-16", "async-db", "crud")

@@ -51,11 +51,7 @@ func (h3) Client(cfg Config) *http.Client {
 		QUICConfig:         &quic.Config{HandshakeIdleTimeout: cfg.timeout()},
 		DisableCompression: true,
 	}
-	return &http.Client{
-		Transport:     t,
-		Timeout:       cfg.timeout(),
-		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
-	}
+	return client(t, cfg)
 }
 
 func (h3) URL(addr, path string) string { return webURL(true, addr, path) }

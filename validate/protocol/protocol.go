@@ -288,7 +288,7 @@ func (p h2c) Probe(ctx context.Context, addr, path string, cfg Config) error {
 	return probeHTTP(ctx, p, addr, path, cfg)
 }
 
-func client(t *http.Transport, cfg Config) *http.Client {
+func client(t http.RoundTripper, cfg Config) *http.Client {
 	return &http.Client{
 		Transport:     t,
 		Timeout:       cfg.timeout(),
