@@ -327,11 +327,13 @@ var All = []Profile{
 		Path: pathLatency,
 	},
 	{
-		// 1,000,000 requests/s needs the arena's 32 generator cores; the lite 20,000 is ours.
+		// 1,000,000 requests/s needs the arena's 32 generator cores. The lite rate is ours:
+		// on 2 cores shared by the server and the generator, 10,000/s is offered in full
+		// (rate 1.0000) while 20,000/s fell to 0.94 with the generator saturated.
 		Name: "latency-1m", Endpoint: "latency-1m", Tool: ToolArenaload,
 		Conns: []int{1024}, LiteConns: []int{256},
 		Pipeline: 1, Duration: 20 * time.Second,
-		TargetRate: 1_000_000, LiteTargetRate: 20_000,
+		TargetRate: 1_000_000, LiteTargetRate: 10_000,
 		ServerCPUs: "0-31,64-95",
 		Scheme:     SchemeHTTP, Port: PortH1, Probe: probeBaseline11,
 		Path: pathLatency,
@@ -342,7 +344,7 @@ var All = []Profile{
 		Name: "latency-500k-8cpu", Endpoint: "latency-500k-8cpu", Tool: ToolArenaload,
 		Conns: []int{1024}, LiteConns: []int{256},
 		Pipeline: 1, Duration: 20 * time.Second,
-		TargetRate: 500_000, LiteTargetRate: 20_000,
+		TargetRate: 500_000, LiteTargetRate: 10_000,
 		ServerCPUs: "0-3,64-67",
 		Scheme:     SchemeHTTP, Port: PortH1, Probe: probeBaseline11,
 		Path: pathLatency,

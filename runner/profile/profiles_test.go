@@ -372,8 +372,8 @@ func TestFixedRate(t *testing.T) {
 		path, body, cpus  string
 	}{
 		"latency-10k":       {10_000, 10_000, 1024, "/baseline11?a=1&b=2", "", "0-31,64-95"},
-		"latency-1m":        {1_000_000, 20_000, 1024, "/baseline11?a=1&b=2", "", "0-31,64-95"},
-		"latency-500k-8cpu": {500_000, 20_000, 1024, "/baseline11?a=1&b=2", "", "0-3,64-67"},
+		"latency-1m":        {1_000_000, 10_000, 1024, "/baseline11?a=1&b=2", "", "0-31,64-95"},
+		"latency-500k-8cpu": {500_000, 10_000, 1024, "/baseline11?a=1&b=2", "", "0-3,64-67"},
 		"8gbit":             {50_000, 2_000, 512, "/echo", "echo-10k.bin", ""},
 	}
 	for _, p := range profile.All {
@@ -384,7 +384,7 @@ func TestFixedRate(t *testing.T) {
 			}
 			continue
 		}
-		if p.Rate(false) != w.rate || p.Rate(true) != w.lite || p.Rate(true) > 20_000 || !slices.Equal(p.Conns, []int{w.conns}) ||
+		if p.Rate(false) != w.rate || p.Rate(true) != w.lite || p.Rate(true) > 10_000 || !slices.Equal(p.Conns, []int{w.conns}) ||
 			p.Path != w.path || p.Body != w.body || p.ServerCPUs != w.cpus || p.Tool != profile.ToolArenaload {
 			t.Errorf("%s: rate %d lite %d conns %v path %q body %q cpus %q tool %s; want %+v", p.Name, p.Rate(false), p.Rate(true), p.Conns, p.Path, p.Body, p.ServerCPUs, p.Tool, w)
 		}
