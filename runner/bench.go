@@ -265,8 +265,15 @@ func (b *Bencher) checkTool(ctx context.Context, tool loadgen.Tool) (string, err
 // ensureLoadgenImage builds the pinned load-generator image on first use.
 func (b *Bencher) ensureLoadgenImage(ctx context.Context) error {
 	ok, err := b.eng.ImageExists(ctx, loadgen.Image)
-	if err != nil || ok {
+	if err != nil {
 		return err
+	}
+	if ok {
+		stale, why := b.ownToolsStale(ctx)
+		if !stale {
+			return nil
+		}
+		b.note("rebuilding the load-generator image " + loadgen.Image + ": " + why)
 	}
 	dir := filepath.Join(b.cfg.ScratchDir, "loadgen-image")
 	if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -296,6 +303,31 @@ func (b *Bencher) ensureLoadgenImage(ctx context.Context) error {
 	}
 	maps.Copy(in.args, loadgen.ImageBuildArgs())
 	return b.build(ctx, dir, loadgen.Image, "loadgen", in, nil)
+}
+
+// ownToolsStale reports whether the load-generator image holds another build of this
+// module's own tools than the one installed natively: their pinned version names the
+// behaviour, but a checkout that moved without changing it must not be measured with the
+// image's older binary. The build's VCS revision in --version tells them apart.
+func (b *Bencher) ownToolsStale(ctx context.Context) (bool, string) {
+	for _, tool := range loadgen.All() {
+		if tool.Install().Module == "" {
+			continue
+		}
+		path, err := exec.LookPath(tool.Binary())
+		if err != nil {
+			continue // nothing to compare with: the image's build is the one there is
+		}
+		native, _ := exec.CommandContext(ctx, path, tool.VersionArgs()...).CombinedOutput()
+		var inImage strings.Builder
+		if _, err := b.eng.Run(ctx, b.toolContainer(append([]string{tool.Binary()}, tool.VersionArgs()...)), &inImage); err != nil {
+			return true, fmt.Sprintf("%s --version in the image: %v", tool.Binary(), err)
+		}
+		if n, i := strings.TrimSpace(string(native)), strings.TrimSpace(inImage.String()); n != i {
+			return true, fmt.Sprintf("it holds %q, %s is %q", i, path, n)
+		}
+	}
+	return false, ""
 }
 
 // copyOwnTool copies the native binary of one of this module's tools into the image's
