@@ -119,6 +119,8 @@ var modes = func() map[string]string {
 	}
 	protocolModes(m)
 	newerModes(m)
+	wsModes(m)
+	h3Modes(m)
 	return m
 }()
 

@@ -29,6 +29,7 @@ import (
 //   - HTTP/1.1 over TLS on TLSPort (8081's contract): the raw HTTP/1.1 server on a TLS
 //     listener with the arena's certificate, ALPN http/1.1;
 //   - h2 over TLS on H2Port (8443's): net/http with ALPN h2 and http/1.1;
+//   - HTTP/3 on H2Port in UDP (8443's too, h3.go): quic-go's http3.Server;
 //   - h2c with prior knowledge on H2CPort (8082's): net/http, HTTP/1.1 off.
 //
 // net/http requests are turned into the raw server's req and answered by its handle.
@@ -131,13 +132,20 @@ func (s *Server) startProtocols() error {
 	if s.mode != "h2-http1-only" {
 		h2.Protocols.SetHTTP2(true)
 	}
-	h2ln, err := net.Listen("tcp", "127.0.0.1:0")
+	h2ln, pc, err := listenPair()
 	if err != nil {
 		return err
 	}
 	s.H2Port = h2ln.Addr().(*net.TCPAddr).Port
-	s.https = append(s.https, h2)
-	s.wg.Go(func() { h2.ServeTLS(h2ln, "", "") })
+	if s.mode == "h2-probe-down" {
+		h2ln.Close() // the port's number stays the h3 server's, in UDP
+	} else {
+		s.https = append(s.https, h2)
+		s.wg.Go(func() { h2.ServeTLS(h2ln, "", "") })
+	}
+	if err := s.startH3(pc, cert, handler); err != nil {
+		return err
+	}
 
 	h2c := &http.Server{Handler: handler, ErrorLog: quiet, ConnContext: connIndex, Protocols: new(http.Protocols)}
 	h2c.Protocols.SetUnencryptedHTTP2(true)
@@ -162,6 +170,7 @@ func (s *Server) closeProtocols() {
 	for _, h := range s.https {
 		h.Close()
 	}
+	s.closeH3()
 }
 
 // connKey keys the request counter of a net/http connection in its context.

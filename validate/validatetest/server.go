@@ -3,8 +3,9 @@
 // (baseline, pipelined, limited-conn, json, json-comp, upload, static, and the database
 // profiles async-db, api-4, api-16 and crud over an in-memory copy of the seeded items
 // table, and /echo, /delay/{ms} and /large/ for 8gbit, async, download and static-large;
-// newer.go), and the same handlers over TLS, h2 and h2c for the TLS, h2 and h2c profiles
-// (protocols.go), reading the dataset, the static files, the database seed and the TLS pair
+// newer.go; a WebSocket echo at /ws for the echo-ws profiles, ws.go), and the same handlers
+// over TLS, h2 and h2c for the TLS, h2 and h2c profiles (protocols.go) and over HTTP/3 on
+// the h2 port's number in UDP for the h3 profiles (h3.go), reading the dataset, the static files, the database seed and the TLS pair
 // from an arena data directory, and that can be told to break the contract in one named way
 // (a mode), so that each check can be shown to catch what it is for. The gRPC profiles have
 // their own server (StartGRPC).
@@ -32,6 +33,8 @@ import (
 	"testing"
 
 	"github.com/andybalholm/brotli"
+	"github.com/quic-go/quic-go"
+	"github.com/quic-go/quic-go/http3"
 )
 
 // A Server is a running fixture server on 127.0.0.1.
@@ -44,6 +47,9 @@ type Server struct {
 	TLSPort, H2Port, H2CPort int
 	tlsLn                    net.Listener
 	https                    []*http.Server
+	h3                       *http3.Server  // HTTP/3 on H2Port in UDP (h3.go)
+	h3ln                     *quic.Listener // h3-alpn-not-h3's QUIC listener instead
+	h3pc                     net.PacketConn
 
 	mode    string // the behaviour part of the mode: "get-wrong-sum"; "" for a correct server
 	dataDir string
@@ -58,6 +64,9 @@ type Server struct {
 	// malformed request left unable to serve).
 	poisoned atomic.Bool
 	delayMu  sync.Mutex // held through each /delay wait under delay-serial
+	// wsRetired is set once a WebSocket connection has carried wsRetire echoes
+	// (ws-reconnect-refused).
+	wsRetired atomic.Bool
 }
 
 type rating struct {
@@ -303,6 +312,11 @@ func (s *Server) serve(c net.Conn) {
 			slices.SortStableFunc(batch, func(a, b *req) int {
 				return boolInt(!strings.HasPrefix(a.path, "/baseline")) - boolInt(!strings.HasPrefix(b.path, "/baseline"))
 			})
+		}
+		if r.path == "/ws" && len(batch) == 1 {
+			bw.Flush()
+			s.serveWS(c, br, bw, r)
+			return
 		}
 		for _, r := range batch {
 			rep := s.handle(r)
@@ -583,7 +597,11 @@ var statusText = map[int]string{
 }
 
 func (s *Server) write(bw *bufio.Writer, rep reply) {
-	fmt.Fprintf(bw, "HTTP/1.1 %d %s\r\n", rep.status, statusText[rep.status])
+	text, ok := statusText[rep.status]
+	if !ok {
+		text = http.StatusText(rep.status)
+	}
+	fmt.Fprintf(bw, "HTTP/1.1 %d %s\r\n", rep.status, text)
 	for _, h := range rep.headers {
 		bw.WriteString(h + "\r\n")
 	}
@@ -896,7 +914,7 @@ func (s *Server) static(r *req) reply {
 	if fi, err := os.Stat(file); err != nil || !fi.Mode().IsRegular() {
 		return notFound
 	}
-	if s.mode == "probe-status" && name == "reset.css" && r.index == 0 && ae == "" {
+	if (s.mode == "probe-status" || s.mode == "static-probe-status") && name == "reset.css" && r.index == 0 && ae == "" {
 		return reply{status: 503, body: []byte("not ready")}
 	}
 	ct := staticTypes[path.Ext(name)]
