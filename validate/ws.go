@@ -111,11 +111,23 @@ func wsAnswer(resp *http.Response, err error) string {
 	}
 	s := fmt.Sprintf("%s %s; Upgrade: %q; Sec-WebSocket-Accept: %q", resp.Proto, resp.Status, resp.Header.Get("Upgrade"), resp.Header.Get("Sec-WebSocket-Accept"))
 	if resp.Request != nil {
-		if key := resp.Request.Header.Get("Sec-WebSocket-Key"); key != "" {
+		if key := wsKey(resp); key != "" {
 			s += fmt.Sprintf(" (the key %s asks for %s)", key, wsAccept(key))
 		}
 	}
 	return s + " (" + err.Error() + ")"
+}
+
+// wsKey is the Sec-WebSocket-Key the upgrade request sent (gorilla/websocket sets the
+// header under its RFC spelling, not Go's canonical one).
+func wsKey(resp *http.Response) string {
+	if resp.Request == nil {
+		return ""
+	}
+	if vs := resp.Request.Header["Sec-WebSocket-Key"]; len(vs) > 0 {
+		return vs[0]
+	}
+	return resp.Request.Header.Get("Sec-WebSocket-Key")
 }
 
 // wsAccept is the Accept value a key asks for.
@@ -131,7 +143,7 @@ func wsUpgradeCheck(ctx context.Context, e *env) result {
 		return failed(wsRequest(e), exp, wsAnswer(resp, err))
 	}
 	defer c.Close()
-	key := resp.Request.Header.Get("Sec-WebSocket-Key")
+	key := wsKey(resp)
 	got := resp.Header.Get("Sec-WebSocket-Accept")
 	want := wsAccept(key)
 	if resp.StatusCode != http.StatusSwitchingProtocols || got != want {
@@ -210,7 +222,9 @@ func wsCloseCheck(ctx context.Context, e *env) result {
 	}
 	_, got, err := c.ReadMessage()
 	var ce *websocket.CloseError
-	if !errors.As(err, &ce) {
+	// gorilla reports a connection that ended without a close frame as a CloseError 1006,
+	// a code no close frame may carry (RFC 6455 §7.4.1).
+	if !errors.As(err, &ce) || ce.Code == websocket.CloseAbnormalClosure {
 		return failed(req, exp, fmt.Sprintf("no close frame: %q, %v", got, err))
 	}
 	return passed(req, exp, fmt.Sprintf("a close frame %d %q", ce.Code, ce.Text))

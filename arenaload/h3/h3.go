@@ -246,11 +246,14 @@ func parseHTTPS(s string) (*url.URL, error) {
 	return u, nil
 }
 
-// readURIs reads the -i file: one URI a line, blank lines skipped. Absolute URIs must be
-// https on the base's authority (all connections go to one server, as with h2load); paths
-// are resolved against the base URL, which without a positional URL is the first absolute
-// URI.
+// readURIs reads the -i file: one URI a line, blank lines skipped. With a positional URL,
+// that URL is the server every connection goes to, as h2load's -B base URI is: an absolute
+// URI's scheme and authority are ignored and its path and query are requested there (the
+// arena's URI files name https://localhost:8443). Without one, absolute URIs must be https
+// on one authority, the first one's (all connections go to one server, as with h2load).
+// Paths are resolved against the base URL.
 func (cfg *config) readURIs(file string) error {
+	given := cfg.base != nil
 	data, err := os.ReadFile(file)
 	if err != nil {
 		return fmt.Errorf("-i: %v; give a readable file of URIs, one a line", err)
@@ -268,6 +271,10 @@ func (cfg *config) readURIs(file string) error {
 		ref, err := url.Parse(l)
 		if err != nil {
 			return fmt.Errorf("-i %s line %d: %q: %v", file, i+1, l, err)
+		}
+		if ref.IsAbs() && given {
+			cfg.uris = append(cfg.uris, cfg.base.ResolveReference(&url.URL{Path: ref.Path, RawPath: ref.RawPath, RawQuery: ref.RawQuery}))
+			continue
 		}
 		if ref.IsAbs() {
 			u, err := parseHTTPS(l)

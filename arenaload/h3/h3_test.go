@@ -345,6 +345,17 @@ func TestURIListRotates(t *testing.T) {
 	if err != nil || res.OK == 0 || res.Target != "https://"+s.addr+paths[0] {
 		t.Errorf("absolute -i without a URL: ok %d target %q err %v", res.OK, res.Target, err)
 	}
+	// With a URL, it is the server, as h2load's -B is: the URIs' authority (the arena's
+	// files name https://localhost:8443) is ignored, their paths and queries requested there.
+	other := filepath.Join(t.TempDir(), "other.txt")
+	if err := os.WriteFile(other, []byte("https://localhost:1"+paths[2]+"?x=1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	before := s.handled.Load()
+	res, _, err = generate(t, "", "-c", "1", "-m", "1", "-D", "200ms", "--insecure", "-i", other, "https://"+s.addr)
+	if hits, _, _ := s.snapshot(); err != nil || res.OK == 0 || res.Errors.Total() != 0 || s.handled.Load() == before || hits[paths[2]] == 0 {
+		t.Errorf("-i naming another authority, with a URL: ok %d errors %+v err %v", res.OK, res.Errors, err)
+	}
 }
 
 func TestHeadersArrive(t *testing.T) {
