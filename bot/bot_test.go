@@ -403,6 +403,13 @@ func TestUsageErrorAndHelp(t *testing.T) {
 	if len(cs) != 2 || !strings.Contains(cs[0].Body, "**Fix:**") || !strings.Contains(cs[1].Body, "/benchmark-test") {
 		t.Fatalf("comments = %+v", cs)
 	}
+	// The help names every test that runs, the newest included, and what cannot run yet.
+	for _, want := range []string{"### Tests", "33 tests run", "`baseline`, `pipelined`", "`baseline-h3`", "`stream-grpc-tls`",
+		"`latency-1m`", "`8gbit`", "`static-large`", "`echo-ws-limited`", "Not run yet (not yet supported: docker compose stacks): `gateway-64`, `gateway-h3`, `production-stack`."} {
+		if !strings.Contains(cs[1].Body, want) {
+			t.Errorf("help lacks %q:\n%s", want, cs[1].Body)
+		}
+	}
 }
 
 func TestIgnoredComments(t *testing.T) {

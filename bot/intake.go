@@ -58,7 +58,7 @@ func (in *Intake) HandleComment(ctx context.Context, c hook.Comment) error {
 	}
 	switch cmd.Kind {
 	case command.KindHelp:
-		return in.replyOnce(ctx, c, command.Help())
+		return in.replyOnce(ctx, c, command.Help()+"\n"+plan.HelpTests())
 	case command.KindApprove:
 		return in.approveCommand(ctx, c)
 	case command.KindCancel:
