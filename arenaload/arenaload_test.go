@@ -31,7 +31,7 @@ func TestHistogram(t *testing.T) {
 	for i := range 1000 {
 		Record(h, time.Duration(i+1)*time.Microsecond)
 	}
-	Record(h, -time.Second)    // clamped to 1 µs
+	Record(h, -time.Second)   // clamped to 1 µs
 	Record(h, 1000*time.Hour) // clamped to the top
 	l := Summarize(h)
 	if l.P50 < 490 || l.P50 > 510 || l.P99 < 980 || l.P99 > 1000 || l.Max < 99_000_000 || l.P50 > l.P90 || l.P90 > l.P99 || l.P99 > l.P999 {

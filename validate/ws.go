@@ -124,6 +124,7 @@ func wsKey(resp *http.Response) string {
 	if resp.Request == nil {
 		return ""
 	}
+	//lint:ignore SA1008 gorilla sets the header under this spelling, which is the point
 	if vs := resp.Request.Header["Sec-WebSocket-Key"]; len(vs) > 0 {
 		return vs[0]
 	}
