@@ -729,6 +729,16 @@ func (b *Bencher) serverContainer(image string, e frameworks.Entry, p profile.Pr
 	if b.cfg.Lite {
 		cpus = ""
 	}
+	mounts := []docker.Mount{
+		{Source: filepath.Join(b.cfg.DataDir, arenadata.DatasetFile), Target: "/data/dataset.json", ReadOnly: true},
+		{Source: filepath.Join(b.cfg.DataDir, arenadata.StaticDir), Target: "/data/static", ReadOnly: true},
+		{Source: filepath.Join(b.cfg.DataDir, arenadata.CertsDir), Target: "/certs", ReadOnly: true},
+	}
+	// The large files (download, static-large), where the data directory has them:
+	// arenadata.Ensure writes them; a hand-made data directory may not.
+	if large := filepath.Join(b.cfg.DataDir, arenadata.LargeDir); isDir(large) {
+		mounts = append(mounts, docker.Mount{Source: large, Target: "/data/large", ReadOnly: true})
+	}
 	return docker.RunOptions{
 		Name:        "arenabot-bench-" + e.Name,
 		Image:       image,
@@ -736,14 +746,14 @@ func (b *Bencher) serverContainer(image string, e frameworks.Entry, p profile.Pr
 		CPUSet:      cpus,
 		Memory:      p.Memory,
 		Nofile:      b.cfg.Nofile,
-		Mounts: []docker.Mount{
-			{Source: filepath.Join(b.cfg.DataDir, arenadata.DatasetFile), Target: "/data/dataset.json", ReadOnly: true},
-			{Source: filepath.Join(b.cfg.DataDir, arenadata.StaticDir), Target: "/data/static", ReadOnly: true},
-			{Source: filepath.Join(b.cfg.DataDir, arenadata.LargeDir), Target: "/data/large", ReadOnly: true},
-			{Source: filepath.Join(b.cfg.DataDir, arenadata.CertsDir), Target: "/certs", ReadOnly: true},
-		},
+		Mounts:      mounts,
 		Labels: b.labels(b.cfg.Labels, LabelManaged, "true", LabelEntry, e.Name, LabelProfile, p.Name),
 	}
+}
+
+func isDir(path string) bool {
+	fi, err := os.Stat(path)
+	return err == nil && fi.IsDir()
 }
 
 // toolContainer runs a load tool in the pinned image: host network, the load-generator CPU

@@ -35,8 +35,14 @@ func asyncChecks() []check {
 	}
 }
 
+// delayRounds is how many times delayCheck asks, on one kept-alive connection: the
+// quickest answer counts, so a loaded machine's own delays do not hide a server that
+// answers at once.
+const delayRounds = 3
+
 // delayCheck wants GET /delay/{ms} to answer "{ms}" no sooner than ms milliseconds after
-// the request was sent.
+// the request was written, each of delayRounds times on one connection (its dial is not
+// timed).
 func delayCheck(p string, ms int) check {
 	target := "/delay/" + strconv.Itoa(ms)
 	return check{
@@ -44,18 +50,35 @@ func delayCheck(p string, ms int) check {
 		contract: contract(p, fmt.Sprintf(`GET %s → 200 text/plain "%d", no sooner than %d ms after the request`, target, ms, ms), ""),
 		run: func(ctx context.Context, e *env) result {
 			raw := request("GET", target, nil, nil)
-			exp := fmt.Sprintf("200 with body %q after at least %d ms", strconv.Itoa(ms), ms)
-			start := time.Now()
-			r, err := exchange(ctx, e, "GET", raw)
-			took := time.Since(start)
+			req := fmt.Sprintf("%d× %s on one connection", delayRounds, show(raw))
+			exp := fmt.Sprintf("200 with body %q after at least %d ms, each time", strconv.Itoa(ms), ms)
+			c, err := dial(ctx, e)
 			if err != nil {
-				return failed(show(raw), exp, err.Error())
+				return failed(req, exp, err.Error())
 			}
-			got := fmt.Sprintf("%s after %v", describe(r), took.Round(time.Millisecond))
-			if r.Status != 200 || string(r.Body) != strconv.Itoa(ms) || took < time.Duration(ms)*time.Millisecond {
-				return failed(show(raw), exp, got)
+			defer c.close()
+			quickest := time.Duration(1<<63 - 1)
+			var got string
+			for i := range delayRounds {
+				start := time.Now()
+				if err := c.write(raw); err != nil {
+					return failed(req, exp, fmt.Sprintf("request %d: %v", i+1, err))
+				}
+				r, err := c.response("GET")
+				took := time.Since(start)
+				if err != nil {
+					return failed(req, exp, fmt.Sprintf("request %d: %v", i+1, err))
+				}
+				got = fmt.Sprintf("%s after %v", describe(r), took.Round(time.Millisecond))
+				if r.Status != 200 || string(r.Body) != strconv.Itoa(ms) {
+					return failed(req, exp, fmt.Sprintf("request %d: %s", i+1, got))
+				}
+				quickest = min(quickest, took)
 			}
-			return passed(show(raw), exp, got)
+			if quickest < time.Duration(ms)*time.Millisecond {
+				return failed(req, exp, fmt.Sprintf("the quickest answer after %v", quickest.Round(100*time.Microsecond)))
+			}
+			return passed(req, exp, got)
 		},
 	}
 }

@@ -110,7 +110,7 @@ func TestValidateBrokenEntry(t *testing.T) {
 	needDocker(t)
 	root := t.TempDir()
 	scratchEntry(t, root, "offbyone", brokenServer, "COPY server /server\nENTRYPOINT [\"/server\"]\n")
-	meta := `{"display_name":"offbyone","language":"Go","type":"engine","engine":"test","enabled":true,"tests":["baseline","pipelined","baseline-h3"]}`
+	meta := `{"display_name":"offbyone","language":"Go","type":"engine","engine":"test","enabled":true,"tests":["baseline","pipelined","gateway-64"]}`
 	os.WriteFile(filepath.Join(root, "frameworks", "offbyone", "meta.json"), []byte(meta), 0o644)
 
 	stdout, _, err := runCmd(t, "validate", "offbyone", "--root", root)
@@ -123,7 +123,7 @@ func TestValidateBrokenEntry(t *testing.T) {
 	if !regexp.MustCompile(`(?m)^PASS baseline: GET sum 13\+42$`).MatchString(stdout) {
 		t.Errorf("the GET check fails though GET is right")
 	}
-	if !regexp.MustCompile(`(?m)^SKIP baseline-h3: `).MatchString(stdout) {
+	if !regexp.MustCompile(`(?m)^SKIP gateway-64: `).MatchString(stdout) {
 		t.Errorf("the unsupported subscribed test is not reported as skipped")
 	}
 	if !regexp.MustCompile(`(?m)^\d+ passed, [1-9]\d* failed, 1 skipped$`).MatchString(stdout) {

@@ -2,6 +2,8 @@ package validatetest
 
 import (
 	"bufio"
+	"bytes"
+	"compress/gzip"
 	"fmt"
 	"io"
 	"os"
@@ -10,6 +12,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -142,7 +145,7 @@ func (s *Server) large(r *req) reply {
 			return reply{status: 200, headers: []string{"Content-Type: " + ct, "Vary: Accept-Encoding"}, body: b[:len(b)-1]}
 		}
 		return reply{status: 200, headers: []string{"Content-Type: " + ct, "Content-Encoding: gzip", "Vary: Accept-Encoding"},
-			body: compress("gzip", b), chunked: true}
+			body: gzipped(file, b), chunked: true}
 	}
 	return reply{status: 200, headers: []string{"Content-Type: " + ct}, file: file,
 		corrupt: s.mode == "download-corrupt" && name == "download.bin"}
@@ -172,4 +175,21 @@ func writeFile(bw *bufio.Writer, rep reply) {
 	io.ReadFull(f, b[:])
 	bw.WriteByte(b[0] ^ 0xff)
 	io.Copy(bw, f)
+}
+
+// largeGzip caches the gzip of each large file, by path: compressing 1–2 MiB for every
+// request under the race detector took longer than a check waits for progress.
+var largeGzip sync.Map
+
+// gzipped returns b, the content of file, gzipped (fast), computed once per file.
+func gzipped(file string, b []byte) []byte {
+	if z, ok := largeGzip.Load(file); ok {
+		return z.([]byte)
+	}
+	var buf bytes.Buffer
+	zw, _ := gzip.NewWriterLevel(&buf, gzip.BestSpeed)
+	zw.Write(b)
+	zw.Close()
+	z, _ := largeGzip.LoadOrStore(file, buf.Bytes())
+	return z.([]byte)
 }
