@@ -747,7 +747,7 @@ func (b *Bencher) serverContainer(image string, e frameworks.Entry, p profile.Pr
 		Memory:      p.Memory,
 		Nofile:      b.cfg.Nofile,
 		Mounts:      mounts,
-		Labels: b.labels(b.cfg.Labels, LabelManaged, "true", LabelEntry, e.Name, LabelProfile, p.Name),
+		Labels:      b.labels(b.cfg.Labels, LabelManaged, "true", LabelEntry, e.Name, LabelProfile, p.Name),
 	}
 }
 
