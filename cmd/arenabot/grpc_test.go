@@ -31,7 +31,7 @@ func TestBenchGRPCProfiles(t *testing.T) {
 		conns                  int
 	}{
 		{"unary-grpc", "h2load", "1.52.0", 512},
-		{"unary-grpc-tls", "h2load", "1.52.0", 512},
+		{"unary-grpc-tls", "h2load", "1.52.0", 64},
 		{"stream-grpc", "ghz", "0.121.0", 64},
 		{"stream-grpc-tls", "ghz", "0.121.0", 64},
 	} {

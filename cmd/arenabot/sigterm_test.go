@@ -129,16 +129,20 @@ func TestServeRunnerSIGTERM(t *testing.T) {
 	p := l.startServeProcess(bin, env, args...)
 	l.comment("maintainer", "/benchmark -f nethttp -t baseline")
 
-	// The server container of the job, labelled by the runner, runs.
+	// The measurement runs: the job's server container and its load tool's container (the
+	// validation's server runs alone before it, and the load-generator image may be built
+	// first), both labelled by the runner.
 	var job string
-	l.waitFor("the job's server container to run", 5*time.Minute, func() bool {
-		for _, c := range dockerPS(t, "label="+runner.LabelManaged+"=true", "label="+runner.LabelEntry+"=nethttp", "label="+runner.LabelJob, "status=running") {
-			job = strings.Fields(c)[1]
-			return true
+	l.waitFor("the job's server and load tool to run", 5*time.Minute, func() bool {
+		servers := dockerPS(t, "label="+runner.LabelManaged+"=true", "label="+runner.LabelEntry+"=nethttp", "label="+runner.LabelJob, "status=running")
+		tools := dockerPS(t, "label="+runner.LabelManaged+"=true", "label="+runner.LabelEntry+"=loadgen", "label="+runner.LabelJob, "status=running")
+		if len(servers) == 0 || len(tools) == 0 {
+			return false
 		}
-		return false
+		job = strings.Fields(servers[0])[1]
+		return true
 	})
-	time.Sleep(2 * time.Second) // into the measurement: the load tool runs too
+	time.Sleep(time.Second) // into the 10-second run
 	running := dockerPS(t, "label="+runner.LabelJob+"="+job)
 	t.Logf("job %s: containers before SIGTERM: %q", job, running)
 

@@ -157,11 +157,6 @@ ARG BASE_IMAGE=debian:bookworm-slim
 	for _, t := range gos {
 		fmt.Fprintf(&b, "COPY --from=%s /out/%s /usr/local/bin/%s\n", t.Name(), t.Binary(), t.Binary())
 	}
-	for _, t := range mods {
-		fmt.Fprintf(&b, "# %s is this module's own (%s): the runner copies the checked binary into the build context.\n", t.Name(), t.Install().Module)
-		fmt.Fprintf(&b, "COPY %s /usr/local/bin/%s\n", t.Binary(), t.Binary())
-		fmt.Fprintf(&b, "RUN %s --version | grep -Eq \"^%s ${%s}([[:space:]]|$)\"\n", t.Binary(), t.Binary(), versionArg(t))
-	}
 	if len(debs) > 0 {
 		var pkgs []string
 		for _, t := range debs {
@@ -175,6 +170,13 @@ ARG BASE_IMAGE=debian:bookworm-slim
 			fmt.Fprintf(&b, " \\\n && dpkg-query -W -f='${Version}' %s | grep -Eq \"^([0-9]+:)?${%s}-\"", t.Install().Debian, versionArg(t))
 		}
 		b.WriteString("\n")
+	}
+	// Last, so that a new build of this module's tools (every commit) rebuilds only these
+	// layers: the Go tools' stages and the packages come from the build cache.
+	for _, t := range mods {
+		fmt.Fprintf(&b, "# %s is this module's own (%s): the runner copies the checked binary into the build context.\n", t.Name(), t.Install().Module)
+		fmt.Fprintf(&b, "COPY %s /usr/local/bin/%s\n", t.Binary(), t.Binary())
+		fmt.Fprintf(&b, "RUN %s --version | grep -Eq \"^%s ${%s}([[:space:]]|$)\"\n", t.Binary(), t.Binary(), versionArg(t))
 	}
 	return b.String(), nil
 }

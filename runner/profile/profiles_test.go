@@ -284,7 +284,7 @@ func TestArenaNumbers(t *testing.T) {
 		"gateway-h3":       {"gateway-h3", "h2load-h3", []int{64, 256}, nil, 1, 0, 0, "", 0, 8443, b11, 8080, []string{"postgres"}, true, ""},
 		"production-stack": {"production-stack", "h2load", []int{256, 1024}, nil, 1, 0, 0, "", 0, 8443, b11, 8080, []string{"postgres"}, true, ""},
 		"unary-grpc":       {"grpc", "h2load", []int{256, 1024}, []int{512}, 1, 0, 0, "", 0, 8080, "/benchmark.BenchmarkService/GetSum", 0, nil, false, ""},
-		"unary-grpc-tls":   {"grpc-tls", "h2load", []int{256, 1024}, []int{512}, 1, 0, 0, "", 0, 8443, "/benchmark.BenchmarkService/GetSum", 0, nil, false, ""},
+		"unary-grpc-tls":   {"grpc-tls", "h2load", []int{256, 1024}, []int{64}, 1, 0, 0, "", 0, 8443, "/benchmark.BenchmarkService/GetSum", 0, nil, false, ""},
 		"stream-grpc":      {"grpc-stream", "ghz", []int{64}, []int{64}, 1, 0, 0, "", 0, 8080, "/benchmark.BenchmarkService/GetSum", 0, nil, false, ""},
 		"stream-grpc-tls":  {"grpc-stream-tls", "ghz", []int{64}, []int{64}, 1, 0, 0, "", 0, 8443, "/benchmark.BenchmarkService/GetSum", 0, nil, false, ""},
 		// The fixed-rate profiles' lite counts are ours; so are async's and every count of
