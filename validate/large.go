@@ -191,13 +191,8 @@ func staticLargeChecks() []check {
 			contract: contract(p, "GET /large/<"+files+"> without Accept-Encoding → 200, no Content-Encoding, the file's exact bytes", ""),
 			run: func(ctx context.Context, e *env) result {
 				return eachLarge(ctx, e, "", "200 with the file's exact bytes and no Content-Encoding", func(file []byte, r *response) string {
-					switch {
-					case r.Status != 200:
-						return describe(r)
-					case !encodingNone.allows(r.get("Content-Encoding")):
-						return describe(r) + ": Content-Encoding on a request that did not accept one"
-					case !bytes.Equal(r.Body, file):
-						return describe(r) + ": " + diffBytes(r.Body, file)
+					if why := identityMismatch(file, r); why != "" {
+						return why
 					}
 					return "ok: " + byteCount(len(file))
 				})

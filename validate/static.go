@@ -81,15 +81,7 @@ func staticChecks(p string) []check {
 			contract: ref("GET /static/<file> without Accept-Encoding → 200, no Content-Encoding, the file's exact bytes"),
 			run: func(ctx context.Context, e *env) result {
 				return eachFile(ctx, e, names, "", "200 with the file's exact bytes and no Content-Encoding", func(name string, file []byte, r *response) string {
-					switch {
-					case r.Status != 200:
-						return describe(r)
-					case !encodingNone.allows(r.get("Content-Encoding")):
-						return describe(r) + ": Content-Encoding on a request that did not accept one"
-					case !bytes.Equal(r.Body, file):
-						return describe(r) + ": " + diffBytes(r.Body, file)
-					}
-					return ""
+					return identityMismatch(file, r)
 				})
 			},
 		},
@@ -261,4 +253,18 @@ func diffBytes(got, want []byte) string {
 		return fmt.Sprintf("%d bytes, the file has %d (the first %d agree)", len(got), len(want), n)
 	}
 	return fmt.Sprintf("%d bytes, the file has %d; they differ from byte %d on", len(got), len(want), i)
+}
+
+// identityMismatch says how r, the answer to a request that accepted no Content-Encoding,
+// is not a 200 with exactly file's bytes and no Content-Encoding; "" when it is.
+func identityMismatch(file []byte, r *response) string {
+	switch {
+	case r.Status != 200:
+		return describe(r)
+	case !encodingNone.allows(r.get("Content-Encoding")):
+		return describe(r) + ": Content-Encoding on a request that did not accept one"
+	case !bytes.Equal(r.Body, file):
+		return describe(r) + ": " + diffBytes(r.Body, file)
+	}
+	return ""
 }
