@@ -27,7 +27,7 @@ func (p *serveProc) kill(t *testing.T) {
 func TestServeSIGKILLLosesNothing(t *testing.T) {
 	l := newLoop(t, []string{"nethttp"}, nil)
 	l.redisURL = ""
-	bin := buildArenabot(t)
+	bin := arenabotBinary(t)
 	env := map[string]string{"ARENA_REDIS_URL": "", "ARENA_STATE_DIR": t.TempDir()}
 
 	// 1. Acked, awaiting approval, then killed.

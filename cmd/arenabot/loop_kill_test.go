@@ -16,7 +16,20 @@ import (
 // instead of the tests, so a test can kill a real runner process with SIGKILL.
 const helperWorkEnv = "ARENABOT_TEST_WORK_ARGS"
 
+// helperMainEnv makes the test binary run main() with the JSON-encoded arguments instead of
+// the tests: a child process that is `arenabot` itself, signals and exit code included.
+const helperMainEnv = "ARENABOT_TEST_MAIN_ARGS"
+
 func TestMain(m *testing.M) {
+	if raw := os.Getenv(helperMainEnv); raw != "" {
+		var args []string
+		if err := json.Unmarshal([]byte(raw), &args); err != nil {
+			panic(err)
+		}
+		os.Args = append([]string{"arenabot"}, args...)
+		main()
+		os.Exit(0)
+	}
 	if raw := os.Getenv(helperWorkEnv); raw != "" {
 		var args []string
 		if err := json.Unmarshal([]byte(raw), &args); err != nil {

@@ -6,7 +6,6 @@ import (
 	"io"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -15,17 +14,12 @@ import (
 	"github.com/arenabot/arenabot/runner"
 )
 
-// buildArenabot compiles the arenabot binary into a temporary directory.
-func buildArenabot(t *testing.T) string {
+// arenabotBinary is the program a child `arenabot` process runs: this test binary, which runs
+// main() itself when helperMainEnv holds the arguments (TestMain), so the child has the real
+// entry point (its signal handling included) without a second build of the module.
+func arenabotBinary(t *testing.T) string {
 	t.Helper()
-	bin := filepath.Join(t.TempDir(), "arenabot")
-	start := time.Now()
-	out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput()
-	if err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	t.Logf("built arenabot in %v", time.Since(start).Round(time.Millisecond))
-	return bin
+	return os.Args[0]
 }
 
 // serveProc is `arenabot serve` running as a child process.
@@ -39,8 +33,9 @@ type serveProc struct {
 // overrides it) and its logs going to l.logs.
 func (l *loop) startServeProcess(bin string, env map[string]string, args ...string) *serveProc {
 	l.t.Helper()
-	cmd := exec.Command(bin, append([]string{"serve"}, args...)...)
-	cmd.Env = os.Environ()
+	raw, _ := json.Marshal(append([]string{"serve"}, args...))
+	cmd := exec.Command(bin, "-test.run=^$")
+	cmd.Env = append(os.Environ(), helperMainEnv+"="+string(raw))
 	vars := l.env()
 	for k, v := range env {
 		vars[k] = v
@@ -119,7 +114,7 @@ func dockerPS(t *testing.T, filters ...string) []string {
 func TestServeRunnerSIGTERM(t *testing.T) {
 	l := newLoop(t, []string{"nethttp"}, nil)
 	l.redisURL = "" // the embedded store
-	bin := buildArenabot(t)
+	bin := arenabotBinary(t)
 	state := t.TempDir()
 	env := map[string]string{"ARENA_REDIS_URL": "", "ARENA_STATE_DIR": state}
 	// One 10-second run per row, so SIGTERM comes in the middle of one; the lease is short
