@@ -110,8 +110,9 @@ golang_current() {
 	have "arenabot/golang:$gover" &&
 		[ "$(docker image inspect -f '{{index .Config.Labels "arenabot.std-cache"}}' "arenabot/golang:$gover" 2>/dev/null)" = "$stdcache" ]
 }
-if ! golang_current; then
-	ensure_base
+# The standard library compiles (CPU) while the sidecars' stand-ins install their packages
+# (mostly the network): the Go image is made in the background and waited for at the end.
+golang_image() {
 	gdir="$work/golang"
 	rm -rf "$gdir" && cp -a "$base" "$gdir"
 	mkdir -p "$gdir/usr/local"
@@ -124,9 +125,13 @@ if ! golang_current; then
 		{ tail -20 "$gdir.log" >&2; exit 1; }
 	import "$gdir" "arenabot/golang:$gover" "LABEL arenabot.std-cache=\"$stdcache\""
 	rm -rf "$gdir"
+}
+golang_pid=
+if ! golang_current; then
+	ensure_base
+	golang_image &
+	golang_pid=$!
 fi
-
-docker tag "arenabot/golang:$gover" arenabot/golang:local
 
 # The entrypoint of arenabot/postgres:local: what the official postgres image's entrypoint does,
 # for what the runner uses.
@@ -204,6 +209,12 @@ if ! have arenabot/redis:local; then
 		'EXPOSE 6379'
 	rm -rf "$rdir"
 fi
+
+if [ -n "$golang_pid" ] && ! wait "$golang_pid"; then
+	log "making arenabot/golang:$gover failed"
+	exit 1
+fi
+docker tag "arenabot/golang:$gover" arenabot/golang:local
 
 log "ready: arenabot/debian:local, arenabot/golang:local (= arenabot/golang:$gover), arenabot/postgres:local, arenabot/redis:local"
 # The map for the images made above (alpine and ubuntu stand in as Debian: fine for static

@@ -237,22 +237,33 @@ func (b *Bencher) checkTool(ctx context.Context, tool loadgen.Tool) (string, err
 			return "", fmt.Errorf("%s in %s: %w", tool.Name(), loadgen.Image, err)
 		}
 		_ = code // wrk -v exits 1; the output decides
-	} else {
-		path, err := exec.LookPath(tool.Binary())
-		if err != nil {
-			return "", fmt.Errorf("load tool %s is not installed (not on PATH); install version %s (%s) or use --lite to run it in the pinned load-generator image", tool.Binary(), tool.PinnedVersion(), loadgen.Hint(tool))
-		}
-		if full, ok, err := loadgen.CheckBinaryVersion(tool, path); ok { // ghz: its build information
-			if err != nil {
-				return "", fmt.Errorf("load tool %s: %w; install %s (%s) or use --lite", tool.Binary(), err, tool.PinnedVersion(), loadgen.Hint(tool))
-			}
-			return full, nil
-		}
-		cmd := exec.CommandContext(ctx, path, tool.VersionArgs()...)
-		cmd.Stdout, cmd.Stderr = &out, &out
-		_ = cmd.Run() // wrk -v exits 1; the output decides
+		return checkedVersion(tool, out.String())
 	}
-	full, upstream, err := tool.ParseVersion(out.String())
+	return nativeTool(ctx, tool)
+}
+
+// nativeTool finds an installed load tool on PATH and checks its version.
+func nativeTool(ctx context.Context, tool loadgen.Tool) (string, error) {
+	path, err := exec.LookPath(tool.Binary())
+	if err != nil {
+		return "", fmt.Errorf("load tool %s is not installed (not on PATH); install version %s (%s) or use --lite to run it in the pinned load-generator image", tool.Binary(), tool.PinnedVersion(), loadgen.Hint(tool))
+	}
+	if full, ok, err := loadgen.CheckBinaryVersion(tool, path); ok { // ghz: its build information
+		if err != nil {
+			return "", fmt.Errorf("load tool %s: %w; install %s (%s) or use --lite", tool.Binary(), err, tool.PinnedVersion(), loadgen.Hint(tool))
+		}
+		return full, nil
+	}
+	var out strings.Builder
+	cmd := exec.CommandContext(ctx, path, tool.VersionArgs()...)
+	cmd.Stdout, cmd.Stderr = &out, &out
+	_ = cmd.Run() // wrk -v exits 1; the output decides
+	return checkedVersion(tool, out.String())
+}
+
+// checkedVersion reads a tool's version from its output and checks that it is the pinned one.
+func checkedVersion(tool loadgen.Tool, out string) (string, error) {
+	full, upstream, err := tool.ParseVersion(out)
 	if err != nil {
 		return "", fmt.Errorf("load tool %s: cannot read its version (%v); install version %s", tool.Binary(), err, tool.PinnedVersion())
 	}
@@ -260,6 +271,29 @@ func (b *Bencher) checkTool(ctx context.Context, tool loadgen.Tool) (string, err
 		return "", fmt.Errorf("load tool %s is version %s but the harness is pinned to %s; install %s %s (%s) or use --lite", tool.Binary(), full, tool.PinnedVersion(), tool.Binary(), tool.PinnedVersion(), loadgen.Hint(tool))
 	}
 	return full, nil
+}
+
+// CheckNativeTools checks that every load tool the plan needs is installed at its pinned
+// version, as Prepare does in full mode, but without Docker or the host lock: a caller runs
+// it first, so a missing or wrong tool is reported at once, not after waiting for the host.
+func CheckNativeTools(ctx context.Context, plan Plan) error {
+	seen := map[string]bool{}
+	for _, t := range plan.Targets {
+		for _, p := range t.Profiles {
+			if seen[p.Tool] {
+				continue
+			}
+			seen[p.Tool] = true
+			tool, err := loadgen.ForProfile(p)
+			if err != nil {
+				return err
+			}
+			if _, err := nativeTool(ctx, tool); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // ensureLoadgenImage builds the pinned load-generator image on first use.
@@ -279,22 +313,29 @@ func (b *Bencher) ensureLoadgenImage(ctx context.Context) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
-	df, err := loadgen.ImageContext.ReadFile("image/Dockerfile")
+	prebuilt := map[string]bool{}
+	for _, tool := range loadgen.All() {
+		switch in := tool.Install(); {
+		case in.Module != "":
+			// This module's own generator: the binary .ci/setup built from the checkout,
+			// checked to be the pinned version before it goes into the image.
+			if err := b.copyOwnTool(ctx, tool, dir); err != nil {
+				return err
+			}
+		case in.GoPackage != "":
+			// A Go tool the host already built as the image would (.ci/setup does) goes in
+			// as it is; otherwise the image compiles it.
+			if b.copyPrebuilt(ctx, tool, dir) {
+				prebuilt[tool.Name()] = true
+			}
+		}
+	}
+	df, err := loadgen.RenderImageDockerfile(loadgen.All(), prebuilt)
 	if err != nil {
 		return err
 	}
-	if err := os.WriteFile(filepath.Join(dir, "Dockerfile"), df, 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, "Dockerfile"), []byte(df), 0o644); err != nil {
 		return err
-	}
-	for _, tool := range loadgen.All() {
-		if tool.Install().Module == "" {
-			continue
-		}
-		// This module's own generator: the binary .ci/setup built from the checkout, checked
-		// to be the pinned version before it goes into the image.
-		if err := b.copyOwnTool(ctx, tool, dir); err != nil {
-			return err
-		}
 	}
 	b.note("building the load-generator image " + loadgen.Image + " (first use)")
 	in, err := b.baseImages(ctx, filepath.Join(dir, "Dockerfile"))
@@ -328,6 +369,30 @@ func (b *Bencher) ownToolsStale(ctx context.Context) (bool, string) {
 		}
 	}
 	return false, ""
+}
+
+// copyPrebuilt copies the host's build of a Go tool into the image's build context when it
+// is the one the image's build stage would make (loadgen.CheckPrebuilt), and says whether it
+// did.
+func (b *Bencher) copyPrebuilt(ctx context.Context, tool loadgen.Tool, dir string) bool {
+	path, err := exec.LookPath(tool.Binary())
+	if err != nil {
+		return false
+	}
+	if err := loadgen.CheckPrebuilt(ctx, tool, path); err != nil {
+		b.cfg.Log.Info("load-generator image: building the tool in the image", "tool", tool.Name(), "reason", err)
+		return false
+	}
+	data, err := os.ReadFile(path)
+	if err == nil {
+		err = os.WriteFile(filepath.Join(dir, tool.Binary()), data, 0o755)
+	}
+	if err != nil {
+		b.cfg.Log.Info("load-generator image: building the tool in the image", "tool", tool.Name(), "reason", err)
+		return false
+	}
+	b.note(fmt.Sprintf("load-generator image: %s %s from %s (built as the image would build it)", tool.Name(), tool.PinnedVersion(), path))
+	return true
 }
 
 // copyOwnTool copies the native binary of one of this module's tools into the image's

@@ -79,6 +79,11 @@ func bench(ctx context.Context, c benchConfig, stdout, stderr io.Writer) error {
 			return fmt.Errorf("--compare: %w", err)
 		}
 	}
+	if !c.Lite { // the native tools need neither Docker nor the host: check them first
+		if err := runner.CheckNativeTools(ctx, plan); err != nil {
+			return err
+		}
+	}
 	eng, dataDir, release, err := c.claimHost(ctx, stderr)
 	if err != nil {
 		return err

@@ -1,9 +1,14 @@
 package loadgen
 
 import (
+	"context"
+	"debug/buildinfo"
 	"fmt"
+	"os/exec"
 	"regexp"
+	"runtime/debug"
 	"strings"
+	"time"
 )
 
 // An Install is where a load tool's pinned version comes from and how that is checked. The
@@ -115,7 +120,13 @@ func modLine(module, v string) string {
 // RenderDockerfile returns image/Dockerfile for the tools: a build stage per Go tool
 // (go install at the pinned version, checked in the binary's build information), then the
 // Debian packages on BASE_IMAGE, each checked to be the pinned upstream version.
-func RenderDockerfile(tools []Tool) (string, error) {
+func RenderDockerfile(tools []Tool) (string, error) { return RenderImageDockerfile(tools, nil) }
+
+// RenderImageDockerfile is RenderDockerfile, except that each Go tool named in prebuilt has no
+// build stage: its binary, which the host already built exactly as that stage would (the
+// runner checks this with CheckPrebuilt), is copied from the build context, so a machine
+// that installed it does not compile it a second time for the image.
+func RenderImageDockerfile(tools []Tool, prebuilt map[string]bool) (string, error) {
 	var b strings.Builder
 	b.WriteString(`# The pinned load-generator image used by ` + "`arenabot bench --lite`" + ` (load tools in Docker).
 # Rendered from the adapters' Install (runner/loadgen/install.go) by
@@ -138,12 +149,18 @@ ARG BASE_IMAGE=debian:bookworm-slim
 			debs = append(debs, t)
 		}
 	}
-	if len(gos) > 0 {
+	var built []Tool // the Go tools the image compiles
+	for _, t := range gos {
+		if !prebuilt[t.Name()] {
+			built = append(built, t)
+		}
+	}
+	if len(built) > 0 {
 		b.WriteString("ARG GO_IMAGE=golang:1.26-bookworm\n")
 	}
-	for _, t := range gos {
+	for _, t := range built {
 		in, arg := t.Install(), versionArg(t)
-		ldflags := strings.TrimSpace("-s -w " + strings.ReplaceAll(in.GoLDFlags, "{version}", "${"+arg+"}"))
+		ldflags := goLDFlags(t, "${"+arg+"}")
 		fmt.Fprintf(&b, "# %s from the Go module proxy at the pinned version, checked in the binary's build information.\n", t.Name())
 		fmt.Fprintf(&b, "FROM ${GO_IMAGE} AS %s\n", t.Name())
 		fmt.Fprintf(&b, "ARG %s=%s\n", arg, t.PinnedVersion())
@@ -155,6 +172,12 @@ ARG BASE_IMAGE=debian:bookworm-slim
 		fmt.Fprintf(&b, "ARG %s=%s\n", versionArg(t), t.PinnedVersion())
 	}
 	for _, t := range gos {
+		if prebuilt[t.Name()] {
+			fmt.Fprintf(&b, "# %s: the host's build, made as the build stage would make it (checked by the runner), from the build context.\n", t.Name())
+			fmt.Fprintf(&b, "COPY %s /usr/local/bin/%s\n", t.Binary(), t.Binary())
+			fmt.Fprintf(&b, "RUN %s %s | grep -Fq \"${%s}\"\n", t.Binary(), strings.Join(t.VersionArgs(), " "), versionArg(t))
+			continue
+		}
 		fmt.Fprintf(&b, "COPY --from=%s /out/%s /usr/local/bin/%s\n", t.Name(), t.Binary(), t.Binary())
 	}
 	if len(debs) > 0 {
@@ -181,6 +204,61 @@ ARG BASE_IMAGE=debian:bookworm-slim
 	return b.String(), nil
 }
 
+// goLDFlags are the linker flags a Go tool is built with, in the image and by .ci/setup:
+// "-s -w" and the tool's own, its {version} replaced by version.
+func goLDFlags(t Tool, version string) string {
+	return strings.TrimSpace("-s -w " + strings.ReplaceAll(t.Install().GoLDFlags, "{version}", version))
+}
+
+// CheckPrebuilt says whether the executable at path is a Go tool built exactly as the
+// load-generator image's build stage builds it, so the image may copy it instead: the pinned
+// module version, CGO_ENABLED=0 (it runs on any base) and -trimpath, read from its build
+// information, and the version stamp of its linker flags in its own version output (Go
+// records no -ldflags in the build information of a -trimpath build). nil means it is.
+func CheckPrebuilt(ctx context.Context, tool Tool, path string) error {
+	in := tool.Install()
+	if in.GoPackage == "" {
+		return fmt.Errorf("%s is not a Go tool", tool.Name())
+	}
+	bi, err := buildinfo.ReadFile(path)
+	if err != nil {
+		return fmt.Errorf("%s: build information: %w", path, err)
+	}
+	if err := checkBuildInfo(tool, path, bi); err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	out, _ := exec.CommandContext(ctx, path, tool.VersionArgs()...).CombinedOutput()
+	if _, upstream, err := tool.ParseVersion(string(out)); err != nil || upstream != tool.PinnedVersion() {
+		return fmt.Errorf("%s %s does not print the pinned version %s (built without %q?)", path, strings.Join(tool.VersionArgs(), " "), tool.PinnedVersion(), goLDFlags(tool, tool.PinnedVersion()))
+	}
+	return nil
+}
+
+// checkBuildInfo is CheckPrebuilt's reading of the build information.
+func checkBuildInfo(tool Tool, path string, bi *debug.BuildInfo) error {
+	in := tool.Install()
+	if bi.Path != in.GoPackage || bi.Main.Path != in.GoModule || bi.Main.Version != "v"+tool.PinnedVersion() {
+		return fmt.Errorf("%s is %s of %s %s, not %s of %s v%s", path, bi.Path, bi.Main.Path, bi.Main.Version, in.GoPackage, in.GoModule, tool.PinnedVersion())
+	}
+	want := map[string]string{"CGO_ENABLED": "0", "-trimpath": "true"}
+	for _, st := range bi.Settings {
+		if v, ok := want[st.Key]; ok {
+			if st.Value != v {
+				return fmt.Errorf("%s was built with %s=%s, the image's build with %s", path, st.Key, st.Value, v)
+			}
+			delete(want, st.Key)
+		}
+	}
+	for _, k := range []string{"CGO_ENABLED", "-trimpath"} {
+		if v, ok := want[k]; ok {
+			return fmt.Errorf("%s was built without %s=%s, which the image's build sets", path, k, v)
+		}
+	}
+	return nil
+}
+
 // Markers of the rendered block in .ci/setup.
 const (
 	setupBegin = "# BEGIN load tools: rendered from the adapters' Install by go test ./runner/loadgen -update; do not edit"
@@ -189,7 +267,7 @@ const (
 
 // RenderSetup returns the load-tool block of .ci/setup, from setupBegin to setupEnd: one
 // line per tool, calling the script's install_deb (package, pinned upstream version),
-// install_go (binary, package, module, version) or install_module (binary, package of this
+// install_go (binary, package, module, version, linker flags, version arguments) or install_module (binary, package of this
 // module, version).
 func RenderSetup(tools []Tool) (string, error) {
 	var b strings.Builder
@@ -200,7 +278,8 @@ func RenderSetup(tools []Tool) (string, error) {
 		}
 		in := t.Install()
 		if in.GoPackage != "" {
-			fmt.Fprintf(&b, "install_go %s %s %s v%s\n", t.Binary(), in.GoPackage, in.GoModule, t.PinnedVersion())
+			fmt.Fprintf(&b, "install_go %s %s %s v%s '%s' %s\n", t.Binary(), in.GoPackage, in.GoModule, t.PinnedVersion(),
+				goLDFlags(t, t.PinnedVersion()), strings.Join(t.VersionArgs(), " "))
 		} else if in.Module != "" {
 			fmt.Fprintf(&b, "install_module %s %s %s\n", t.Binary(), in.Module, t.PinnedVersion())
 		} else {

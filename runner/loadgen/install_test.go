@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
 	"testing"
 
@@ -144,7 +145,7 @@ func TestRenderInstall(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := setupBegin + "\ninstall_deb pkg 1.2.3\ninstall_go gotool example.com/m/cmd/t example.com/m v1.2.3\ninstall_module own ./cmd/own 1.2.3\n" + setupEnd + "\n"; setup != want {
+	if want := setupBegin + "\ninstall_deb pkg 1.2.3\ninstall_go gotool example.com/m/cmd/t example.com/m v1.2.3 '-s -w -X main.v=1.2.3' -v\ninstall_module own ./cmd/own 1.2.3\n" + setupEnd + "\n"; setup != want {
 		t.Errorf("RenderSetup =\n%s\nwant\n%s", setup, want)
 	}
 	for _, bad := range []Install{
@@ -180,3 +181,73 @@ func (f fakeTool) Name() string          { return f.name }
 func (f fakeTool) Binary() string        { return f.name }
 func (f fakeTool) PinnedVersion() string { return "1.2.3" }
 func (f fakeTool) Install() Install      { return f.install }
+
+// TestRenderPrebuilt: a Go tool the host built as the image would is copied from the build
+// context, checked by its version output, and has no build stage; the others are unchanged.
+func TestRenderPrebuilt(t *testing.T) {
+	gotool := fakeTool{name: "gotool", install: Install{GoPackage: "example.com/m/cmd/t", GoModule: "example.com/m", GoLDFlags: "-X main.v={version}"}}
+	tools := []Tool{fakeTool{name: "deb", install: Install{Debian: "pkg"}}, gotool}
+	plain, err := RenderImageDockerfile(tools, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want, _ := RenderDockerfile(tools); plain != want {
+		t.Errorf("with nothing prebuilt the Dockerfile differs from RenderDockerfile's")
+	}
+	df, err := RenderImageDockerfile(tools, map[string]bool{"gotool": true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, bad := range []string{"ARG GO_IMAGE", "FROM ${GO_IMAGE}", "go install", "--from=gotool"} {
+		if strings.Contains(df, bad) {
+			t.Errorf("prebuilt Dockerfile has %q:\n%s", bad, df)
+		}
+	}
+	for _, want := range []string{"COPY gotool /usr/local/bin/gotool\nRUN gotool -v | grep -Fq \"${GOTOOL_VERSION}\"\n", "apt-get install -y --no-install-recommends pkg"} {
+		if !strings.Contains(df, want) {
+			t.Errorf("prebuilt Dockerfile lacks %q:\n%s", want, df)
+		}
+	}
+}
+
+// TestCheckBuildInfo: only a build of the pinned module version with CGO_ENABLED=0 and
+// -trimpath may stand in for the image's build stage.
+func TestCheckBuildInfo(t *testing.T) {
+	good := func() *debug.BuildInfo {
+		return &debug.BuildInfo{Path: "github.com/bojand/ghz/cmd/ghz", Main: debug.Module{Path: "github.com/bojand/ghz", Version: "v0.121.0"},
+			Settings: []debug.BuildSetting{{Key: "-trimpath", Value: "true"}, {Key: "CGO_ENABLED", Value: "0"}}}
+	}
+	if err := checkBuildInfo(Ghz{}, "ghz", good()); err != nil {
+		t.Errorf("the image's own build: %v", err)
+	}
+	for name, change := range map[string]func(*debug.BuildInfo){
+		"another version": func(bi *debug.BuildInfo) { bi.Main.Version = "v0.120.0" },
+		"another module":  func(bi *debug.BuildInfo) { bi.Main.Path, bi.Path = "example.com/x", "example.com/x" },
+		"cgo":             func(bi *debug.BuildInfo) { bi.Settings[1].Value = "1" },
+		"no -trimpath":    func(bi *debug.BuildInfo) { bi.Settings = bi.Settings[1:] },
+	} {
+		bi := good()
+		change(bi)
+		if err := checkBuildInfo(Ghz{}, "ghz", bi); err == nil {
+			t.Errorf("%s: accepted", name)
+		} else {
+			t.Logf("%s: %v", name, err)
+		}
+	}
+}
+
+// TestCheckPrebuilt: .ci/setup's ghz is the image's build (so the image copies it rather than
+// compiling ghz again); a binary that is not ghz is not.
+func TestCheckPrebuilt(t *testing.T) {
+	path := needTool(t, "ghz")
+	if err := CheckPrebuilt(t.Context(), Ghz{}, path); err != nil {
+		t.Errorf("the installed ghz: %v; .ci/setup builds it as the image does", err)
+	}
+	self, _ := os.Executable()
+	if err := CheckPrebuilt(t.Context(), Ghz{}, self); err == nil {
+		t.Error("this test binary passed as ghz")
+	}
+	if err := CheckPrebuilt(t.Context(), Wrk{}, path); err == nil {
+		t.Error("wrk, a Debian tool, passed as a Go build")
+	}
+}
