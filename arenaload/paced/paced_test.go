@@ -28,8 +28,27 @@ import (
 )
 
 // TestScheduleAccuracy: the rate is met, exactly C connections carry it, and each keeps its
-// own schedule (R/C·d requests, ±2).
+// own schedule (R/C·d requests, ±2). On a machine busy enough to starve the generator for
+// hundreds of milliseconds (a whole CI run beside it) no schedule can be kept, and the
+// generator says so in its Limit (a wake-up lag); such a run is no evidence either way and is
+// tried again, up to three times. A run that misses its schedule without saying so fails.
 func TestScheduleAccuracy(t *testing.T) {
+	for try := 1; ; try++ {
+		res, late := scheduleRun(t)
+		if !late {
+			return
+		}
+		if try == 3 {
+			t.Fatalf("the generator woke late in each of 3 runs (last: Limit %q); nothing was checked", res.Limit)
+		}
+		t.Logf("try %d: Limit %q, the machine was busy; trying again", try, res.Limit)
+	}
+}
+
+// scheduleRun is one run of TestScheduleAccuracy. It reports late, having checked nothing
+// of the schedule, when the generator's own verdict is that it woke late.
+func scheduleRun(t *testing.T) (res arenaload.Result, late bool) {
+	t.Helper()
 	const (
 		conns = 20
 		rate  = 2000.0
@@ -57,14 +76,26 @@ func TestScheduleAccuracy(t *testing.T) {
 		t.Fatal(err)
 	}
 	logResult(t, "paced", res)
-	if res.RateRatio < 0.99 {
-		t.Errorf("rate ratio %.4f, want ≥ 0.99", res.RateRatio)
-	}
 	if res.OK != res.Requests || res.Errors.Total() != 0 {
 		t.Errorf("%d of %d OK, errors %+v; want all OK and none", res.OK, res.Requests, res.Errors)
 	}
 	if n := accepted.Load(); n != conns {
 		t.Errorf("the server accepted %d connections, want exactly %d", n, conns)
+	}
+	if res.Tool != "arenaload" || res.Mode != "paced" || res.Connections != conns || res.Duration != dur.Seconds() || res.TargetRate != rate {
+		t.Errorf("result header %+v", res)
+	}
+	if res.Bytes <= 0 || res.Latency.P50 <= 0 || res.CPU <= 0 || res.CPUPerRequest <= 0 {
+		t.Errorf("bytes %d, p50 %v, cpu %v, cpu/req %v: want all positive", res.Bytes, res.Latency.P50, res.CPU, res.CPUPerRequest)
+	}
+	if strings.Contains(res.Limit, "cores") {
+		t.Errorf("Limit %q: the generator's CPU was not the limit at 2,000 req/s", res.Limit)
+	}
+	if res.Limit != "" {
+		return res, true
+	}
+	if res.RateRatio < 0.99 {
+		t.Errorf("rate ratio %.4f without a Limit, want ≥ 0.99", res.RateRatio)
 	}
 	mu.Lock()
 	defer mu.Unlock()
@@ -77,13 +108,7 @@ func TestScheduleAccuracy(t *testing.T) {
 			t.Errorf("connection %s sent %d requests, want %.0f ± 2", addr, n, want)
 		}
 	}
-	checkNotLimited(t, res)
-	if res.Tool != "arenaload" || res.Mode != "paced" || res.Connections != conns || res.Duration != dur.Seconds() || res.TargetRate != rate {
-		t.Errorf("result header %+v", res)
-	}
-	if res.Bytes <= 0 || res.Latency.P50 <= 0 || res.CPU <= 0 || res.CPUPerRequest <= 0 {
-		t.Errorf("bytes %d, p50 %v, cpu %v, cpu/req %v: want all positive", res.Bytes, res.Latency.P50, res.CPU, res.CPUPerRequest)
-	}
+	return res, false
 }
 
 // TestPhasesStaggered: C connections at R/C each send at evenly spread phases, not in
