@@ -175,7 +175,7 @@ ARG BASE_IMAGE=debian:bookworm-slim
 		if prebuilt[t.Name()] {
 			fmt.Fprintf(&b, "# %s: the host's build, made as the build stage would make it (checked by the runner), from the build context.\n", t.Name())
 			fmt.Fprintf(&b, "COPY %s /usr/local/bin/%s\n", t.Binary(), t.Binary())
-			fmt.Fprintf(&b, "RUN %s %s | grep -Fq \"${%s}\"\n", t.Binary(), strings.Join(t.VersionArgs(), " "), versionArg(t))
+			fmt.Fprintf(&b, "RUN %s %s 2>&1 | grep -Fq \"${%s}\"\n", t.Binary(), strings.Join(t.VersionArgs(), " "), versionArg(t))
 			continue
 		}
 		fmt.Fprintf(&b, "COPY --from=%s /out/%s /usr/local/bin/%s\n", t.Name(), t.Binary(), t.Binary())
