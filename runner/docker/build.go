@@ -55,8 +55,29 @@ func (e *BuildError) Error() string { return "build " + e.Tag + ": " + e.Msg }
 
 // Build builds an image with the classic builder and returns its ID ("sha256:…").
 // A build that fails returns a *BuildError; other errors (the context cannot be read, the
-// daemon cannot be reached, ctx ends) are returned as they are, wrapped.
+// daemon cannot be reached, ctx ends) are returned as they are, wrapped. A build that fails
+// because the daemon lost a cached layer it was building on (an image removed at that
+// moment, with its untagged parents) is run once more, saying so in the log.
 func (e *Engine) Build(ctx context.Context, o BuildOptions) (string, error) {
+	id, err := e.build(ctx, o)
+	if be, ok := errors.AsType[*BuildError](err); ok && lostLayer(be.Msg) {
+		if o.Log != nil {
+			fmt.Fprintf(o.Log, "the daemon lost a cached layer during the build (%s): an image was removed meanwhile; building again\n", be.Msg)
+		}
+		id, err = e.build(ctx, o)
+	}
+	return id, err
+}
+
+// lostLayerRE matches what the classic builder says when an image it was using as the
+// cache or the parent of a step is removed while it builds.
+var lostLayerRE = regexp.MustCompile(`(failed to get digest sha256:[0-9a-f]+|No such image: sha256:[0-9a-f]+).*|.*imagedb/content/sha256/[0-9a-f]+: no such file or directory`)
+
+// lostLayer reports whether a build's error message is that of a cached layer removed from
+// under it, which a second build does not meet.
+func lostLayer(msg string) bool { return lostLayerRE.MatchString(msg) }
+
+func (e *Engine) build(ctx context.Context, o BuildOptions) (string, error) {
 	dockerfile, err := checkContext(o.ContextDir, o.Dockerfile, o.DockerfileContent != nil)
 	if err != nil {
 		return "", fmt.Errorf("build %s: %w", o.Tag, err)

@@ -282,3 +282,19 @@ func TestBuildErrorText(t *testing.T) {
 		t.Errorf("Error() = %q; want %q", got, want)
 	}
 }
+
+// TestLostLayer: the daemon's words for a cached layer removed during the build (seen when
+// another process removed an image while this one built) are retried; a real failure is not.
+func TestLostLayer(t *testing.T) {
+	for msg, want := range map[string]bool{
+		"failed to get digest sha256:5b68a430e15d005fe11b7beaa371a22ae9b764c4d4a829c30342652f90312795: open /var/lib/docker/image/fuse-overlayfs/imagedb/content/sha256/5b68a430e15d005fe11b7beaa371a22ae9b764c4d4a829c30342652f90312795: no such file or directory": true,
+		"No such image: sha256:5b68a430e15d005fe11b7beaa371a22ae9b764c4d4a829c30342652f90312795":                            true,
+		"The command '/bin/sh -c go build' returned a non-zero code: 1":                                                     false,
+		"COPY failed: file not found in build context or excluded by .dockerignore: stat missing-file: file does not exist": false,
+		"No such image: arenabot/golang:local":                                                                              false,
+	} {
+		if got := lostLayer(msg); got != want {
+			t.Errorf("lostLayer(%q) = %v, want %v", msg, got, want)
+		}
+	}
+}
