@@ -374,6 +374,9 @@ func ParseGhz(out []byte) (GhzReport, error) {
 		if len(okLats) > 0 {
 			slices.Sort(okLats)
 			m.Latency.P999 = lat(okLats[ghzRank(999, 1000, len(okLats))])
+			// ghz's "slowest" and its per-call details are two roundings of the same times
+			// (seen 1 ns apart): the maximum is at least every call's latency.
+			m.Latency.Max = max(m.Latency.Max, lat(okLats[len(okLats)-1]))
 		}
 	}
 	sane(m)

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -334,4 +335,25 @@ func TestGhzRecord(t *testing.T) {
 	write("ghz-stream-tls.json", runGhz(t, ghz, streamTLSProfile, ok.TLSPort, 2, time.Second))
 	write("ghz-unary-status-13.json", runGhz(t, ghz, unary, bad.H2CPort, 2, time.Second, "-n", "200"))
 	write("ghz-closed-port.json", runGhz(t, ghz, streamProfile, closedPort(t), 2, time.Second, "-n", "50"))
+}
+
+// TestGhzMaxHoldsEveryCall: ghz's "slowest" and its per-call details can disagree by a
+// rounding (seen 1 ns apart under load); the maximum is never below a call's latency, so
+// p99.9 (from the details) never exceeds it.
+func TestGhzMaxHoldsEveryCall(t *testing.T) {
+	raw, err := os.ReadFile(filepath.Join("testdata", "ghz-stream-h2c.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	slowest := regexp.MustCompile(`"slowest":[0-9]+`)
+	if !slowest.Match(raw) {
+		t.Fatal("testdata/ghz-stream-h2c.json has no slowest")
+	}
+	r, err := ParseGhz(slowest.ReplaceAll(raw, []byte(`"slowest":1`)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l := r.Measurement.Latency; l.Max < l.P999 || l.Max <= time.Nanosecond {
+		t.Errorf("max %v, p99.9 %v: want the max at least every call's latency", l.Max, l.P999)
+	}
 }
