@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"iter"
 	"log/slog"
 	"maps"
 	"net"
@@ -206,23 +207,48 @@ func (b *Bencher) Prepare(ctx context.Context, plan Plan) error {
 	if _, err := b.scratch(); err != nil {
 		return err
 	}
+	tools, err := planTools(plan)
+	if err != nil {
+		return err
+	}
+	for name, tool := range tools {
+		if _, ok := b.tools[name]; ok {
+			continue
+		}
+		full, err := b.checkTool(ctx, tool)
+		if err != nil {
+			return err
+		}
+		b.tools[name] = toolCheck{tool: tool, version: full}
+	}
+	return nil
+}
+
+// planTools returns the load tools a plan's profiles need, by the profiles' tool name, in
+// plan order.
+func planTools(plan Plan) (iter.Seq2[string, loadgen.Tool], error) {
+	var names []string
+	tools := map[string]loadgen.Tool{}
 	for _, t := range plan.Targets {
 		for _, p := range t.Profiles {
-			if _, ok := b.tools[p.Tool]; ok {
+			if _, ok := tools[p.Tool]; ok {
 				continue
 			}
 			tool, err := loadgen.ForProfile(p)
 			if err != nil {
-				return err
+				return nil, err
 			}
-			full, err := b.checkTool(ctx, tool)
-			if err != nil {
-				return err
-			}
-			b.tools[p.Tool] = toolCheck{tool: tool, version: full}
+			names = append(names, p.Tool)
+			tools[p.Tool] = tool
 		}
 	}
-	return nil
+	return func(yield func(string, loadgen.Tool) bool) {
+		for _, n := range names {
+			if !yield(n, tools[n]) {
+				return
+			}
+		}
+	}, nil
 }
 
 // checkTool finds the tool, natively or in the load-generator image, and checks its version.
@@ -277,20 +303,13 @@ func checkedVersion(tool loadgen.Tool, out string) (string, error) {
 // version, as Prepare does in full mode, but without Docker or the host lock: a caller runs
 // it first, so a missing or wrong tool is reported at once, not after waiting for the host.
 func CheckNativeTools(ctx context.Context, plan Plan) error {
-	seen := map[string]bool{}
-	for _, t := range plan.Targets {
-		for _, p := range t.Profiles {
-			if seen[p.Tool] {
-				continue
-			}
-			seen[p.Tool] = true
-			tool, err := loadgen.ForProfile(p)
-			if err != nil {
-				return err
-			}
-			if _, err := nativeTool(ctx, tool); err != nil {
-				return err
-			}
+	tools, err := planTools(plan)
+	if err != nil {
+		return err
+	}
+	for _, tool := range tools {
+		if _, err := nativeTool(ctx, tool); err != nil {
+			return err
 		}
 	}
 	return nil
@@ -383,11 +402,7 @@ func (b *Bencher) copyPrebuilt(ctx context.Context, tool loadgen.Tool, dir strin
 		b.cfg.Log.Info("load-generator image: building the tool in the image", "tool", tool.Name(), "reason", err)
 		return false
 	}
-	data, err := os.ReadFile(path)
-	if err == nil {
-		err = os.WriteFile(filepath.Join(dir, tool.Binary()), data, 0o755)
-	}
-	if err != nil {
+	if err := copyBinary(path, dir, tool.Binary()); err != nil {
 		b.cfg.Log.Info("load-generator image: building the tool in the image", "tool", tool.Name(), "reason", err)
 		return false
 	}
@@ -406,11 +421,19 @@ func (b *Bencher) copyOwnTool(ctx context.Context, tool loadgen.Tool, dir string
 	if _, err := loadgen.CheckVersion(tool, string(out)); err != nil {
 		return fmt.Errorf("load-generator image: %s: %w; rebuild it: %s", path, err, loadgen.Hint(tool))
 	}
-	data, err := os.ReadFile(path)
-	if err != nil {
+	if err := copyBinary(path, dir, tool.Binary()); err != nil {
 		return fmt.Errorf("load-generator image: %w", err)
 	}
-	return os.WriteFile(filepath.Join(dir, tool.Binary()), data, 0o755)
+	return nil
+}
+
+// copyBinary copies the executable at path into dir as name.
+func copyBinary(path, dir, name string) error {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(dir, name), data, 0o755)
 }
 
 // Measure runs a plan and returns one row per entry × profile × connection count, in plan
