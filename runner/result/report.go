@@ -58,6 +58,16 @@ type Report struct {
 	Host       string     `json:"host,omitempty"`
 	Mode       string     `json:"mode,omitempty"` // "server CPUs 0, load CPUs 1"
 	Runs       int        `json:"runs,omitempty"`
+	// MergeBase is the commit the PR's changed entries were built at as their base (the
+	// merge base of the measured commit and BaseCommit) when rows were measured against it
+	// in the job; "" when every Δ compares with committed results.
+	MergeBase string `json:"merge_base,omitempty"`
+	// Committed is set when the job was asked for --baseline committed: Δ against the
+	// results committed on the base branch, measured on another day.
+	Committed bool `json:"committed,omitempty"`
+	// Rule is the rule Δ cells apply: the minimum effect called a change and the interval
+	// half-width a row stops at (fractions), and the runs per side.
+	Rule *Rule `json:"rule,omitempty"`
 	Frameworks []string   `json:"frameworks,omitempty"` // in the order measured
 	Tests      []string   `json:"tests,omitempty"`      // in profile order
 	Rows       []Row      `json:"rows,omitempty"`       // in plan order
@@ -66,6 +76,14 @@ type Report struct {
 	// Error says why the job as a whole failed (a checkout that failed, a bad meta.json);
 	// "" when rows were measured (some may still have failed).
 	Error string `json:"error,omitempty"`
+}
+
+// A Rule is the run count and interval rule of a job's interleaved rows (stats.Rule).
+type Rule struct {
+	MinEffect float64 `json:"min_effect"`
+	Target    float64 `json:"target"`
+	MinRuns   int     `json:"min_runs"`
+	MaxRuns   int     `json:"max_runs"`
 }
 
 // Committed returns an entry's committed result for a profile and connection count from the

@@ -123,6 +123,38 @@ type Result struct {
 	Commit       string       `json:"commit,omitempty"`
 	Host         string       `json:"host,omitempty"`
 	Time         time.Time    `json:"time"`
+
+	// Base, on a row measured against a base in the same job, is the other side: its runs
+	// were interleaved with this result's Runs (base, head, head, base, …) on the same host
+	// with the same container settings, so a reader can recompute every Δ from the two.
+	Base *Side `json:"base,omitempty"`
+}
+
+// A Side is what a row was compared with in its own job: the same entry built at the PR's
+// base, or the --compare entry.
+type Side struct {
+	Entry  string `json:"entry"`            // the entry measured as the base
+	Ref    string `json:"ref,omitempty"`    // the base branch ("main"), "" for --compare
+	Commit string `json:"commit,omitempty"` // the commit its image was built from
+	Image  string `json:"image,omitempty"`  // "arenabot-nethttp:0123456789ab"
+	Runs   []Run  `json:"runs,omitempty"`
+	// Order is the sides in the order their runs ran: "BHHBBH…" (B base, H head).
+	Order string `json:"order,omitempty"`
+	// Stop says why the row stopped measuring (stats.Rule.Enough: the interval was narrow
+	// enough, the run limit, the job's time budget).
+	Stop string `json:"stop,omitempty"`
+	// Err, when the base could not be built or run, says why; the row's own runs stand and
+	// its Δ cells say "base failed".
+	Err string `json:"err,omitempty"`
+}
+
+// Sample returns one figure of each run, in order: f(run) for every run.
+func Sample(runs []Run, f func(Run) float64) []float64 {
+	out := make([]float64, len(runs))
+	for i, r := range runs {
+		out[i] = f(r)
+	}
+	return out
 }
 
 // FromRuns fills the summary fields of r from its runs: the best run by RPS (the arena's
