@@ -62,9 +62,9 @@ type Report struct {
 	// merge base of the measured commit and BaseCommit) when rows were measured against it
 	// in the job; "" when every Δ compares with committed results.
 	MergeBase string `json:"merge_base,omitempty"`
-	// Committed is set when the job was asked for --baseline committed: Δ against the
-	// results committed on the base branch, measured on another day.
-	Committed bool `json:"committed,omitempty"`
+	// AgainstCommitted is set when the job was asked for --baseline committed: Δ against
+	// the results committed on the base branch, measured on another day.
+	AgainstCommitted bool `json:"against_committed,omitempty"`
 	// Rule is the rule Δ cells apply: the minimum effect called a change and the interval
 	// half-width a row stops at (fractions), and the runs per side.
 	Rule *Rule `json:"rule,omitempty"`
