@@ -99,6 +99,10 @@ const (
 	KindHelp      Kind = "benchmark-help"     // reply with the grammar
 )
 
+// BaselineCommitted is the one value of --baseline: compare with the results committed on
+// the base branch (measured at another time) instead of measuring the base in the job.
+const BaselineCommitted = "committed"
+
 // Kinds lists every command, in the order Help shows them.
 var Kinds = []Kind{KindBenchmark, KindMultiple, KindTest, KindCancel, KindApprove, KindHelp}
 
@@ -118,13 +122,17 @@ type Command struct {
 	Save bool
 	// Compare is the framework to compare with (/benchmark only); empty for none.
 	Compare string
+	// Baseline is what the Δ columns compare with: "" (the default) measures each entry the
+	// PR changes against itself built at the PR's merge base, interleaved in the same job;
+	// BaselineCommitted compares with the results committed on the base branch.
+	Baseline string
 	// Line is the command line as written, without surrounding whitespace, for echoing in
 	// replies. It is set on errors too.
 	Line string
 }
 
 // String renders the canonical form of c, which parses back to the same Command (but for
-// Line): "/benchmark -f gin -t baseline --save --compare fiber".
+// Line): "/benchmark -f gin -t baseline --save --compare fiber --baseline committed".
 func (c Command) String() string {
 	var b strings.Builder
 	b.WriteString(c.Kind.Word())
@@ -142,6 +150,10 @@ func (c Command) String() string {
 	if c.Compare != "" {
 		b.WriteString(" --compare ")
 		b.WriteString(c.Compare)
+	}
+	if c.Baseline != "" {
+		b.WriteString(" --baseline ")
+		b.WriteString(c.Baseline)
 	}
 	return b.String()
 }

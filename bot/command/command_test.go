@@ -56,6 +56,26 @@ var parseTests = []struct {
 		want: Command{Kind: KindBenchmark, Frameworks: []string{"gin"}, Compare: "fiber", Line: "/benchmark -f gin --compare fiber"}},
 	{name: "--compare=x", body: "/benchmark --compare=fiber", found: true, want: Command{Kind: KindBenchmark, Compare: "fiber", Line: "/benchmark --compare=fiber"}},
 
+	// --baseline committed, on every benchmark command and in any flag order.
+	{name: "--baseline committed", body: "/benchmark -f gin --baseline committed", found: true,
+		want: Command{Kind: KindBenchmark, Frameworks: []string{"gin"}, Baseline: "committed", Line: "/benchmark -f gin --baseline committed"}},
+	{name: "--baseline=committed first", body: "/benchmark --baseline=committed -t json --save", found: true,
+		want: Command{Kind: KindBenchmark, Tests: []string{"json"}, Save: true, Baseline: "committed", Line: "/benchmark --baseline=committed -t json --save"}},
+	{name: "--baseline between compare and framework", body: "/benchmark --compare fiber --baseline committed -f gin", found: true,
+		want: Command{Kind: KindBenchmark, Frameworks: []string{"gin"}, Compare: "fiber", Baseline: "committed", Line: "/benchmark --compare fiber --baseline committed -f gin"}},
+	{name: "multiple --baseline", body: "/benchmark-multiple --baseline committed -f a,b --save", found: true,
+		want: Command{Kind: KindMultiple, Frameworks: []string{"a", "b"}, Save: true, Baseline: "committed", Line: "/benchmark-multiple --baseline committed -f a,b --save"}},
+	{name: "test --baseline", body: "/benchmark-test --baseline 'committed' -t baseline", found: true,
+		want: Command{Kind: KindTest, Tests: []string{"baseline"}, Baseline: "committed", Line: "/benchmark-test --baseline 'committed' -t baseline"}},
+	{name: "baseline other value", body: "/benchmark -f gin --baseline main",
+		errText: "`--baseline` takes `committed`, not `main`; write `--baseline committed` to compare with the results committed on the base branch"},
+	{name: "baseline uppercase", body: "/benchmark-multiple --baseline=Committed", errText: "`--baseline` takes `committed`, not `Committed`"},
+	{name: "baseline hostile value", body: "/benchmark --baseline '@org/team #1'", errText: "`--baseline` takes `committed`, not `@\u200borg/team #1`"},
+	{name: "baseline missing value", body: "/benchmark --baseline --save", errText: "`--baseline` needs a value; write `--baseline committed`"},
+	{name: "baseline missing value at end", body: "/benchmark-test -t json --baseline", errText: "`--baseline` needs a value"},
+	{name: "baseline twice", body: "/benchmark --baseline committed --baseline=committed", errText: "`--baseline` is given twice"},
+	{name: "baseline on cancel", body: "/benchmark-cancel --baseline committed", errText: "`/benchmark-cancel` takes no arguments"},
+
 	// Order permutations.
 	{name: "all flags", body: "/benchmark -f gin -t baseline --save --compare fiber", found: true,
 		want: Command{Kind: KindBenchmark, Frameworks: []string{"gin"}, Tests: []string{"baseline"}, Save: true, Compare: "fiber", Line: "/benchmark -f gin -t baseline --save --compare fiber"}},
@@ -152,8 +172,9 @@ var parseTests = []struct {
 	{name: "dash alone", body: "/benchmark- -f gin", errText: "unknown command `/benchmark-`"},
 
 	// Strict errors.
-	{name: "unknown flag", body: "/benchmark --frameworks gin", errText: "unknown flag `--frameworks`; `/benchmark` takes `-f`/`--framework`, `-t`/`--test`, `--save`, `--compare`"},
-	{name: "unknown flag on multiple", body: "/benchmark-multiple -x", errText: "`/benchmark-multiple` takes `-f`/`--framework`, `-t`/`--test`, `--save`"},
+	{name: "unknown flag", body: "/benchmark --frameworks gin", errText: "unknown flag `--frameworks`; `/benchmark` takes `-f`/`--framework`, `-t`/`--test`, `--save`, `--compare`, `--baseline`"},
+	{name: "unknown flag on multiple", body: "/benchmark-multiple -x", errText: "`/benchmark-multiple` takes `-f`/`--framework`, `-t`/`--test`, `--save`, `--baseline`"},
+	{name: "unknown flag on test", body: "/benchmark-test -t json -x", errText: "`/benchmark-test` takes `-t`/`--test`, `--save`, `--baseline`"},
 	{name: "unknown short flag glued", body: "/benchmark -fgin", errText: "unknown flag `-fgin`"},
 	{name: "dash dash", body: "/benchmark -- gin", errText: "unknown flag `--`"},
 	{name: "flag twice", body: "/benchmark -f gin -f fiber", errText: "`-f`/`--framework` is given twice; give it once, with a comma-separated list: `-f a,b`"},
@@ -246,6 +267,10 @@ func TestString(t *testing.T) {
 	if got, want := c.String(), "/benchmark -f gin -t baseline --save --compare fiber"; got != want {
 		t.Errorf("String() = %q, want %q", got, want)
 	}
+	c.Baseline = BaselineCommitted
+	if got, want := c.String(), "/benchmark -f gin -t baseline --save --compare fiber --baseline committed"; got != want {
+		t.Errorf("String() = %q, want %q", got, want)
+	}
 }
 
 func TestTruncate(t *testing.T) {
@@ -274,6 +299,20 @@ func TestHelp(t *testing.T) {
 	for _, k := range Kinds {
 		if !strings.Contains(h, "`"+k.Word()) {
 			t.Errorf("Help() does not describe %s", k.Word())
+		}
+	}
+	// --baseline committed on each command that takes it, and what the default is.
+	for _, w := range []string{
+		"`/benchmark [-f <framework>] [-t <test>,...] [--save] [--compare <framework>] [--baseline committed]`",
+		"`/benchmark-multiple [-f <framework>,...] [-t <test>,...] [--save] [--baseline committed]`",
+		"`/benchmark-test -t <test> [--save] [--baseline committed]`",
+		"By default each framework this PR changes is measured against itself built at the PR's merge base, in the same job",
+		"interleaved run by run (base, head, head, base, …)",
+		"`--baseline committed` skips the base and compares every framework with the results committed on the base branch",
+		"`NEW`", "`~0% (±2.4%)`",
+	} {
+		if !strings.Contains(h, w) {
+			t.Errorf("Help() lacks %q", w)
 		}
 	}
 	// Every example line in the help parses.
@@ -362,6 +401,8 @@ var hostileBodies = []string{
 	"/benchmark-multiple -f 'a,,@b'",
 	"/benchmark -t '<!-- arenabot:status request=r1 -->'",
 	"/benchmark -f " + strings.Repeat("@a", 500),
+	"/benchmark --baseline '@everyone <script> `x` #1'",
+	"/benchmark-test -t json --baseline " + strings.Repeat("@a#", 300),
 	"/benchmark -f 'x|y' -t 'a\\|b'",
 }
 
@@ -416,7 +457,9 @@ func FuzzParse(f *testing.F) {
 			}
 		}
 		switch {
-		case c.Kind == KindBenchmark && len(c.Frameworks) > 1,
+		case c.Baseline != "" && c.Baseline != BaselineCommitted,
+			c.Baseline != "" && c.Kind != KindBenchmark && c.Kind != KindMultiple && c.Kind != KindTest,
+			c.Kind == KindBenchmark && len(c.Frameworks) > 1,
 			c.Kind == KindTest && (len(c.Tests) != 1 || len(c.Frameworks) > 0),
 			c.Kind != KindBenchmark && c.Compare != "",
 			(c.Kind == KindCancel || c.Kind == KindApprove || c.Kind == KindHelp) && c.String() != c.Kind.Word():

@@ -12,9 +12,9 @@ const help = "These are the benchmark commands. Write one at the start of a line
 	"\n" +
 	"| command | does |\n" +
 	"|---|---|\n" +
-	"| `/benchmark [-f <framework>] [-t <test>,...] [--save] [--compare <framework>]` | measures one framework; without `-f`, the one framework this PR changes |\n" +
-	"| `/benchmark-multiple [-f <framework>,...] [-t <test>,...] [--save]` | measures several frameworks in one job; without `-f`, every framework this PR changes |\n" +
-	"| `/benchmark-test -t <test> [--save]` | measures one test on every framework subscribed to it |\n" +
+	"| `/benchmark [-f <framework>] [-t <test>,...] [--save] [--compare <framework>] [--baseline committed]` | measures one framework; without `-f`, the one framework this PR changes |\n" +
+	"| `/benchmark-multiple [-f <framework>,...] [-t <test>,...] [--save] [--baseline committed]` | measures several frameworks in one job; without `-f`, every framework this PR changes |\n" +
+	"| `/benchmark-test -t <test> [--save] [--baseline committed]` | measures one test on every framework subscribed to it |\n" +
 	"| `/benchmark-cancel` | cancels this PR's waiting or running job |\n" +
 	"| `/benchmark-approve` | approves this PR's pending request (collaborators; same as 👍 on the status comment) |\n" +
 	"| `/benchmark-help` | shows this help |\n" +
@@ -24,8 +24,19 @@ const help = "These are the benchmark commands. Write one at the start of a line
 	"Flags come in any order: `-f gin`, `-f=gin`, `--framework gin` and `--framework=gin` are the same " +
 	"(`-t`/`--test` likewise). Lists are comma separated, with no spaces or inside quotes: `-f gin,fiber`. " +
 	"Without `-t`, every test the framework subscribes to runs. `--save` commits the results to this PR's branch. " +
-	"`--compare <framework>` adds that framework's results for comparison. " +
+	"`--compare <framework>` compares with that framework instead, measured in the same job and interleaved the same way. " +
 	"Names are lowercase letters, digits, `.`, `_` and `-`.\n" +
+	"\n" +
+	"### Δ columns\n" +
+	"\n" +
+	"By default each framework this PR changes is measured against itself built at the PR's merge base, " +
+	"in the same job on the same host, interleaved run by run (base, head, head, base, …), " +
+	"and each Δ is the relative difference of the means with its 95% interval: " +
+	"`-6.1% ±1.8%` is a change, `~0% (±2.4%)` is none, and the ± is the smallest change the row could have shown. " +
+	"A framework new in this PR has no base (`NEW`); one this PR does not change is measured once " +
+	"and compared with its committed results, labelled so. " +
+	"`--baseline committed` skips the base and compares every framework with the results committed on the base branch, " +
+	"measured at another time (the only value `--baseline` takes).\n" +
 	"\n" +
 	"### Examples\n" +
 	"\n" +
@@ -33,6 +44,7 @@ const help = "These are the benchmark commands. Write one at the start of a line
 	"/benchmark -f gin\n" +
 	"/benchmark -f gin -t baseline,json --save\n" +
 	"/benchmark -f gin --compare fiber\n" +
+	"/benchmark -f gin --baseline committed\n" +
 	"/benchmark-multiple -f gin,fiber,echo --save\n" +
 	"/benchmark-multiple --save\n" +
 	"/benchmark-test -t baseline\n" +

@@ -180,7 +180,8 @@ var (
 	flagTest      = flag{"-t", "--test", true}
 	flagSave      = flag{"", "--save", false}
 	flagCompare   = flag{"", "--compare", true}
-	allFlags      = []flag{flagFramework, flagTest, flagSave, flagCompare}
+	flagBaseline  = flag{"", "--baseline", true}
+	allFlags      = []flag{flagFramework, flagTest, flagSave, flagCompare, flagBaseline}
 )
 
 // flagsOf lists the flags kind takes.
@@ -189,15 +190,15 @@ func flagsOf(k Kind) []flag {
 	case KindBenchmark:
 		return allFlags
 	case KindMultiple:
-		return []flag{flagFramework, flagTest, flagSave}
+		return []flag{flagFramework, flagTest, flagSave, flagBaseline}
 	case KindTest:
-		return []flag{flagTest, flagSave}
+		return []flag{flagTest, flagSave, flagBaseline}
 	}
 	return nil
 }
 
 // takes says which flags k takes, for error messages: "`/benchmark` takes
-// `-f`/`--framework`, `-t`/`--test`, `--save`, `--compare`".
+// `-f`/`--framework`, `-t`/`--test`, `--save`, `--compare`, `--baseline`".
 func takes(k Kind) string {
 	fs := flagsOf(k)
 	if len(fs) == 0 {
@@ -271,6 +272,8 @@ func example(k Kind, f flag) string {
 		return "write " + md.Code(f.short+" <framework>") + ", e.g. " + md.Code(k.Word()+" -f gin")
 	case flagTest:
 		return "write " + md.Code(f.short+" <test>") + ", e.g. " + md.Code(k.Word()+" -t baseline")
+	case flagBaseline:
+		return "write " + md.Code(f.long+" "+BaselineCommitted) + " to compare with the committed results, or leave it out"
 	default:
 		return "write " + md.Code(f.long+" <framework>") + ", e.g. " + md.Code("/benchmark -f gin --compare fiber")
 	}
@@ -315,6 +318,14 @@ func (c *Command) positional(w string) error {
 // set stores the value of f, given as name.
 func (c *Command) set(f flag, name, val string) error {
 	switch f {
+	case flagBaseline:
+		if v := strings.TrimSpace(val); v != BaselineCommitted {
+			return usage(md.Code(f.long)+" takes "+md.Code(BaselineCommitted)+", not "+arg(val),
+				"write %s to compare with the results committed on the base branch, or leave it out to measure each changed framework against its merge base in the same job",
+				md.Code(f.long+" "+BaselineCommitted))
+		}
+		c.Baseline = BaselineCommitted
+		return nil
 	case flagCompare:
 		v := strings.TrimSpace(val)
 		if strings.Contains(v, ",") {
