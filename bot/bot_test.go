@@ -195,6 +195,35 @@ func TestCollaboratorRequestIsQueued(t *testing.T) {
 	}
 }
 
+// TestBaselineCommittedIsCarried: --baseline committed reaches the queued job (the runner
+// then skips the base) and the status comment echoes it with the command; without it the
+// job's Baseline is "", measuring the base in the job.
+func TestBaselineCommittedIsCarried(t *testing.T) {
+	e := setup(t)
+	e.comment("bob", "/benchmark --baseline committed -f nethttp -t baseline")
+	e.comment("bob", "/benchmark-multiple -f nethttp,gin -t json")
+	js := e.jobs()
+	if len(js) != 2 {
+		t.Fatalf("jobs = %+v", js)
+	}
+	for _, j := range js {
+		want := ""
+		if j.Kind == queue.Benchmark {
+			want = "committed"
+		}
+		if j.Baseline != want {
+			t.Errorf("%s: job Baseline = %q, want %q", j.Command, j.Baseline, want)
+		}
+	}
+	var found bool
+	for _, c := range e.botComments() {
+		found = found || strings.Contains(c.Body, "`/benchmark --baseline committed -f nethttp -t baseline`")
+	}
+	if !found {
+		t.Errorf("no status comment echoes the command with its --baseline: %+v", e.botComments())
+	}
+}
+
 func TestNoFrameworkUsesTouched(t *testing.T) {
 	e := setup(t)
 	e.comment("bob", "/benchmark -t baseline")

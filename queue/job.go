@@ -55,6 +55,10 @@ const (
 	ReasonLost    = "the runner stopped responding twice; the job was not retried again"
 )
 
+// BaselineCommitted is Job.Baseline for --baseline committed: Δ against the results
+// committed on the base branch instead of the base measured in the job.
+const BaselineCommitted = "committed"
+
 // A Job is one request: what to measure, for whom, and where it is in its
 // life. The queue owns State, Reason, Attempt, Fence, Result, the endings
 // (SupersededBy, CancelledBy, RejectedBy) and the Queued, Started and
@@ -72,6 +76,7 @@ type Job struct {
 	Tests           []string      `json:"tests,omitempty"`             // ["baseline"]; empty means every subscribed test
 	Save            bool          `json:"save,omitempty"`              // --save
 	Compare         string        `json:"compare,omitempty"`           // --compare fiber
+	Baseline        string        `json:"baseline,omitempty"`          // "": Δ against the base measured in the job; "committed": --baseline committed
 	SHA             string        `json:"sha"`                         // the approved head commit
 	Pool            string        `json:"pool"`                        // runner pool; empty means DefaultPool
 	InstallationID  int64         `json:"installation_id,omitempty"`   // GitHub App installation that received the comment
