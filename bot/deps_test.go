@@ -9,7 +9,7 @@ import (
 func TestDeps(t *testing.T) {
 	deptest.Check(t, deptest.Rules{
 		Module: []string{
-			"frameworks", "queue", "runner/profile", "runner/profile/selection", "runner/result",
+			"frameworks", "queue", "runner/profile", "runner/profile/selection", "runner/result", "runner/stats",
 			"bot/command", "bot/hook", "bot/ghapi", "bot/md", "bot/plan", "bot/report",
 		},
 		Banned: map[string]string{

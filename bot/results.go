@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/arenabot/arenabot/bot/command"
 	"github.com/arenabot/arenabot/bot/ghapi"
 	"github.com/arenabot/arenabot/bot/plan"
 	"github.com/arenabot/arenabot/bot/report"
@@ -149,6 +150,9 @@ func (rp *Reporter) results(kind string, j queue.Job) report.Results {
 	}
 	if res.Report.Commit == "" {
 		res.Report.Commit = j.SHA
+	}
+	if j.Baseline == command.BaselineCommitted {
+		res.Report.AgainstCommitted = true // asked for: the reply says so whatever the runner wrote
 	}
 	return res
 }

@@ -314,6 +314,51 @@ func TestDoneWithSaveCommitsOnceAndReplies(t *testing.T) {
 	}
 }
 
+// TestRepliesSayHowEachDeltaWasObtained: a job measured against the merge base replies with
+// the base in its header and interval cells; one asked for --baseline committed says so even
+// when its runner's report does not.
+func TestRepliesSayHowEachDeltaWasObtained(t *testing.T) {
+	e := setupEvents(t, nil)
+	j := e.request("/benchmark -f nethttp -t baseline")
+	l := e.claim()
+	rep := testReport(false)
+	rep.Rows, rep.Frameworks = rep.Rows[:2], []string{"nethttp"}
+	rep.MergeBase = "8888888888888888888888888888888888888888"
+	for i := range rep.Rows {
+		base := measuredRow("nethttp", "baseline", rep.Rows[i].Conns, 200000).Result
+		rep.Rows[i].Result.Base = &result.Side{Entry: "nethttp", Ref: "main", Commit: rep.MergeBase, Runs: base.Runs, Order: "BHHBBH"}
+	}
+	e.runRows(j.ID, rep)
+	e.finish(l, queue.Done, "", &rep)
+	e.drain()
+	rs := e.replies(j.ID)
+	if len(rs) != 1 {
+		t.Fatalf("results comments = %d, want 1", len(rs))
+	}
+	for _, w := range []string{
+		"Δ of each changed entry against itself at `888888888888` (merge base with `main`), measured in this job, interleaved run by run",
+		"| baseline | 512 | 180.0K |", "| -10.0% ±", "3 runs each;",
+	} {
+		if !strings.Contains(rs[0].Body, w) {
+			t.Errorf("reply lacks %q:\n%s", w, rs[0].Body)
+		}
+	}
+
+	j = e.request("/benchmark -f nethttp -t baseline --baseline committed")
+	if j.Baseline != "committed" {
+		t.Fatalf("job Baseline = %q, want committed", j.Baseline)
+	}
+	l = e.claim()
+	rep = testReport(false) // a runner that does not write AgainstCommitted
+	e.runRows(j.ID, rep)
+	e.finish(l, queue.Done, "", &rep)
+	e.drain()
+	rs = e.replies(j.ID)
+	if len(rs) != 1 || !strings.Contains(rs[0].Body, "measured at another time, not in this job (`--baseline committed`)") {
+		t.Errorf("reply of a --baseline committed job:\n%+v", rs)
+	}
+}
+
 func TestResultsPostRetriedAfter502(t *testing.T) {
 	e := setupEvents(t, nil)
 	j := e.request("/benchmark -f nethttp -t baseline")

@@ -121,6 +121,26 @@ func replies(t *testing.T) map[string]string {
 				result.Row{Entry: h, Display: hostile, Profile: h + "2", Conns: 2, Result: res})
 		}
 		out["results "+state] = strings.Join(report.RenderResults(r), "\n")
+
+		// Rows measured against a base in the job, whose base names and reasons are hostile:
+		// the header names the base, the Δ cells and the reasons under the tables.
+		r.Report.MergeBase = hostile
+		r.Report.Rows = nil
+		for i, h := range hostileInputs {
+			based := *res
+			based.Base = &result.Side{Entry: h, Ref: hostile, Commit: hostile, Image: hostile, Order: hostile, Stop: hostile, Runs: res.Runs}
+			failed := *res
+			failed.Base = &result.Side{Entry: h, Ref: hostile, Commit: hostile, Err: hostile + fmt.Sprint(i)}
+			r.Report.Rows = append(r.Report.Rows,
+				result.Row{Entry: h, Display: hostile, Profile: h, Conns: 1, Result: &based},
+				result.Row{Entry: h, Display: hostile, Profile: h + "2", Conns: 2, Result: &failed},
+				result.Row{Entry: h, Display: hostile, Profile: h + "3", Conns: 3, Result: res})
+		}
+		r.Report.Baselines = []result.Baseline{{Entry: hostile, Present: true, Tests: hostileInputs, Results: []result.Result{*res}}}
+		out["results based "+state] = strings.Join(report.RenderResults(r), "\n")
+		r.Compare = ""
+		out["results based, no compare "+state] = strings.Join(report.RenderResults(r), "\n")
+		r.Compare = hostile
 	}
 
 	// Usage errors, as the reply to the command shows them.

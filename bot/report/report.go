@@ -4,12 +4,12 @@ package report
 
 import (
 	"fmt"
-	"math"
 	"strconv"
 	"strings"
 
 	"github.com/arenabot/arenabot/bot/md"
 	"github.com/arenabot/arenabot/runner/result"
+	"github.com/arenabot/arenabot/runner/stats"
 )
 
 // A Row is one profile × connection count of one framework.
@@ -23,8 +23,13 @@ type Row struct {
 	// Short is the failed row's table cell ("validation: GET sum 13+42", "build failed");
 	// "" shows Err, cut to about 80 characters. Err goes under the table when it is longer.
 	Short string
-	// Baseline is what the deltas compare against; nil when there is none.
+	// Baseline is what the deltas compare against when the row has no base measured with it
+	// in the same job (Result.Base): committed results, or (SameRun) the --compare entry's
+	// row of this run; nil when there is none.
 	Baseline *result.Result
+	// SameRun marks a Baseline measured in this run, one row after the other (not
+	// interleaved with this row).
+	SameRun bool
 	// NotApplicable marks a row whose compare target does not run this profile.
 	NotApplicable bool
 	// WebSocket marks an echo row: its RPS is echoes per second and its latency is per frame.
@@ -41,6 +46,11 @@ type Table struct {
 	// Advisories are the WARN lines of the advisory checks the entry missed: reported, not
 	// gating.
 	Advisories []string
+	// Rule is what the Δ cells apply; the zero Rule means stats.DefaultRule.
+	Rule stats.Rule
+	// Note is the line under the table that says which of its Δ are not against a base
+	// measured in the same job (Markdown, written by Tables); "" when every Δ is.
+	Note string
 }
 
 // cellMax is about how long a failed row's cell may be.
@@ -121,12 +131,12 @@ func RenderTable(t Table) string {
 	b.WriteString("| " + strings.Join(Columns, " | ") + " |\n")
 	b.WriteString("|" + strings.Repeat("---|", len(Columns)) + "\n")
 	for _, r := range t.Rows {
-		b.WriteString("| " + strings.Join(cells(r), " | ") + " |\n")
+		b.WriteString("| " + strings.Join(cells(t, r), " | ") + " |\n")
 	}
 	return b.String()
 }
 
-func cells(r Row) []string {
+func cells(t Table, r Row) []string {
 	c := []string{md.Cell(r.Profile), fmt.Sprint(r.Conns)}
 	if r.Result == nil {
 		msg := "❌ " + md.Cell(r.cell())
@@ -154,14 +164,7 @@ func cells(r Row) []string {
 	case !r.Bandwidth && res.CPUPerRequest > 0:
 		cpuReq = FormatMicros(res.CPUPerRequest)
 	}
-	dRPS, dMem := "NEW", "NEW"
-	switch {
-	case r.NotApplicable:
-		dRPS, dMem = "n/a", "n/a"
-	case r.Baseline != nil:
-		dRPS = Delta(float64(res.RPS), float64(r.Baseline.RPS), max(res.Spread(), r.Baseline.Spread()))
-		dMem = Delta(float64(res.MemoryPeak), float64(r.Baseline.MemoryPeak), max(memSpread(res), memSpread(r.Baseline)))
-	}
+	dRPS, dMem := Deltas(r, t.rule())
 	return append(c,
 		rps, FormatRate(res), cpuReq, p99, p999,
 		fmt.Sprintf("%.0f%%", res.CPUCores*100), FormatBytes(res.MemoryPeak), dRPS, dMem)
@@ -223,39 +226,6 @@ func (t Table) Limits() []string {
 		lines = append(lines, fmt.Sprintf("⚠️ %s %d: the load generator, not the server, was the limit: %s", md.Code(r.Profile), r.Conns, md.Text(md.Clip(oneLine(r.Result.ToolLimit), 300))))
 	}
 	return lines
-}
-
-// memSpread is the relative spread of peak memory over a result's runs.
-func memSpread(r *result.Result) float64 {
-	if len(r.Runs) < 2 {
-		return 0
-	}
-	lo, hi := math.Inf(1), 0.0
-	for _, run := range r.Runs {
-		v := float64(run.MemoryPeak)
-		lo, hi = min(lo, v), max(hi, v)
-	}
-	if hi <= 0 {
-		return 0
-	}
-	return (hi - lo) / hi
-}
-
-// MinBand is the smallest noise band: a change under 0.1% always reads as ~0%.
-const MinBand = 0.001
-
-// Delta renders the relative change from old to new: "+12.3%", "-4.0%", "~0%" when the change
-// is inside the noise band (a fraction, e.g. 0.03 for runs that spread by 3%), "NEW" when
-// there is no usable baseline.
-func Delta(newV, oldV, band float64) string {
-	if oldV <= 0 || newV < 0 || math.IsNaN(newV) || math.IsNaN(oldV) {
-		return "NEW"
-	}
-	rel := (newV - oldV) / oldV
-	if math.Abs(rel) <= max(band, MinBand) {
-		return "~0%"
-	}
-	return fmt.Sprintf("%+.1f%%", rel*100)
 }
 
 // FormatCount renders a count compactly: 987, 45.6K, 1.23M.

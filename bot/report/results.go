@@ -11,6 +11,7 @@ import (
 
 	"github.com/arenabot/arenabot/bot/md"
 	"github.com/arenabot/arenabot/runner/result"
+	"github.com/arenabot/arenabot/runner/stats"
 )
 
 // MaxComment is the largest results comment the bot posts, in bytes (GitHub refuses bodies
@@ -77,10 +78,11 @@ const (
 // (measured or failed), else how the job ended ("## Benchmark failed", "## Benchmark
 // cancelled", "## Benchmark lost"; RenderEnding is for requests that never ran), and a
 // summary of the job: how it ended, the requester, the command, what was measured, the
-// baseline and where the results were saved. Then come, per framework, its table, the tail
-// of its build log when the build failed and a chart of RPS against the baseline; then the
-// patch of the result files when they could not be committed; then the tail of the
-// runner's log. Untrusted text (names, errors, logs) is escaped or fenced (package md) so
+// baseline and where the results were saved. Then come, per framework, its table, the line
+// that says which of its Δ are not against a base measured in the job, why its rows' base
+// failed, the tail of its build log when the build failed and a chart of RPS against the
+// baseline; then the patch of the result files when they could not be committed; then the
+// tail of the runner's log. Untrusted text (names, errors, logs) is escaped or fenced (package md) so
 // that it can neither break the layout nor mention anyone; only the requester is
 // mentioned. No request ID is visible: it is only in the markers.
 //
@@ -239,15 +241,26 @@ func resultsPieces(r Results, budget int) []piece {
 		}
 		return rep.Committed(entry, profile, conns)
 	}
-	base := Baseline{Compare: compare, Source: baselineSource(rep), Committed: committed}
+	base := Baseline{Compare: compare, Source: baselineSource(rep), Committed: committed,
+		Ref: rep.BaseRef, MergeBase: rep.MergeBase, OnlyCommitted: rep.AgainstCommitted}
+	if rep.Rule != nil {
+		rule := stats.Rule(*rep.Rule)
+		base.Rule = &rule
+	}
 	tables := Tables(rows, base)
 
-	pieces := []piece{{text: resultsHeader(r, base, len(tables) > 0)}}
+	pieces := []piece{{text: resultsHeader(r, base, tables)}}
 	if strings.TrimSpace(rep.Error) != "" {
 		pieces = append(pieces, piece{text: errorBlock(rep.Error)})
 	}
 	for _, t := range tables {
 		pieces = append(pieces, tablePiece(t))
+		if t.Note != "" {
+			pieces = append(pieces, piece{text: t.Note + "\n"})
+		}
+		if lines := t.BaseFailures(); len(lines) > 0 {
+			pieces = append(pieces, piece{text: baseFailuresBlock(t, lines, budget)})
+		}
 		if lines := t.Limits(); len(lines) > 0 {
 			pieces = append(pieces, piece{text: strings.Join(lines, "\n")})
 		}
@@ -332,8 +345,28 @@ func measuredRows(rows []result.Row, entries, profiles map[string]string) []Meas
 	return out
 }
 
+// maxBaseFailures bounds the list of a table's base failures shown as it is; a longer one is
+// folded into a <details> block.
+const maxBaseFailures = 4000
+
+// baseFailuresBlock renders why the base of a table's rows failed, under the table: a list
+// headed by baseFailuresHead, folded into a <details> block when long.
+func baseFailuresBlock(t Table, lines []string, budget int) string {
+	var b strings.Builder
+	b.WriteString(baseFailuresHead(t) + "\n\n")
+	for _, l := range lines {
+		b.WriteString("- " + md.Text(l) + "\n")
+	}
+	if b.Len() <= maxBaseFailures {
+		return b.String()
+	}
+	title := "Why the base of <code>" + md.HTML(t.Entry) + "</code> failed"
+	return detailsBlock(title, logLines(lines), budget)
+}
+
 // resultsHeader renders the summary at the top of the first comment.
-func resultsHeader(r Results, base Baseline, hasRows bool) string {
+func resultsHeader(r Results, base Baseline, tables []Table) string {
+	hasRows := len(tables) > 0
 	var b strings.Builder
 	b.WriteString(outcome(r) + "\n\n")
 
@@ -370,7 +403,7 @@ func resultsHeader(r Results, base Baseline, hasRows bool) string {
 		item("Commit", shortSHA(commit))
 	}
 	if hasRows {
-		item("Baseline", base.Note())
+		item("Baseline", base.Note(tables))
 	}
 	var host []string
 	if strings.TrimSpace(rep.Host) != "" {
@@ -379,7 +412,10 @@ func resultsHeader(r Results, base Baseline, hasRows bool) string {
 	if strings.TrimSpace(rep.Mode) != "" {
 		host = append(host, md.Text(md.Clip(rep.Mode, 200)))
 	}
-	if rep.Runs > 0 {
+	switch {
+	case pairedAny(tables):
+		host = append(host, "RPS: the best of each row's runs") // the run counts adapt per row
+	case rep.Runs > 0:
 		host = append(host, "best of "+md.Plural(rep.Runs, "run", "runs")+" by RPS")
 	}
 	item("Host", strings.Join(host, " · "))
@@ -534,18 +570,21 @@ func charts(t Table, base Baseline) []string {
 		rps, base int64
 	}
 	var bars []bar
-	withBase := false
+	inJob, other := false, false // bases measured in this job; other results
 	for _, row := range t.Rows {
 		if row.Result == nil {
 			continue
 		}
 		b := bar{label: chartText(fmt.Sprintf("%s %d", row.Profile, row.Conns), 40), rps: max(row.Result.RPS, 0)}
-		if row.Baseline != nil && !row.NotApplicable {
-			b.base = max(row.Baseline.RPS, 0)
-			withBase = true
+		switch row.against() {
+		case againstBase:
+			b.base, inJob = bestRPS(row.Result.Base.Runs), true
+		case againstSameRun, againstCommitted:
+			b.base, other = max(row.Baseline.RPS, 0), true
 		}
 		bars = append(bars, b)
 	}
+	withBase := inJob || other
 	if len(bars) == 0 {
 		return nil
 	}
@@ -554,9 +593,16 @@ func charts(t Table, base Baseline) []string {
 		note = fmt.Sprintf(" (the first %d of %d measured rows)", maxChartBars*maxCharts, len(bars))
 		bars = bars[:maxChartBars*maxCharts]
 	}
-	against := "its committed results"
-	if base.Compare != "" {
-		against = md.Code(base.Compare)
+	what := "its committed results"
+	switch {
+	case base.Compare != "" && inJob:
+		what = md.Code(base.Compare) + ", measured in this job"
+	case base.Compare != "":
+		what = md.Code(base.Compare)
+	case inJob && other:
+		what = "its base measured in this job, else its committed results"
+	case inJob:
+		what = "its base, measured in this job"
 	}
 	name := chartText(t.Entry, 60)
 	var out []string
@@ -569,7 +615,7 @@ func charts(t Table, base Baseline) []string {
 		caption := "RPS of " + md.Code(t.Entry)
 		title := name + " RPS"
 		if withBase {
-			caption += " against the baseline (" + against + "): this run's bars are drawn over the baseline's, " +
+			caption += " against the baseline (" + what + "): this run's bars are drawn over the baseline's, " +
 				"so a baseline bar showing above one of them marks a drop"
 			title += " against the baseline"
 		}
@@ -599,6 +645,16 @@ func charts(t Table, base Baseline) []string {
 		out = append(out, b.String())
 	}
 	return out
+}
+
+// bestRPS is the RPS of the best of runs (the arena's rule, as the RPS column shows), 0
+// for none.
+func bestRPS(runs []result.Run) int64 {
+	best := 0.0
+	for _, r := range runs {
+		best = max(best, r.RPS)
+	}
+	return int64(best)
 }
 
 // chartText makes text safe inside a quoted mermaid string: letters, digits, spaces and a

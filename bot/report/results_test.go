@@ -88,6 +88,99 @@ func doneResults() Results {
 	}
 }
 
+// interleavedRuns is realistic runs of the given RPS figures, their peak memory near mem.
+func interleavedRuns(conns int, mem int64, rps ...float64) []result.Run {
+	var runs []result.Run
+	for i, v := range rps {
+		runs = append(runs, result.Run{
+			RPS: v, Requests: int64(v * 5), Status2xx: int64(v * 5), DurationS: 5, Bytes: int64(v * 5 * 160),
+			LatencyUS: result.Latency{Mean: 40 * float64(conns) / 64, P50: 35 * float64(conns) / 64,
+				P90: 80 * float64(conns) / 64, P99: 150 * float64(conns) / 64, P999: 400 * float64(conns) / 64, Max: 9000},
+			CPUCores: 3.9, MemoryPeak: mem + int64(i%3)<<16,
+		})
+	}
+	return runs
+}
+
+// order is the interleaving of n pairs: base, head, head, base, …
+func order(n int) string {
+	var b strings.Builder
+	for i := range n {
+		if i%2 == 0 {
+			b.WriteString("BH")
+		} else {
+			b.WriteString("HB")
+		}
+	}
+	return b.String()
+}
+
+const mergeBase = "89abcdef0123456789abcdef0123456789abcdef"
+
+// pairedRow is a row of entry measured against itself at the merge base, interleaved: every
+// run of both sides.
+func pairedRow(entry, profile string, conns int, mem, baseMem int64, head, base []float64, stop string) result.Row {
+	r := &result.Result{
+		Framework: entry, Language: "Go", Connections: conns, Threads: 4, Duration: "5s",
+		Pipeline: 1, Entry: entry, Profile: profile, Tool: "wrk", ToolVersion: "4.1.0",
+		Commit: "0123456789abcdef0123456789abcdef01234567", Host: "bench-1",
+		Time: time.Date(2024, 5, 3, 14, 0, 0, 0, time.UTC),
+	}
+	r.FromRuns(interleavedRuns(conns, mem, head...))
+	r.Base = &result.Side{Entry: entry, Ref: "main", Commit: mergeBase, Image: "arenabot-" + entry + ":89abcdef0123",
+		Runs: interleavedRuns(conns, baseMem, base...), Order: order(len(head)), Stop: stop}
+	return result.Row{Entry: entry, Display: entry, Profile: profile, Conns: conns, Result: r}
+}
+
+// interleavedResults is a /benchmark-multiple whose changed entries were measured against
+// themselves at the merge base in the job: nethttp got slower in baseline 512 (-9.1%) and
+// is unchanged elsewhere; fasthttp's base did not build; quickhttp is new in the PR; gin,
+// which the PR does not change, was measured once and compares with its committed results.
+func interleavedResults() Results {
+	r := doneResults()
+	r.Command = "/benchmark-multiple -f nethttp,fasthttp,quickhttp,gin -t baseline,json"
+	r.CommitSHA, r.CommitURL = "", ""
+	r.Report.MergeBase = mergeBase
+	r.Report.Rule = &result.Rule{MinEffect: 0.02, Target: 0.02, MinRuns: 3, MaxRuns: 10}
+	r.Report.Frameworks = []string{"nethttp", "fasthttp", "quickhttp", "gin"}
+	baseFailed := func(row result.Row) result.Row {
+		row.Result.Base.Runs, row.Result.Base.Order, row.Result.Base.Stop = nil, "", ""
+		row.Result.Base.Err = "build of fasthttp at 89abcdef0123 failed: RUN go build -o /app ./...: exit status 1 (./main.go:14:2: undefined: fasthttp.ServeConn)"
+		return row
+	}
+	r.Report.Rows = []result.Row{
+		pairedRow("nethttp", "baseline", 512, 18<<20, 18<<20,
+			[]float64{100000, 101000, 99500}, []float64{110000, 109000, 111500}, "interval narrow enough"),
+		pairedRow("nethttp", "baseline", 4096, 33<<20, 33<<20,
+			[]float64{91300, 90100, 92500, 89900, 91800, 90700, 92200, 90400, 91100, 90900},
+			[]float64{90800, 92600, 89700, 91900, 90300, 92800, 89500, 91400, 90600, 92100}, "run limit reached"),
+		pairedRow("nethttp", "json", 512, 19<<20, 19<<20,
+			[]float64{71250, 70900, 71600, 71100}, []float64{71000, 71500, 70700, 71300}, "interval narrow enough"),
+		pairedRow("fasthttp", "baseline", 512, 12<<20, 12<<20, []float64{182000, 181500, 183100}, nil, ""),
+		pairedRow("fasthttp", "json", 512, 13<<20, 13<<20, []float64{150200, 149800, 151000}, nil, ""),
+		row("quickhttp", "QuickHTTP", "baseline", 512, 123_400, 9<<20, 1),
+		row("gin", "gin", "baseline", 512, 182_345, 24<<20, 1.2),
+		row("gin", "gin", "json", 512, 120_400, 26<<20, 0.8),
+	}
+	r.Report.Rows[3] = baseFailed(r.Report.Rows[3])
+	r.Report.Rows[4] = baseFailed(r.Report.Rows[4])
+	r.Report.Baselines = []result.Baseline{
+		baseline("nethttp", []string{"baseline", "json"}, row("nethttp", "nethttp", "baseline", 512, 150_000, 18<<20, 1)),
+		baseline("gin", []string{"baseline", "json"},
+			row("gin", "gin", "baseline", 512, 160_000, 24<<20, 1),
+			row("gin", "gin", "json", 512, 121_000, 25<<20, 1),
+		),
+		{Entry: "quickhttp", Present: false},
+	}
+	r.Report.Log = []string{
+		"checkout 0123456789ab; merge base with main: 89abcdef0123",
+		"build nethttp: ok (38s); base nethttp at 89abcdef0123: ok (35s)",
+		"build fasthttp: ok (41s); base fasthttp at 89abcdef0123: build failed",
+		"nethttp baseline 512c: 3 runs a side, interval narrow enough",
+	}
+	return r
+}
+
 func resultsCases() map[string]Results {
 	cases := map[string]Results{}
 	cases["single"] = doneResults()
@@ -203,6 +296,16 @@ func resultsCases() map[string]Results {
 		patch.Patch = append(patch.Patch, testDiff(r.Result))
 	}
 	cases["patch"] = patch
+
+	cases["interleaved"] = interleavedResults()
+
+	// The same job asked for --baseline committed: no base measured, every Δ against the
+	// committed results, said so in the header and under each table.
+	committed := doneResults()
+	committed.Command = "/benchmark -f gin -t baseline,json --baseline committed"
+	committed.CommitSHA, committed.CommitURL = "", ""
+	committed.Report.AgainstCommitted = true
+	cases["committed"] = committed
 	return cases
 }
 
@@ -247,12 +350,33 @@ func TestRenderResultsContent(t *testing.T) {
 			"✅ **Benchmark done** for @alice.", "`/benchmark -f gin -t baseline,json --save`",
 			"committed results on `main` at `abcdef012345`", "**Commit:** `0123456789ab`",
 			"[`fedcba987654`](https://github.com/o/r/commit/", "3 measured, 0 failed",
-			"| baseline | 512 | 182.3K |", "+14.0%", "NEW", "```mermaid\nxychart-beta\n",
+			"| baseline | 512 | 182.3K |", "| +13.9% ±1.5% | ~0% (±0.6%) |", "NEW", "```mermaid\nxychart-beta\n",
+			"Δ of `gin` baseline 512, json 512 is against its committed results on `main` at `abcdef012345`, measured at another time, not in this job.",
 			`x-axis ["baseline 512", "baseline 4096", "json 512"]`, "bar [160000, 0, 121000]\n    bar [182345, 171020, 120400]\n", "<details><summary>Full log (last 5 lines)</summary>",
 		}},
+		{name: "interleaved", wantTables: 4, want: []string{
+			"- **Baseline:** Δ of each changed entry against itself at `89abcdef0123` (merge base with `main`), measured in this job, " +
+				"interleaved run by run (base, head, head, base, …), 3–10 runs each (median 4); " +
+				"Welch 95% interval of the relative difference of the means; a change is at least 2% with an interval that excludes zero, " +
+				"else `~0% (±w)`: the smallest change the row could have shown. An entry unchanged from its base was measured once",
+			"RPS: the best of each row's runs",
+			"| baseline | 512 | 101.0K | — | 39us | 1.20ms | 3.20ms | 390% | 18MiB | -9.1% ±2.1% | ~0% (±0.8%) |",
+			"| ~0% (±1.1%) |",
+			"| baseline | 512 | 183.1K | — | 21us | 1.20ms | 3.20ms | 390% | 12MiB | base failed | base failed |",
+			"Why the base of `fasthttp` failed",
+			"- baseline 512, json 512: build of fasthttp at 89abcdef0123 failed: RUN go build",
+			"| baseline | 512 | 123.4K | — | 32us | 1.20ms | 3.20ms | 390% | 9MiB | NEW | NEW |",
+			"Δ of `gin` is against its committed results on `main` at `abcdef012345`, measured at another time, not in this job: it is unchanged from its base, so it was measured once.",
+			"RPS of `nethttp` against the baseline (its base, measured in this job)", "bar [111500, 92800, 71500]\n    bar [101000, 92500, 71600]\n",
+		}, not: []string{"best of 3 runs", "Δ of `nethttp` is against", "Δ of `quickhttp`", "Why rows of"}},
+		{name: "committed", wantTables: 1, want: []string{
+			"- **Baseline:** Δ against each framework's committed results on `main` at `abcdef012345`, measured at another time, not in this job (`--baseline committed`); with two runs a side or more, Welch 95% interval",
+			"Δ of `gin` baseline 512, json 512 is against its committed results on `main` at `abcdef012345`, measured at another time, not in this job (`--baseline committed`).",
+		}, not: []string{"interleaved", "merge base"}},
 		{name: "multi", wantTables: 2, want: []string{"### ✅ `gin`", "### ✅ `nethttp` (go-nethttp)", "RPS of `nethttp`"}},
 		{name: "compare", wantTables: 1, want: []string{
-			"Δ against `fasthttp`", "+21.6%", "~0%", "NEW", "n/a", "bar [150000, 170000, 0, 0]\n    bar [182345, 171020, 120400, 1450]\n",
+			"Δ against `fasthttp`", "| +21.4% ±1.5% |", "| ~0% (±2.7%) |", "| NEW | NEW |", "| n/a | n/a |", "bar [150000, 170000, 0, 0]\n    bar [182345, 171020, 120400, 1450]\n",
+			"Δ of `gin` baseline 512, baseline 4096 is against `fasthttp`'s committed results on `main` at `abcdef012345`, measured at another time, not in this job.",
 		}},
 		{name: "failures", wantTables: 3, want: []string{
 			"### ❌ `broken` (Broken \\| \\*entry\\* @\u200bsomeone)",
@@ -524,7 +648,15 @@ func randomResults(rng *rand.Rand) Results {
 				r.Report.Rows = append(r.Report.Rows, result.Row{Entry: entry, Display: text(rng.IntN(300)), Profile: profile, Conns: 512, Err: text(rng.IntN(400))})
 				continue
 			}
-			r.Report.Rows = append(r.Report.Rows, row(entry, entry, profile, 512, float64(rng.IntN(1e6)), int64(rng.IntN(1<<30)), rng.Float64()*5))
+			m := row(entry, entry, profile, 512, float64(rng.IntN(1e6)), int64(rng.IntN(1<<30)), rng.Float64()*5)
+			switch rng.IntN(6) {
+			case 0, 1:
+				other := measuredResult(entry, entry, profile, 512, float64(rng.IntN(1e6)), int64(rng.IntN(1<<30)), rng.Float64()*5)
+				m.Result.Base = &result.Side{Entry: entry, Ref: "main", Commit: mergeBase, Runs: other.Runs}
+			case 2:
+				m.Result.Base = &result.Side{Entry: entry, Ref: "main", Commit: mergeBase, Err: text(rng.IntN(3000))}
+			}
+			r.Report.Rows = append(r.Report.Rows, m)
 		}
 		if n > 0 && rng.IntN(3) == 0 {
 			first := len(r.Report.Rows) - n

@@ -6,6 +6,7 @@ import (
 
 	"github.com/arenabot/arenabot/bot/md"
 	"github.com/arenabot/arenabot/runner/result"
+	"github.com/arenabot/arenabot/runner/stats"
 )
 
 // A Measured row is what a run produced for one entry × profile × connection count.
@@ -22,29 +23,40 @@ type Measured struct {
 	Advisories []string
 }
 
-// A Baseline says what deltas compare against.
+// A Baseline says what deltas compare against. A row measured against a base in the same
+// job carries it (Result.Base) and is compared with it; the fields here say what that base
+// was, and what the other rows compare with.
 type Baseline struct {
-	// Compare is the entry named by --compare; "" compares each entry with its own
-	// committed results.
+	// Compare is the entry named by --compare; "" compares each entry with its own base.
 	Compare string
-	// Source names where committed results come from, for the reply ("main", "the working
-	// tree").
+	// Source names where committed results come from, for the reply ("`main` at
+	// `abcdef012345`", "the working tree"): trusted Markdown.
 	Source string
 	// Committed returns an entry's committed result for a profile and connection count (nil
 	// when there is none) and whether the entry runs that profile at all.
 	Committed func(entry, profile string, conns int) (*result.Result, bool)
+	// Ref is the base branch ("main") and MergeBase the commit the changed entries were
+	// built at as their base (Report.BaseRef, Report.MergeBase); "" when the report says
+	// none (a row's Base may still name them).
+	Ref, MergeBase string
+	// OnlyCommitted is set when the job asked for --baseline committed: no base was
+	// measured, every Δ is against committed results.
+	OnlyCommitted bool
+	// Rule is the rule the Δ cells apply (Report.Rule); nil means stats.DefaultRule.
+	Rule *stats.Rule
 }
 
-// Note says in one line which baseline the deltas use.
-func (b Baseline) Note() string {
-	if b.Compare == "" {
-		return fmt.Sprintf("Δ against each framework's committed results on %s.", b.Source)
+// rule is the Δ rule in force.
+func (b Baseline) rule() stats.Rule {
+	if b.Rule != nil {
+		return *b.Rule
 	}
-	return fmt.Sprintf("Δ against %s: its rows from this run where it was run too, else its committed results on %s.", md.Code(b.Compare), b.Source)
+	return stats.DefaultRule
 }
 
 // Tables groups measured rows into one table per entry, in the order entries first appear,
-// and attaches each row's baseline.
+// and attaches each row's baseline, the Δ rule and the note under each table that names
+// the rows whose Δ is not against a base measured in the same job.
 func Tables(rows []Measured, b Baseline) []Table {
 	var tables []Table
 	index := map[string]int{}
@@ -59,34 +71,41 @@ func Tables(rows []Measured, b Baseline) []Table {
 		if !ok {
 			i = len(tables)
 			index[m.Entry] = i
-			tables = append(tables, Table{Entry: m.Entry, Display: m.Display})
+			tables = append(tables, Table{Entry: m.Entry, Display: m.Display, Rule: b.rule()})
 		}
 		tables[i].Advisories = append(tables[i].Advisories, m.Advisories...)
 		row := Row{Profile: m.Profile, Conns: m.Conns, Result: m.Result, Err: m.Err, Short: m.Short, WebSocket: m.WebSocket, Bandwidth: m.Bandwidth}
 		if m.Result != nil {
-			row.Baseline, row.NotApplicable = b.lookup(m, sameRun)
+			row.Baseline, row.SameRun, row.NotApplicable = b.lookup(m, sameRun)
 		}
 		tables[i].Rows = append(tables[i].Rows, row)
+	}
+	paired := pairedAny(tables)
+	for i := range tables {
+		tables[i].Note = b.tableNote(tables[i], paired)
 	}
 	return tables
 }
 
-func (b Baseline) lookup(m Measured, sameRun map[string]*result.Result) (*result.Result, bool) {
+// lookup finds what a row without a base of its own compares with: the --compare entry's
+// row of this run, else committed results. runs is false (n/a) when the --compare entry
+// does not run the row's profile.
+func (b Baseline) lookup(m Measured, sameRun map[string]*result.Result) (base *result.Result, same, na bool) {
 	against := m.Entry
 	if b.Compare != "" {
 		against = b.Compare
 		if r, ok := sameRun[key(against, m.Profile, m.Conns)]; ok {
-			return r, false
+			return r, true, false
 		}
 	}
 	if b.Committed == nil {
-		return nil, false
+		return nil, false, false
 	}
 	r, runs := b.Committed(against, m.Profile, m.Conns)
 	if !runs && b.Compare != "" {
-		return nil, true
+		return nil, false, true
 	}
-	return r, false
+	return r, false, false
 }
 
 func key(entry, profile string, conns int) string {
@@ -113,9 +132,20 @@ func Render(r Summary) string {
 	if len(r.Header) > 0 {
 		b.WriteString("\n")
 	}
-	b.WriteString(r.Baseline.Note() + "\n")
+	b.WriteString(r.Baseline.Note(r.Tables) + "\n")
 	for _, t := range r.Tables {
 		b.WriteString("\n" + RenderTable(t))
+		if t.Note != "" {
+			b.WriteString("\n" + t.Note + "\n")
+		}
+	}
+	for _, t := range r.Tables {
+		if f := t.BaseFailures(); len(f) > 0 {
+			b.WriteString("\n" + baseFailuresHead(t) + "\n\n")
+			for _, line := range f {
+				b.WriteString("- " + md.Text(line) + "\n")
+			}
+		}
 	}
 	for _, t := range r.Tables {
 		if f := t.Failures(); len(f) > 0 {
