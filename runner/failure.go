@@ -3,8 +3,11 @@ package runner
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/arenabot/arenabot/runner/result"
 )
 
 // ShortMax is about how long a failed row's table cell may be; the whole reason goes under
@@ -61,4 +64,22 @@ func clipCell(s string) string {
 		cut = cut[:i]
 	}
 	return strings.TrimRight(cut, " ,;:") + "…"
+}
+
+// A NoSuccessError is a run in which the server gave no response the profile counts (no
+// 2xx, no echo): its row fails rather than report 0 requests per second.
+type NoSuccessError struct{ Run result.Run }
+
+func (e *NoSuccessError) Error() string {
+	r := e.Run
+	return fmt.Sprintf("no successful response in the run: %d response(s), %d not 2xx, socket errors: %d connect, %d read, %d write, %d timeout; check that the server answers the profile's requests (arenabot validate shows what it answers)",
+		r.Requests, r.NonSuccess, r.Errors.Connect, r.Errors.Read, r.Errors.Write, r.Errors.Timeout)
+}
+
+// Short is the row's cell.
+func (e *NoSuccessError) Short() string {
+	if e.Run.Requests > 0 {
+		return fmt.Sprintf("no 2xx response (%d not 2xx)", e.Run.NonSuccess)
+	}
+	return "no response"
 }
