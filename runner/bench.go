@@ -28,6 +28,7 @@ import (
 	"github.com/arenabot/arenabot/runner/loadgen"
 	"github.com/arenabot/arenabot/runner/profile"
 	"github.com/arenabot/arenabot/runner/result"
+	"github.com/arenabot/arenabot/runner/stats"
 	"github.com/arenabot/arenabot/validate"
 	"github.com/arenabot/arenabot/validate/protocol"
 )
@@ -86,6 +87,13 @@ type Config struct {
 	BuildNetwork string
 
 	ReadyTimeout time.Duration // how long a server may take to answer its probe; 0 means 30s
+
+	// Rule decides when a row measured against its Base has enough runs and what its Δ
+	// says; the zero value means stats.DefaultRule (3 to 10 runs a side, ±2%).
+	Rule stats.Rule
+	// Budget is the time Measure may take before interleaved rows stop at the rule's
+	// minimum runs; 0 means no budget (each row stops at the rule's maximum at the latest).
+	Budget time.Duration
 
 	// SkipValidation measures without validating the profiles first (harness benchmarks).
 	SkipValidation bool
@@ -151,6 +159,7 @@ type Bencher struct {
 	cfg   Config
 	tools map[string]toolCheck
 
+	started    time.Time         // when Measure began, for Budget
 	engineGone error             // set when EngineWait passed without an answer
 	unpullable map[string]string // base images whose pull failed: why
 
@@ -442,7 +451,8 @@ func copyBinary(path, dir, name string) error {
 // or a load tool fails that entry's or that row's measurement and the run goes on; only a
 // cancelled ctx stops it early.
 func (b *Bencher) Measure(ctx context.Context, plan Plan) ([]Row, error) {
-	total := plan.Rows() * b.cfg.Runs
+	b.started = time.Now()
+	runs := &tally{b: b, total: plan.Runs(b.cfg.Runs, b.rule())}
 	var rows []Row
 	for _, t := range plan.Targets {
 		for _, s := range t.Skipped {
@@ -458,6 +468,14 @@ func (b *Bencher) Measure(ctx context.Context, plan Plan) ([]Row, error) {
 		if entryErr == nil && !b.cfg.SkipValidation {
 			invalid, advisories, entryErr = b.gate(ctx, image, t)
 		}
+		var base *baseSide
+		if t.Base != nil && entryErr == nil {
+			base = b.prepareBase(ctx, t)
+		}
+		per := b.cfg.Runs
+		if base != nil {
+			per = 2 * b.rule().MinRuns
+		}
 		first := true
 		for _, p := range t.Profiles {
 			for _, conns := range p.ConnCounts(plan.Lite) {
@@ -465,8 +483,8 @@ func (b *Bencher) Measure(ctx context.Context, plan Plan) ([]Row, error) {
 				if first {
 					row.Advisories, first = advisories, false
 				}
-				done := len(rows) * b.cfg.Runs
-				desc := fmt.Sprintf("%s %s %dc", t.Entry.Name, p.Name, conns)
+				start := runs.done
+				runs.desc = fmt.Sprintf("%s %s %dc", t.Entry.Name, p.Name, conns)
 				if b.cfg.OnRowStart != nil {
 					b.cfg.OnRowStart(row)
 				}
@@ -479,12 +497,15 @@ func (b *Bencher) Measure(ctx context.Context, plan Plan) ([]Row, error) {
 				} else if err := b.waitEngine(ctx); err != nil {
 					row.Err = err
 				} else {
-					b.step(desc, done, total)
-					row.Result, row.Err = b.measureOne(ctx, image, t.Entry, p, conns, func() {
-						done++
-						b.step(desc, done, total)
-					})
+					b.step(runs.desc, runs.done, runs.total)
+					if base != nil {
+						row.Result, row.Err = b.measurePair(ctx, image, t.Entry, base, p, conns, runs)
+					} else {
+						row.Result, row.Err = b.measureOne(ctx, image, t.Entry, p, conns, runs.ran)
+					}
 				}
+				// A row that failed early leaves its runs undone: the total drops by them.
+				runs.total -= max(per-(runs.done-start), 0)
 				if row.Err != nil {
 					b.cfg.Log.Info("measurement failed", "framework", t.Entry.Name, "test", p.Name, "conns", conns, "err", row.Err)
 				}
@@ -572,6 +593,48 @@ func (f *BuildFailure) Tail() []string { return f.Err.Tail }
 // connection count, waits until it answers, runs the load tool Runs times, and removes the
 // container and the sidecars.
 func (b *Bencher) measureOne(ctx context.Context, image string, e frameworks.Entry, p profile.Profile, conns int, ranOne func()) (*result.Result, error) {
+	s, err := b.open(ctx, image, e, p, conns)
+	if err != nil {
+		return nil, err
+	}
+	defer s.close()
+	if err := b.warmUp(ctx, s.tool.tool, s.spec, p.Warmup); err != nil {
+		return nil, fmt.Errorf("%s %s %dc warm-up: %w", e.Name, p.Name, conns, err)
+	}
+	var runs []result.Run
+	for i := 0; i < b.cfg.Runs; i++ {
+		run, err := b.runOnce(ctx, s.tool.tool, s.args, s.spec, s.group)
+		if err != nil {
+			return nil, fmt.Errorf("%s %s %dc run %d: %w", e.Name, p.Name, conns, i+1, err)
+		}
+		runs = append(runs, run)
+		ranOne()
+	}
+	r := b.newResult(e, p, conns, s.spec, s.tool, s.side.versions())
+	r.FromRuns(runs)
+	return r, nil
+}
+
+// A session is one server container ready for a profile's load: its sidecars, its cgroup
+// and the load tool's command line.
+type session struct {
+	side  *sidecars
+	stop  func()
+	group *cgroup.Group
+	tool  toolCheck
+	spec  loadgen.Spec
+	args  []string
+}
+
+// close removes the server container and the sidecars.
+func (s *session) close() {
+	s.stop()
+	s.side.stop()
+}
+
+// open starts the profile's sidecars and a fresh server container from image, waits until it
+// answers and prepares the load tool's run for conns connections.
+func (b *Bencher) open(ctx context.Context, image string, e frameworks.Entry, p profile.Profile, conns int) (*session, error) {
 	if need := int64(conns) + nofileMargin; b.cfg.Nofile < need {
 		return nil, fmt.Errorf("%s %dc needs an open-files limit of at least %d for the server and the load tool; this host allows %d: raise the runner's and the Docker daemon's limit (LimitNOFILE= in their systemd units, or ulimit -n) or run fewer connections", p.Name, conns, need, b.cfg.Nofile)
 	}
@@ -579,34 +642,26 @@ func (b *Bencher) measureOne(ctx context.Context, image string, e frameworks.Ent
 	if err != nil {
 		return nil, err
 	}
-	defer side.stop()
 	c, stop, err := b.serve(ctx, image, e, p, side.env())
 	if err != nil {
+		side.stop()
 		return nil, err
 	}
-	defer stop()
-	group, err := cgroup.ForContainer(b.cfg.CgroupRoot, c.Pid, c.ID)
-	if err != nil {
+	s := &session{side: side, stop: stop, tool: b.tools[p.Tool]}
+	if s.group, err = cgroup.ForContainer(b.cfg.CgroupRoot, c.Pid, c.ID); err != nil {
+		s.close()
 		return nil, fmt.Errorf("cgroup of %s: %w", e.Name, err)
 	}
-	tc := b.tools[p.Tool]
-	spec, args, err := b.toolRun(tc.tool, p, conns)
-	if err != nil {
+	if s.spec, s.args, err = b.toolRun(s.tool.tool, p, conns); err != nil {
+		s.close()
 		return nil, err
 	}
-	if err := b.warmUp(ctx, tc.tool, spec); err != nil {
-		return nil, fmt.Errorf("%s %s %dc warm-up: %w", e.Name, p.Name, conns, err)
-	}
-	var runs []result.Run
-	for i := 0; i < b.cfg.Runs; i++ {
-		run, err := b.runOnce(ctx, tc.tool, args, spec, group)
-		if err != nil {
-			return nil, fmt.Errorf("%s %s %dc run %d: %w", e.Name, p.Name, conns, i+1, err)
-		}
-		runs = append(runs, run)
-		ranOne()
-	}
-	r := &result.Result{
+	return s, nil
+}
+
+// newResult is a row's result before its runs are in.
+func (b *Bencher) newResult(e frameworks.Entry, p profile.Profile, conns int, spec loadgen.Spec, tc toolCheck, sidecars []string) *result.Result {
+	return &result.Result{
 		Framework:   e.Meta.DisplayName,
 		Language:    e.Meta.Language,
 		Connections: conns,
@@ -619,13 +674,11 @@ func (b *Bencher) measureOne(ctx context.Context, image string, e frameworks.Ent
 		TargetRate:  spec.Rate,
 		Tool:        tc.tool.Name(),
 		ToolVersion: tc.version,
-		Sidecars:    side.versions(),
+		Sidecars:    sidecars,
 		Commit:      b.cfg.Commit,
 		Host:        b.cfg.Host,
 		Time:        time.Now().UTC().Truncate(time.Second),
 	}
-	r.FromRuns(runs)
-	return r, nil
 }
 
 // toolRun returns the load tool's Spec and arguments for one row, with the helper files
@@ -657,14 +710,14 @@ func (b *Bencher) toolRun(tool loadgen.Tool, p profile.Profile, conns int) (load
 	return spec, args, err
 }
 
-// warmUp runs the load tool once for the profile's Warmup, before the measured runs, and
-// throws its output away (the arena warms stream-grpc for 2 s). The server's CPU and memory
-// windows begin after it.
-func (b *Bencher) warmUp(ctx context.Context, tool loadgen.Tool, spec loadgen.Spec) error {
-	if spec.Profile.Warmup <= 0 {
+// warmUp runs the load tool once for d (the profile's Warmup: the arena warms stream-grpc
+// for 2 s), before the measured runs, and throws its output away. The server's CPU and
+// memory windows begin after it.
+func (b *Bencher) warmUp(ctx context.Context, tool loadgen.Tool, spec loadgen.Spec, d time.Duration) error {
+	if d <= 0 {
 		return nil
 	}
-	spec.Duration = spec.Profile.Warmup
+	spec.Duration = d
 	args, err := tool.Args(spec)
 	if err != nil {
 		return err
@@ -730,7 +783,16 @@ func (b *Bencher) runOnce(ctx context.Context, tool loadgen.Tool, args []string,
 			return result.Run{}, err
 		}
 	}
-	return toRun(m, usage), nil
+	run := toRun(m, usage)
+	return run, successful(run)
+}
+
+// successful fails a run without one response the profile counts.
+func successful(run result.Run) error {
+	if run.Status2xx == 0 {
+		return &NoSuccessError{Run: run}
+	}
+	return nil
 }
 
 // outDir returns the directory the load tools write their run files into (Spec.OutDir),

@@ -95,6 +95,24 @@ func (r repo) resolve(ctx context.Context, ref string) (string, error) {
 	return strings.TrimSpace(string(out)), nil
 }
 
+// mergeBase returns the best common ancestor of two commits.
+func (r repo) mergeBase(ctx context.Context, a, b string) (string, error) {
+	out, err := r.git(ctx, nil, "merge-base", a, b)
+	if err != nil {
+		return "", fmt.Errorf("merge base of %s and %s: %w", short(a), short(b), err)
+	}
+	return strings.TrimSpace(string(out)), nil
+}
+
+// tree returns the object ID of rev:p (a directory's tree), "" when there is none.
+func (r repo) tree(ctx context.Context, rev, p string) string {
+	out, err := r.git(ctx, nil, "rev-parse", "--verify", "--quiet", rev+":"+p)
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(string(out))
+}
+
 // exists reports whether rev:p names a file or directory.
 func (r repo) exists(ctx context.Context, rev, p string) bool {
 	_, err := r.git(ctx, nil, "cat-file", "-e", rev+":"+p)

@@ -8,6 +8,7 @@ import (
 	"github.com/arenabot/arenabot/frameworks"
 	"github.com/arenabot/arenabot/runner/profile"
 	"github.com/arenabot/arenabot/runner/profile/selection"
+	"github.com/arenabot/arenabot/runner/stats"
 )
 
 // A Target is one entry and the profiles selected for it, in profile order.
@@ -20,6 +21,8 @@ type Target struct {
 	// Skipped are subscribed profiles that were not selected because the harness cannot run
 	// them (in this mode), each with the reason.
 	Skipped []string
+	// Base, when set, is measured beside every row, interleaved with it (measurePair).
+	Base *Base
 }
 
 // A Plan is what one bench or job measures.
@@ -32,9 +35,30 @@ type Plan struct {
 func (p Plan) Rows() int {
 	n := 0
 	for _, t := range p.Targets {
-		for _, pr := range t.Profiles {
-			n += len(pr.ConnCounts(p.Lite))
+		n += t.rows(p.Lite)
+	}
+	return n
+}
+
+// rows is the number of the target's measurements.
+func (t Target) rows(lite bool) int {
+	n := 0
+	for _, pr := range t.Profiles {
+		n += len(pr.ConnCounts(lite))
+	}
+	return n
+}
+
+// Runs is the number of load-tool runs the plan makes at least: runs per row, and the
+// rule's minimum on both sides of an interleaved row.
+func (p Plan) Runs(runs int, rule stats.Rule) int {
+	n := 0
+	for _, t := range p.Targets {
+		per := runs
+		if t.Base != nil {
+			per = 2 * rule.MinRuns
 		}
+		n += t.rows(p.Lite) * per
 	}
 	return n
 }

@@ -394,6 +394,11 @@ func (j *jobRun) run(ctx context.Context) (queue.State, string) {
 		names = append(names, job.Compare)
 	}
 	j.report.Baselines = r.baselines(ctx, co.BaseCommit, names, filepath.Join(j.dir, "base"), j.log)
+	if job.Baseline == queue.BaselineCommitted {
+		j.report.AgainstCommitted = true
+	} else {
+		j.pairBases(ctx, r, co, root, &plan)
+	}
 
 	bc := cfg.Bench
 	bc.Root = co.Root
@@ -414,6 +419,10 @@ func (j *jobRun) run(ctx context.Context) (queue.State, string) {
 	eff := b.Config()
 	j.report.Runs = eff.Runs
 	j.report.Mode = eff.Mode()
+	if slices.ContainsFunc(plan.Targets, func(t Target) bool { return t.Base != nil }) {
+		rule := result.Rule(b.rule())
+		j.report.Rule = &rule
+	}
 	j.total = plan.Rows() + len(planFailed)
 
 	for _, row := range planFailed {
@@ -446,6 +455,58 @@ func (j *jobRun) run(ctx context.Context) (queue.State, string) {
 		return queue.Done, fmt.Sprintf("%d of %d rows failed", n, len(j.report.Rows))
 	}
 	return queue.Done, ""
+}
+
+// pairBases gives each target of the plan the base its rows are measured against in the
+// job, interleaved: the --compare entry, or the entry itself built at the merge base of the
+// measured commit with the base branch when the PR changes it. An entry that is the same at
+// the merge base is measured once (Δ against its committed results); one that is new has
+// no base.
+func (j *jobRun) pairBases(ctx context.Context, r repo, co checkout, root string, plan *Plan) {
+	job := j.lease.Job
+	if job.Compare != "" {
+		e, err := frameworks.Load(root, job.Compare, profile.Names())
+		if err != nil {
+			j.note(fmt.Sprintf("--compare %s does not load (%v); Δ against its committed results", job.Compare, err))
+			return
+		}
+		for i := range plan.Targets {
+			if plan.Targets[i].Entry.Name != e.Name {
+				plan.Targets[i].Base = &Base{Entry: e, Commit: co.Commit}
+			}
+		}
+		return
+	}
+	mb, err := r.mergeBase(ctx, co.Commit, co.BaseCommit)
+	if err != nil {
+		j.note(fmt.Sprintf("no merge base with %s (%v); Δ against committed results", j.w.cfg.BaseRef, err))
+		return
+	}
+	for i := range plan.Targets {
+		t := &plan.Targets[i]
+		dir := "frameworks/" + t.Entry.Name
+		at := r.tree(ctx, mb, dir)
+		switch {
+		case at == "":
+			j.note(fmt.Sprintf("%s is new since the merge base %s with %s: no base to measure", t.Entry.Name, short(mb), j.w.cfg.BaseRef))
+			continue
+		case at == r.tree(ctx, co.Commit, dir):
+			j.note(fmt.Sprintf("%s is unchanged since the merge base %s: measured once, Δ against its committed results", t.Entry.Name, short(mb)))
+			continue
+		}
+		src := filepath.Join(j.dir, "merge-base")
+		if err := r.extract(ctx, mb, src, dir); err != nil {
+			j.note(fmt.Sprintf("%s at the merge base %s: %v; Δ against its committed results", t.Entry.Name, short(mb), err))
+			continue
+		}
+		e, err := frameworks.Load(filepath.Join(src, "frameworks"), t.Entry.Name, profile.Names())
+		t.Base = &Base{Entry: e, Ref: j.w.cfg.BaseRef, Commit: mb}
+		if err != nil { // the rows say so in their Δ cells
+			t.Base.Entry.Name = t.Entry.Name
+			t.Base.Err = fmt.Errorf("it does not load at the merge base %s: %w", short(mb), err)
+		}
+		j.report.MergeBase = mb
+	}
 }
 
 // plan resolves the job's rows in the checkout: the rows the job carries (what the ack

@@ -52,12 +52,12 @@ type Baseline struct {
 
 // A Report is what a runner returns for a job, stored as the job's result.
 type Report struct {
-	Commit     string     `json:"commit"`                // the measured commit
-	BaseRef    string     `json:"base_ref,omitempty"`    // "main"
-	BaseCommit string     `json:"base_commit,omitempty"` // the base branch's commit the baselines come from
-	Host       string     `json:"host,omitempty"`
-	Mode       string     `json:"mode,omitempty"` // "server CPUs 0, load CPUs 1"
-	Runs       int        `json:"runs,omitempty"`
+	Commit     string `json:"commit"`                // the measured commit
+	BaseRef    string `json:"base_ref,omitempty"`    // "main"
+	BaseCommit string `json:"base_commit,omitempty"` // the base branch's commit the baselines come from
+	Host       string `json:"host,omitempty"`
+	Mode       string `json:"mode,omitempty"` // "server CPUs 0, load CPUs 1"
+	Runs       int    `json:"runs,omitempty"`
 	// MergeBase is the commit the PR's changed entries were built at as their base (the
 	// merge base of the measured commit and BaseCommit) when rows were measured against it
 	// in the job; "" when every Δ compares with committed results.
@@ -67,7 +67,7 @@ type Report struct {
 	AgainstCommitted bool `json:"against_committed,omitempty"`
 	// Rule is the rule Δ cells apply: the minimum effect called a change and the interval
 	// half-width a row stops at (fractions), and the runs per side.
-	Rule *Rule `json:"rule,omitempty"`
+	Rule       *Rule      `json:"rule,omitempty"`
 	Frameworks []string   `json:"frameworks,omitempty"` // in the order measured
 	Tests      []string   `json:"tests,omitempty"`      // in profile order
 	Rows       []Row      `json:"rows,omitempty"`       // in plan order

@@ -1,0 +1,263 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/arenabot/arenabot/frameworks"
+	"github.com/arenabot/arenabot/runner/profile"
+	"github.com/arenabot/arenabot/runner/result"
+	"github.com/arenabot/arenabot/runner/stats"
+)
+
+// A Base is what a target's rows are measured against in the same run, interleaved run by
+// run with them (base, head, head, base, …): the target's own entry built at the PR's base,
+// or the --compare entry.
+type Base struct {
+	// Entry is the entry measured as the base; its Dir holds the base's source.
+	Entry frameworks.Entry
+	// Ref is the base branch whose merge base Commit is; "" for --compare.
+	Ref string
+	// Commit is the commit Entry.Dir was taken from. With Ref set, the base's image is
+	// tagged by it and kept for the next job that needs the same base.
+	Commit string
+	// Err, when set, says why there is no base to build (it does not load at Commit): the
+	// rows are measured alone and say so.
+	Err error
+}
+
+// LabelBase marks the base images kept between jobs (BaseImageTag); its value is the entry.
+const LabelBase = "arenabot.base"
+
+// BaseImageTag is the tag of an entry's image built at a base commit.
+func BaseImageTag(entry, commit string) string { return "arenabot-" + entry + ":" + short(commit) }
+
+// pairWarmup is how long a server started again for one interleaved run is warmed up before
+// it (at least; a profile's own Warmup is longer), so JIT runtimes reach their steady state
+// on both sides alike.
+const pairWarmup = time.Second
+
+// A baseSide is a target's base as Measure prepared it: its image, or why it cannot run.
+type baseSide struct {
+	Base
+	image   string
+	err     error            // the base did not build or validate at all
+	invalid map[string]error // profiles whose validation the base failed
+}
+
+// failed returns why the base cannot be measured for a profile; nil when it can.
+func (s *baseSide) failed(profile string) error {
+	if s.err != nil {
+		return s.err
+	}
+	return s.invalid[profile]
+}
+
+// prepareBase builds (or finds, for a base at a commit) the base's image and validates the
+// target's profiles on it. A failure is kept in the baseSide: the rows are measured all the
+// same and their Δ cells say that the base failed.
+func (b *Bencher) prepareBase(ctx context.Context, t Target) *baseSide {
+	s := &baseSide{Base: *t.Base}
+	if s.err = t.Base.Err; s.err != nil {
+		b.note(fmt.Sprintf("%s: no base: %v", t.Entry.Name, s.err))
+		return s
+	}
+	s.image, s.err = b.buildBase(ctx, s.Base)
+	if s.err != nil {
+		b.note(fmt.Sprintf("%s: the base %s did not build; its rows are measured without it: %v", t.Entry.Name, s.describe(), s.err))
+		return s
+	}
+	if b.cfg.SkipValidation {
+		return s
+	}
+	bt := Target{Entry: s.Entry, Profiles: t.Profiles}
+	s.invalid, _, s.err = b.gate(ctx, s.image, bt)
+	return s
+}
+
+// describe names the base in notes: "nethttp at 0123456789ab (main)".
+func (s *baseSide) describe() string {
+	switch {
+	case s.Ref != "":
+		return fmt.Sprintf("%s at %s (%s)", s.Entry.Name, short(s.Commit), s.Ref)
+	case s.Commit != "":
+		return fmt.Sprintf("%s at %s", s.Entry.Name, short(s.Commit))
+	}
+	return s.Entry.Name
+}
+
+// buildBase builds a base's image. One at a base commit is tagged by the commit and kept
+// without the job's labels, so a later job with the same base finds it built; the entry's
+// older base images are removed when a new one is made, keeping one per entry.
+func (b *Bencher) buildBase(ctx context.Context, base Base) (string, error) {
+	if base.Ref == "" || base.Commit == "" {
+		if base.Entry.Name != "" && base.Entry.Dir != "" {
+			return b.buildEntry(ctx, base.Entry)
+		}
+		return "", errors.New("the base has no source")
+	}
+	tag := BaseImageTag(base.Entry.Name, base.Commit)
+	if ok, err := b.eng.ImageExists(ctx, tag); err == nil && ok {
+		b.note(fmt.Sprintf("%s: the base image %s is already built (%s)", base.Entry.Name, tag, base.Ref))
+		return tag, nil
+	}
+	if _, err := b.eng.RemoveImagesLabeled(ctx, LabelBase, base.Entry.Name); err != nil {
+		b.cfg.Log.Warn("remove older base images", "framework", base.Entry.Name, "err", err)
+	}
+	b.note(fmt.Sprintf("%s: building the base %s (%s)", base.Entry.Name, tag, base.Ref))
+	in, err := b.baseImages(ctx, base.Entry.Dir+"/Dockerfile")
+	if err != nil {
+		return "", fmt.Errorf("build %s at %s: %w", base.Entry.Name, short(base.Commit), err)
+	}
+	labels := map[string]string{LabelBase: base.Entry.Name, "arenabot.commit": base.Commit}
+	if err := b.build(ctx, base.Entry.Dir, tag, base.Entry.Name+"-base", in, labels); err != nil {
+		return "", err
+	}
+	return tag, nil
+}
+
+// rule is the interval rule of interleaved rows.
+func (b *Bencher) rule() stats.Rule {
+	if b.cfg.Rule == (stats.Rule{}) {
+		return stats.DefaultRule
+	}
+	return b.cfg.Rule
+}
+
+// overBudget reports whether the run's time budget is spent: rows then stop at their
+// minimum runs.
+func (b *Bencher) overBudget() bool {
+	return b.cfg.Budget > 0 && !b.started.IsZero() && time.Since(b.started) > b.cfg.Budget
+}
+
+// A tally counts runs for the progress line; interleaved rows add to total as they extend.
+type tally struct {
+	b           *Bencher
+	desc        string
+	done, total int
+}
+
+func (t *tally) ran() {
+	t.done++
+	t.b.step(t.desc, t.done, t.total)
+}
+
+// Figure is the number a row is judged by: requests per second, or bytes per second for
+// a bandwidth profile.
+func Figure(p profile.Profile) func(result.Run) float64 {
+	if p.Bandwidth {
+		return func(r result.Run) float64 {
+			if r.DurationS <= 0 {
+				return 0
+			}
+			return float64(r.Bytes) / r.DurationS
+		}
+	}
+	return func(r result.Run) float64 { return r.RPS }
+}
+
+// measurePair measures one row of the head image against its base, interleaved: each run
+// is one fresh server (with fresh sidecars), warmed up, then measured once; pairs run base
+// then head, then head then base, and so on, so that drift and warm-up fall on both sides
+// alike. After the rule's minimum runs a side it stops when the interval is narrow enough,
+// at the rule's maximum, or when the run's time budget is spent. A base that fails leaves
+// the head measured alone, its Side saying why.
+func (b *Bencher) measurePair(ctx context.Context, image string, e frameworks.Entry, base *baseSide, p profile.Profile, conns int, t *tally) (*result.Result, error) {
+	side := &result.Side{Entry: base.Entry.Name, Ref: base.Ref, Commit: base.Commit, Image: base.image}
+	if err := base.failed(p.Name); err != nil {
+		side.Err = oneLine(err.Error())
+		r, err := b.measureOne(ctx, image, e, p, conns, t.ran)
+		if r != nil {
+			r.Base = side
+		}
+		return r, err
+	}
+	rule := b.rule()
+	figure := Figure(p)
+	var head []result.Run
+	var first *result.Result
+	var order strings.Builder
+	for pair := 0; ; pair++ {
+		sides := []bool{true, false} // base, head
+		if pair%2 == 1 {
+			sides = []bool{false, true}
+		}
+		for _, isBase := range sides {
+			if isBase {
+				run, _, err := b.turn(ctx, base.image, base.Entry, p, conns)
+				if err != nil {
+					if ctx.Err() != nil {
+						return nil, ctx.Err()
+					}
+					side.Err = fmt.Sprintf("run %d of the base: %s", len(side.Runs)+1, oneLine(err.Error()))
+					b.note(fmt.Sprintf("%s %s %dc: the base failed, measuring the head alone: %s", e.Name, p.Name, conns, side.Err))
+					return b.measureAlone(ctx, image, e, p, conns, t, side, head, first)
+				}
+				side.Runs = append(side.Runs, run)
+				order.WriteByte('B')
+			} else {
+				run, r, err := b.turn(ctx, image, e, p, conns)
+				if err != nil {
+					return nil, fmt.Errorf("%s %s %dc run %d: %w", e.Name, p.Name, conns, len(head)+1, err)
+				}
+				if first == nil {
+					first = r
+				}
+				head = append(head, run)
+				order.WriteByte('H')
+			}
+			t.ran()
+		}
+		side.Order = order.String()
+		stop := rule.Enough(result.Sample(side.Runs, figure), result.Sample(head, figure), b.overBudget())
+		if stop != "" {
+			side.Stop = stop
+			break
+		}
+		t.total += 2
+	}
+	first.FromRuns(head)
+	first.Base = side
+	return first, nil
+}
+
+// measureAlone finishes a row whose base cannot run: the head's runs so far (r is the
+// result of the first, nil when there is none) and more, up to Runs, on fresh servers as the
+// interleaved runs were.
+func (b *Bencher) measureAlone(ctx context.Context, image string, e frameworks.Entry, p profile.Profile, conns int, t *tally, side *result.Side, head []result.Run, r *result.Result) (*result.Result, error) {
+	for len(head) < b.cfg.Runs {
+		run, res, err := b.turn(ctx, image, e, p, conns)
+		if err != nil {
+			return nil, fmt.Errorf("%s %s %dc run %d: %w", e.Name, p.Name, conns, len(head)+1, err)
+		}
+		if r == nil {
+			r = res
+		}
+		head = append(head, run)
+		t.ran()
+	}
+	r.FromRuns(head)
+	r.Base = side
+	return r, nil
+}
+
+// turn is one interleaved run: a fresh server, warmed up, measured once, removed. It also
+// returns the row's result without runs, as this server's settings make it.
+func (b *Bencher) turn(ctx context.Context, image string, e frameworks.Entry, p profile.Profile, conns int) (result.Run, *result.Result, error) {
+	s, err := b.open(ctx, image, e, p, conns)
+	if err != nil {
+		return result.Run{}, nil, err
+	}
+	defer s.close()
+	if err := b.warmUp(ctx, s.tool.tool, s.spec, max(p.Warmup, min(pairWarmup, s.spec.Duration))); err != nil {
+		return result.Run{}, nil, fmt.Errorf("warm-up: %w", err)
+	}
+	run, err := b.runOnce(ctx, s.tool.tool, s.args, s.spec, s.group)
+	if err != nil {
+		return result.Run{}, nil, err
+	}
+	return run, b.newResult(e, p, conns, s.spec, s.tool, s.side.versions()), nil
+}

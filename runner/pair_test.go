@@ -1,0 +1,148 @@
+package runner
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/arenabot/arenabot/frameworks"
+	"github.com/arenabot/arenabot/queue"
+	"github.com/arenabot/arenabot/runner/profile"
+	"github.com/arenabot/arenabot/runner/result"
+	"github.com/arenabot/arenabot/runner/stats"
+)
+
+// changeEntry commits a note into an entry on top of the PR and pushes it as the PR's head,
+// so that the PR changes the entry (its tree differs from the merge base's); it returns the
+// new head.
+func (a *arenaRemote) changeEntry(t *testing.T, name string) string {
+	t.Helper()
+	os.WriteFile(filepath.Join(a.work, "frameworks", name, "NOTES.md"), []byte("tuned\n"), 0o644)
+	gitT(t, a.work, "add", "-A")
+	gitT(t, a.work, "commit", "-q", "-m", "tune "+name)
+	a.PR = gitT(t, a.work, "rev-parse", "HEAD")
+	gitT(t, a.work, "push", "-q", "--force", a.URL, "HEAD:refs/pull/7/head")
+	return a.PR
+}
+
+// TestWorkerMeasuresAgainstTheMergeBase: a PR that changes nethttp has each of its rows
+// measured against nethttp built at the merge base with main, in the same job, interleaved
+// base, head, head, base on fresh servers; the base image is tagged by the merge base's
+// commit and kept for the next job, which finds it built. An entry new in the PR has no
+// base, and --baseline committed measures the changed entry once.
+func TestWorkerMeasuresAgainstTheMergeBase(t *testing.T) {
+	eng, data := realEngine(t, "")
+	q := redisQueue(t)
+	a := newArenaRemote(t)
+	head := a.changeEntry(t, "nethttp")
+	w := testWorker(t, q, eng, a.clone(t), data)
+	// Two runs a side, an interval never narrow enough and a budget spent at once: every
+	// row stops after its minimum, for the budget.
+	w.cfg.Bench.Rule = stats.Rule{MinEffect: 0.02, Target: 1e-9, MinRuns: 2, MaxRuns: 3}
+	w.cfg.Bench.Budget = time.Nanosecond
+	tag := BaseImageTag("nethttp", a.Main)
+	t.Cleanup(func() { eng.RemoveImagesLabeled(context.WithoutCancel(t.Context()), LabelBase, "nethttp") })
+
+	j := prJob(a, queue.BenchmarkMultiple, "nethttp", "broken")
+	j.Rows = []queue.Row{{Entry: "nethttp", Test: "baseline", Conns: 512}, {Entry: "broken", Test: "baseline", Conns: 512}}
+	done, err := w.RunJob(t.Context(), claim(t, q, j))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := report(t, done)
+	if r.MergeBase != a.Main || r.Rule == nil || r.Rule.MinRuns != 2 || r.AgainstCommitted {
+		t.Errorf("report: merge base %s (want main's %s), rule %+v, against committed %v", r.MergeBase, a.Main, r.Rule, r.AgainstCommitted)
+	}
+	if len(r.Rows) != 2 || r.Rows[0].Result == nil || r.Rows[1].Result != nil {
+		t.Fatalf("rows %+v; want nethttp baseline 512 measured and broken failed", r.Rows)
+	}
+	res := r.Rows[0].Result
+	if res.Commit != head || len(res.Runs) != 2 {
+		t.Errorf("head: commit %s (want %s), %d runs (want 2)", res.Commit, head, len(res.Runs))
+	}
+	b := res.Base
+	if b == nil {
+		t.Fatal("the row has no base")
+	}
+	if b.Entry != "nethttp" || b.Ref != "main" || b.Commit != a.Main || b.Image != tag || b.Err != "" {
+		t.Errorf("base %+v; want nethttp at main's %s as %s", b, a.Main, tag)
+	}
+	if len(b.Runs) != 2 || b.Order != "BHHB" || b.Stop != stats.StopBudget {
+		t.Errorf("base: %d runs, order %q, stop %q; want 2, BHHB, %q", len(b.Runs), b.Order, b.Stop, stats.StopBudget)
+	}
+	for i, run := range append(b.Runs, res.Runs...) {
+		if run.RPS <= 0 || run.CPUCores <= 0 {
+			t.Errorf("run %d: %+v; want requests and server CPU (each run its own server's cgroup)", i, run)
+		}
+	}
+	if _, err := stats.Compare(stats.Sample{b.Runs[0].RPS, b.Runs[1].RPS}, stats.Sample{res.Runs[0].RPS, res.Runs[1].RPS}); err != nil {
+		t.Errorf("the saved runs do not give an interval: %v", err)
+	}
+	logText := strings.Join(r.Log, "\n")
+	for _, want := range []string{"broken is new since the merge base", "building the base " + tag} {
+		if !strings.Contains(logText, want) {
+			t.Errorf("the log lacks %q:\n%s", want, logText)
+		}
+	}
+	noLeftovers(t, eng, w, done.ID)
+	if ok, err := eng.ImageExists(t.Context(), tag); !ok || err != nil {
+		t.Fatalf("the base image %s went with the job (%v); it is kept for the next one", tag, err)
+	}
+
+	// The next job on the same base finds the image built.
+	done, err = w.RunJob(t.Context(), claim(t, q, j))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r = report(t, done)
+	if !strings.Contains(strings.Join(r.Log, "\n"), "the base image "+tag+" is already built") {
+		t.Errorf("the second job built the base again:\n%s", strings.Join(r.Log, "\n"))
+	}
+	if len(r.Rows) != 2 || r.Rows[0].Result == nil || r.Rows[0].Result.Base == nil || len(r.Rows[0].Result.Base.Runs) != 2 {
+		t.Errorf("second job rows %+v; want the row against its base", r.Rows)
+	}
+
+	// --baseline committed: measured once, against the committed results.
+	j.Baseline = queue.BaselineCommitted
+	done, err = w.RunJob(t.Context(), claim(t, q, j))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r = report(t, done)
+	if !r.AgainstCommitted || r.MergeBase != "" || r.Rule != nil || len(r.Rows) != 2 || r.Rows[0].Result == nil || r.Rows[0].Result.Base != nil || len(r.Rows[0].Result.Runs) != 1 {
+		t.Errorf("--baseline committed: report %+v; want the row measured once (1 run), no base", r)
+	}
+}
+
+// TestPlanRuns: a row measured against a base counts the rule's minimum runs on both sides;
+// one measured alone counts Runs.
+func TestPlanRuns(t *testing.T) {
+	baseline, _ := profile.Lookup("baseline")
+	plan := Plan{Lite: true, Targets: []Target{
+		{Entry: frameworks.Entry{Name: "a"}, Profiles: []profile.Profile{baseline}},
+		{Entry: frameworks.Entry{Name: "b"}, Profiles: []profile.Profile{baseline}, Base: &Base{}},
+	}}
+	rows := len(baseline.ConnCounts(true))
+	if got, want := plan.Runs(3, stats.Rule{MinRuns: 4}), rows*3+rows*8; got != want {
+		t.Errorf("Runs = %d, want %d", got, want)
+	}
+}
+
+// TestFigure: a bandwidth row is judged by bytes per second, the others by requests.
+func TestFigure(t *testing.T) {
+	run := result.Run{RPS: 10, Bytes: 3000, DurationS: 2}
+	dl, _ := profile.Lookup("download")
+	baseline, _ := profile.Lookup("baseline")
+	if got := Figure(dl)(run); got != 1500 {
+		t.Errorf("download figure %g, want 1500 bytes/s", got)
+	}
+	if got := Figure(baseline)(run); got != 10 {
+		t.Errorf("baseline figure %g, want 10 rps", got)
+	}
+	if got := Figure(dl)(result.Run{Bytes: 5}); got != 0 {
+		t.Errorf("a run without a duration: %g, want 0", got)
+	}
+}
