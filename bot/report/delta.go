@@ -237,9 +237,12 @@ func (b Baseline) Note(tables []Table) string {
 			}
 		}
 		s.WriteString("Δ of each changed entry against itself at ")
-		if strings.TrimSpace(commit) != "" {
+		switch {
+		case b.AtRef && strings.TrimSpace(commit) != "":
+			s.WriteString(refName(ref) + " (" + shortSHA(commit) + ")")
+		case strings.TrimSpace(commit) != "":
 			s.WriteString(shortSHA(commit) + " (merge base with " + refName(ref) + ")")
-		} else {
+		default:
 			s.WriteString("its merge base with " + refName(ref))
 		}
 		s.WriteString(", measured in this job")

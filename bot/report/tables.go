@@ -39,6 +39,9 @@ type Baseline struct {
 	// built at as their base (Report.BaseRef, Report.MergeBase); "" when the report says
 	// none (a row's Base may still name them).
 	Ref, MergeBase string
+	// AtRef says that the base is Ref itself (MergeBase its commit), not the merge base with
+	// it: arenabot bench --against REF.
+	AtRef bool
 	// OnlyCommitted is set when the job asked for --baseline committed: no base was
 	// measured, every Δ is against committed results.
 	OnlyCommitted bool

@@ -7,6 +7,7 @@ import (
 	"io"
 	"io/fs"
 	"log/slog"
+	"slices"
 	"strings"
 	"time"
 
@@ -17,6 +18,7 @@ import (
 	"github.com/arenabot/arenabot/runner"
 	"github.com/arenabot/arenabot/runner/profile"
 	"github.com/arenabot/arenabot/runner/result"
+	"github.com/arenabot/arenabot/runner/stats"
 )
 
 type benchConfig struct {
@@ -28,8 +30,12 @@ type benchConfig struct {
 	Duration    time.Duration
 	Save        bool
 	Compare     string
+	Against     string
 	LoadgenCPUs string
 	Threads     int
+	Rule        stats.Rule
+
+	deltas ruleFlags
 }
 
 func parseBench(args []string, getenv func(string) string, stderr io.Writer) (benchConfig, error) {
@@ -42,10 +48,12 @@ func parseBench(args []string, getenv func(string) string, stderr io.Writer) (be
 	var c benchConfig
 	fs.StringSliceVarP(&c.Tests, "test", "t", nil, "tests to run, comma separated (default: every test the entry subscribes to)")
 	fs.BoolVar(&c.Lite, "lite", false, "contributors' mode: no CPU pinning, one connection count per test, load tools in Docker")
-	fs.IntVar(&c.Runs, "runs", 3, "runs per measurement; the best is reported")
+	fs.IntVar(&c.Runs, "runs", 3, "runs of a row measured alone; the best is reported (a row measured against a base follows --min-runs and --max-runs)")
 	fs.DurationVar(&c.Duration, "duration", 0, "length of one run (default: the test's own, else 5s)")
 	fs.BoolVar(&c.Save, "save", false, "write frameworks/<name>/results/<test>-<conns>.json")
-	fs.StringVar(&c.Compare, "compare", "", "show deltas against this entry instead of each entry's committed results")
+	fs.StringVar(&c.Compare, "compare", "", "measure each row against this entry too, interleaved run by run, for the Δ columns")
+	fs.StringVar(&c.Against, "against", "", "measure each row against the same entry at this git branch, tag or commit (a worktree of it), interleaved run by run, for the Δ columns (default: Δ against the working tree's committed results)")
+	c.deltas.flags(fs, 0)
 	fs.StringVar(&c.LoadgenCPUs, "loadgen-cpus", getenv("ARENA_LOADGEN_CPUS"), "cpuset of the load tools (env ARENA_LOADGEN_CPUS; default: upper half)")
 	fs.IntVar(&c.Threads, "threads", 0, "load-tool threads (default: one per load-generator CPU)")
 	c.hostConfig.flags(fs, getenv)
@@ -65,6 +73,14 @@ func parseBench(args []string, getenv func(string) string, stderr io.Writer) (be
 	if c.Duration < 0 || (c.Duration > 0 && c.Duration < time.Second) {
 		return c, fmt.Errorf("bench: --duration %s: give at least 1s (wrk measures in whole seconds)", c.Duration)
 	}
+	if c.Compare != "" && c.Against != "" {
+		return c, fmt.Errorf("bench: --compare %s and --against %s: give one (a row has one base)", c.Compare, c.Against)
+	}
+	rule, err := c.deltas.rule("bench")
+	if err != nil {
+		return c, err
+	}
+	c.Rule = rule
 	return c, c.hostConfig.finish("bench")
 }
 
@@ -74,9 +90,30 @@ func bench(ctx context.Context, c benchConfig, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if c.Compare != "" {
-		if _, err := frameworks.Load(root, c.Compare, profile.Names()); err != nil && errors.Is(err, frameworks.ErrUnknownEntry) {
+	baseline := report.Baseline{Compare: c.Compare, Source: "the working tree (" + root + "/<name>/results)", Committed: committed(root), Rule: &c.Rule}
+	switch {
+	case c.Compare != "":
+		ce, err := frameworks.Load(root, c.Compare, profile.Names())
+		if err != nil && errors.Is(err, frameworks.ErrUnknownEntry) {
 			return fmt.Errorf("--compare: %w", err)
+		}
+		for i := range plan.Targets {
+			if t := &plan.Targets[i]; t.Entry.Name != c.Compare {
+				t.Base = &runner.Base{Entry: ce, Err: err}
+				t.Base.Entry.Name = c.Compare
+			}
+		}
+	case c.Against != "":
+		cleanup, err := runner.Against(ctx, &plan, root, c.Against)
+		if err != nil {
+			return err
+		}
+		defer cleanup()
+		baseline.Ref, baseline.AtRef = c.Against, true
+		for _, t := range plan.Targets {
+			if t.Base != nil {
+				baseline.MergeBase = t.Base.Commit
+			}
 		}
 	}
 	if !c.Lite { // the native tools need neither Docker nor the host: check them first
@@ -93,6 +130,7 @@ func bench(ctx context.Context, c benchConfig, stdout, stderr io.Writer) error {
 	cfg := c.runnerConfig(ctx, dataDir)
 	cfg.Lite, cfg.Runs, cfg.Duration = c.Lite, c.Runs, c.Duration
 	cfg.LoadgenCPUs, cfg.Threads = c.LoadgenCPUs, c.Threads
+	cfg.Rule, cfg.Budget = c.Rule, c.deltas.budget
 	cfg.Log, cfg.Progress = c.logger(stderr), bar
 	b := runner.New(eng, cfg)
 	if err := b.Prepare(ctx, plan); err != nil {
@@ -117,7 +155,6 @@ func bench(ctx context.Context, c benchConfig, stdout, stderr io.Writer) error {
 		}
 		measured = append(measured, m)
 	}
-	baseline := report.Baseline{Compare: c.Compare, Source: "the working tree (" + root + "/<name>/results)", Committed: committed(root)}
 	fmt.Fprint(stdout, report.Render(report.Summary{
 		Title:    "Benchmark Results",
 		Header:   header(plan, b.Config()),
@@ -177,9 +214,14 @@ func header(plan runner.Plan, cfg runner.Config) []string {
 	if len(commit) > 12 {
 		commit = commit[:12]
 	}
+	runs := fmt.Sprintf("%d, best reported", cfg.Runs)
+	if slices.ContainsFunc(plan.Targets, func(t runner.Target) bool { return t.Base != nil }) {
+		r := cfg.Rule
+		runs = fmt.Sprintf("%d–%d a side against the base, interleaved, until the Δ interval is under ±%g%%; %d for rows without one; the best reported", r.MinRuns, r.MaxRuns, r.Target*100, cfg.Runs)
+	}
 	return []string{
 		fmt.Sprintf("**Frameworks:** %s | **Tests:** %s", strings.Join(names, ", "), strings.Join(tests, ", ")),
-		fmt.Sprintf("**Commit:** `%s` | **Host:** %s | **Mode:** %s | **Runs:** %d, best reported", orNone(commit), orNone(cfg.Host), mode, cfg.Runs),
+		fmt.Sprintf("**Commit:** `%s` | **Host:** %s | **Mode:** %s | **Runs:** %s", orNone(commit), orNone(cfg.Host), mode, runs),
 	}
 }
 

@@ -156,8 +156,12 @@ func TestBenchEndToEnd(t *testing.T) {
 	if err != nil {
 		t.Fatalf("second bench: %v", err)
 	}
-	if !regexp.MustCompile(`\| baseline \| 512 \| [^|]+ \|.*\| (~0%|[+-]\d+\.\d%) \| (~0%|[+-]\d+\.\d%) \|`).MatchString(stdout) {
+	// One run a side: the difference of the means, said to have no interval.
+	if !regexp.MustCompile(`\| baseline \| 512 \| [^|]+ \|.*\| [+-]\d+\.\d% \(no interval\) \| ([+-]\d+\.\d% \(no interval\)|—) \|`).MatchString(stdout) {
 		t.Errorf("second bench shows no delta against the saved result:\n%s", stdout)
+	}
+	if !strings.Contains(stdout, "measured at another time") {
+		t.Errorf("second bench does not say its Δ is against committed results measured at another time:\n%s", stdout)
 	}
 	if _, err := os.Stat(filepath.Join(root, "frameworks", "nethttp", "results", "baseline-512.json")); err != nil {
 		t.Fatal(err)

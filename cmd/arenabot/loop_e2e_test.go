@@ -106,12 +106,13 @@ func TestLoopMultiSave(t *testing.T) {
 			t.Errorf("%s: table says RPS %s, Mem %s; the committed file says %s, %s", w, cells[2], cells[8],
 				report.FormatCount(float64(r.RPS)), report.FormatBytes(r.MemoryPeak))
 		}
-		// main held a nethttp baseline-512 result: a delta; fasthttp had none: NEW.
-		if w == "nethttp/baseline/512" && (cells[9] == "NEW" || cells[9] == "n/a") {
-			t.Errorf("%s: Δ RPS %q, want a delta against main's committed result", w, cells[9])
+		// The PR changes both entries: each row was measured against the entry at the
+		// merge base, interleaved, two runs a side, and the saved file keeps both sides.
+		if !intervalCell.MatchString(cells[9]) {
+			t.Errorf("%s: Δ RPS %q, want an interval against the merge base", w, cells[9])
 		}
-		if strings.HasPrefix(w, "fasthttp") && cells[9] != "NEW" {
-			t.Errorf("%s: Δ RPS %q, want NEW", w, cells[9])
+		if b := r.Base; b == nil || b.Commit != l.base || b.Ref != "main" || len(b.Runs) != 2 || len(r.Runs) != 2 || b.Order != "BHHB" {
+			t.Errorf("%s: saved base %+v, %d runs; want main's merge base %s, 2 runs a side, BHHB", w, b, len(r.Runs), l.base)
 		}
 	}
 	if !strings.Contains(final.Body, commit.SHA[:7]) {
@@ -315,14 +316,14 @@ func TestLoopServeRunner(t *testing.T) {
 			t.Errorf("fasthttp baseline %s: %v, want measured", c, cells)
 		}
 	}
-	// main holds nethttp's baseline-512 result (RPS 1000) and no 4096 one.
-	if cells := rows["fasthttp/baseline/512"]; cells != nil && !strings.HasPrefix(cells[9], "+") {
-		t.Errorf("fasthttp baseline 512: Δ RPS %q, want a gain against nethttp's committed 1000 rps", cells[9])
+	// nethttp was measured beside each row, interleaved (main's committed 1000 rps and its
+	// missing 4096 result play no part).
+	for _, c := range []string{"512", "4096"} {
+		if cells := rows["fasthttp/baseline/"+c]; cells != nil && !intervalCell.MatchString(cells[9]) {
+			t.Errorf("fasthttp baseline %s: Δ RPS %q, want an interval against nethttp measured in the job", c, cells[9])
+		}
 	}
-	if cells := rows["fasthttp/baseline/4096"]; cells != nil && cells[9] != "NEW" {
-		t.Errorf("fasthttp baseline 4096: Δ RPS %q, want NEW (nethttp has no committed 4096 result)", cells[9])
-	}
-	if !strings.Contains(final.Body, "Δ against `nethttp`") {
+	if !strings.Contains(final.Body, "Δ against `nethttp`, measured in this job") {
 		t.Errorf("the reply does not say the deltas are against nethttp")
 	}
 	if !strings.Contains(l.logs.String(), `"runner":true`) {

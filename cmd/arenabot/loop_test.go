@@ -211,7 +211,7 @@ func (l *loop) stopServe() {
 // workArgs are the flags of a fast runner: one 1-second run per row.
 func (l *loop) workArgs() []string {
 	return []string{"--repo-dir", l.clone(), "--work-dir", l.t.TempDir(), "--cache-dir", cacheDir,
-		"--runs", "1", "--duration", "1s", "--heartbeat", "500ms", "-v"}
+		"--runs", "1", "--duration", "1s", "--min-runs", "2", "--max-runs", "2", "--heartbeat", "500ms", "-v"}
 }
 
 // clone makes the runner's own clone of the remote.
@@ -324,6 +324,10 @@ func (l *loop) dumpComments() string {
 // finalMarker matches the hidden marker of a final reply: a part of a results reply or
 // an ending (a request that ended without results).
 var finalMarker = regexp.MustCompile(`<!-- arenabot:(results|ending) `)
+
+// intervalCell is a Δ cell of a row measured against a base in the job: "-6.1% ±1.8%" or
+// "~0% (±2.4%)".
+var intervalCell = regexp.MustCompile(`^([+-]\d+\.\d% ±\d+\.\d%|~0% \(±\d+\.\d%\))$`)
 
 // waitFinal waits for a final reply of any kind and returns it.
 func (l *loop) waitFinal(timeout time.Duration) githubtest.Comment {

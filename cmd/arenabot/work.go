@@ -14,6 +14,7 @@ import (
 
 	"github.com/arenabot/arenabot/queue"
 	"github.com/arenabot/arenabot/runner"
+	"github.com/arenabot/arenabot/runner/stats"
 )
 
 // workConfig is the runner service's configuration: where jobs come from (the queue, the
@@ -33,7 +34,9 @@ type workConfig struct {
 	Lite        bool // bench --lite's mode (ARENA_LITE); serve plans its acks' rows in it too, with or without --runner
 	Heartbeat   time.Duration
 	LeaseTTL    time.Duration
+	Rule        stats.Rule
 
+	deltas  ruleFlags
 	badLite string // an ARENA_LITE that is not a boolean, reported by checkLite
 }
 
@@ -55,6 +58,7 @@ func (c *workConfig) runnerFlags(fs *pflag.FlagSet, getenv func(string) string) 
 	fs.BoolVar(&c.Lite, "lite", lite, "measure as bench --lite does (no pinning, load tools in Docker): for trying the loop on a laptop, not for published numbers; serve plans the acks' rows in this mode, so set it on a bot whose runners use it (ARENA_LITE)")
 	fs.DurationVar(&c.Heartbeat, "heartbeat", 2*time.Second, "how often the job's lease is renewed and a cancel looked for")
 	fs.DurationVar(&c.LeaseTTL, "lease-ttl", 30*time.Second, "how long a job stays this runner's without a heartbeat; after it the queue retries the job once")
+	c.deltas.flags(fs, time.Hour)
 }
 
 // checkLite reports an ARENA_LITE that is not a boolean.
@@ -81,6 +85,11 @@ func (c *workConfig) check(cmd string) error {
 	if c.WorkDir == "" {
 		c.WorkDir = filepath.Join(c.CacheDir, "work")
 	}
+	rule, err := c.deltas.rule(cmd)
+	if err != nil {
+		return err
+	}
+	c.Rule = rule
 	return c.hostConfig.finish(cmd)
 }
 
@@ -137,6 +146,7 @@ func (c *workConfig) newWorker(ctx context.Context, q runner.WorkQueue, log *slo
 	bench := c.runnerConfig(ctx, dataDir)
 	bench.Commit = "" // set per job: the approved commit
 	bench.Lite, bench.Runs, bench.Duration, bench.LoadgenCPUs = c.Lite, c.Runs, c.Duration, c.LoadgenCPUs
+	bench.Rule, bench.Budget = c.Rule, c.deltas.budget
 	w := runner.NewWorker(q, eng, runner.WorkerConfig{
 		Pool: c.Pool, RepoDir: c.Root, Remote: c.Remote, BaseRef: c.BaseRef, WorkDir: c.WorkDir,
 		Heartbeat: c.Heartbeat, LeaseTTL: c.LeaseTTL, Bench: bench, Log: log.With("component", "runner"),
