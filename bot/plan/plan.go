@@ -88,6 +88,10 @@ type Plan struct {
 	// shows them so their owners learn of it. They are plain text from the repository:
 	// render them with md.Text (or in a fence).
 	Skipped []string
+	// Paired are the targets the runner will measure against a base in the job, interleaved
+	// (the --compare entry, or the entry at the PR's merge base when the PR changes it):
+	// twice the builds and the runs. Sorted.
+	Paired []string `json:",omitempty"`
 	// Estimate is the expected wall time of the job (see BuildAllowance).
 	Estimate time.Duration
 	// Lite is whether the rows are the --lite connection counts (Options.Lite): the
@@ -105,13 +109,18 @@ func (p Plan) Rows() int {
 }
 
 // The estimate: per framework BuildAllowance + ValidationAllowance; per row Runs × the
-// profile's duration (DefaultDuration when the profile has none) + StartStopAllowance.
+// profile's duration (DefaultDuration when the profile has none) + StartStopAllowance. A
+// framework measured against a base doubles its builds and validations, and each of its
+// rows runs PairedRuns on both sides, each on a fresh server: StartStopAllowance and
+// PairWarmup more per run.
 const (
 	BuildAllowance      = 60 * time.Second
 	ValidationAllowance = 10 * time.Second
 	Runs                = 3
 	DefaultDuration     = 5 * time.Second
 	StartStopAllowance  = 2 * time.Second
+	PairedRuns          = 4 // a side: the runner's minimum of 3, and about one more pair as rows settle
+	PairWarmup          = time.Second
 )
 
 // rowTime is the estimated time of one row of profile p.
@@ -123,16 +132,58 @@ func rowTime(p profile.Profile) time.Duration {
 	return Runs*d + StartStopAllowance
 }
 
-func estimate(targets []Target) time.Duration {
+// pairedRowTime is the estimated time of one row of profile p measured against a base.
+func pairedRowTime(p profile.Profile) time.Duration {
+	d := p.Duration
+	if d <= 0 {
+		d = DefaultDuration
+	}
+	return 2 * PairedRuns * (d + PairWarmup + StartStopAllowance)
+}
+
+func estimate(targets []Target, paired []string) time.Duration {
 	var total time.Duration
 	for _, t := range targets {
+		pair := slices.Contains(paired, t.Entry)
 		total += BuildAllowance + ValidationAllowance
+		if pair {
+			total += BuildAllowance + ValidationAllowance
+		}
 		for _, r := range t.Rows {
 			p, _ := profile.Lookup(r.Test)
-			total += rowTime(p)
+			if pair {
+				total += pairedRowTime(p)
+			} else {
+				total += rowTime(p)
+			}
 		}
 	}
 	return total
+}
+
+// paired returns the targets measured against a base in the job: all but the --compare
+// entry with --compare; else, unless --baseline committed, those the PR's changed files
+// touch (an entry the PR does not change is measured once).
+func (r *resolver) paired(c command.Command, targets []Target) ([]string, error) {
+	if c.Baseline == command.BaselineCommitted {
+		return nil, nil
+	}
+	var touched []string
+	if c.Compare == "" {
+		changed, err := r.src.ChangedFiles(r.ctx)
+		if err != nil {
+			return nil, fmt.Errorf("list the PR's changed files: %w", err)
+		}
+		touched = frameworks.Touched(changed)
+	}
+	var out []string
+	for _, t := range targets {
+		if (c.Compare != "" && t.Entry != c.Compare) || slices.Contains(touched, t.Entry) {
+			out = append(out, t.Entry)
+		}
+	}
+	slices.Sort(out)
+	return out, nil
 }
 
 // ErrResolve is wrapped by every error that a person fixes by typing another command (or
@@ -216,7 +267,10 @@ func (o Options) Resolve(ctx context.Context, src Source, c command.Command) (Pl
 			return Plan{}, err
 		}
 	}
-	p.Estimate = estimate(p.Targets)
+	if p.Paired, err = r.paired(c, p.Targets); err != nil {
+		return Plan{}, err
+	}
+	p.Estimate = estimate(p.Targets, p.Paired)
 	return p, nil
 }
 

@@ -254,12 +254,12 @@ func TestResolve(t *testing.T) {
 				t.Fatalf("Resolve(%q): %v", tt.line, err)
 			}
 			if diff := cmp.Diff(tt.want, got, cmp.FilterPath(func(p cmp.Path) bool {
-				return p.String() == "Estimate"
+				return p.String() == "Estimate" || p.String() == "Paired"
 			}, cmp.Ignore())); diff != "" {
 				t.Errorf("Resolve(%q) mismatch (-want +got):\n%s", tt.line, diff)
 			}
-			if got.Estimate != estimate(got.Targets) {
-				t.Errorf("Estimate = %v, want %v", got.Estimate, estimate(got.Targets))
+			if got.Estimate != estimate(got.Targets, got.Paired) {
+				t.Errorf("Estimate = %v, want %v", got.Estimate, estimate(got.Targets, got.Paired))
 			}
 		})
 	}
@@ -278,6 +278,32 @@ func TestEstimate(t *testing.T) {
 	}
 	if d := rowTime(profile.Profile{Duration: 15 * time.Second}); d != 47*time.Second {
 		t.Errorf("rowTime(15 s profile) = %v, want 47s", d)
+	}
+
+	// The PR changes gin: it is measured against its merge base, twice the builds, and
+	// each row 4 runs a side on fresh servers; fiber, unchanged, once.
+	src.changed = []string{"frameworks/gin/main.go"}
+	got, err = Resolve(context.Background(), src, mustParse(t, "/benchmark-multiple -f gin,fiber -t baseline,json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want = 3*(60+10)*time.Second + 3*(3*5+2)*time.Second + 3*2*4*(5+1+2)*time.Second
+	if !slices.Equal(got.Paired, []string{"gin"}) || got.Estimate != want {
+		t.Errorf("Paired %v, Estimate %v; want [gin], %v", got.Paired, got.Estimate, want)
+	}
+	// --compare: every other target against it; --baseline committed: none.
+	for line, paired := range map[string][]string{
+		"/benchmark -f gin -t baseline --compare fiber":      {"gin"},
+		"/benchmark -f gin -t baseline --baseline committed": nil,
+		"/benchmark-multiple -f fiber -t baseline":           nil,
+	} {
+		got, err := Resolve(context.Background(), src, mustParse(t, line))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(got.Paired, paired) {
+			t.Errorf("%s: Paired %v, want %v", line, got.Paired, paired)
+		}
 	}
 }
 
