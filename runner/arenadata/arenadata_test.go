@@ -97,24 +97,38 @@ func checksums(t *testing.T, dir string) string {
 	return strings.Join(lines, "")
 }
 
-// TestSHA256SUMS generates the tree twice and checks both copies against the committed
-// SHA256SUMS, so any change to the generator's output shows up in review. After an
-// intended change, run go test ./runner/arenadata -update.
-//
-// The second copy is written over stale files, which Write must replace.
-func TestSHA256SUMS(t *testing.T) {
-	first, second := tree(t), t.TempDir()
-	stale := filepath.Join(second, arenadata.DatasetFile)
-	if err := os.WriteFile(stale, bytes.Repeat([]byte("x"), 1<<20), 0o600); err != nil {
+// TestWriteReplacesStale: a file written over a longer stale one holds the generator's
+// bytes only, readable by any user (the mounts are read by the containers' users).
+func TestWriteReplacesStale(t *testing.T) {
+	dir := t.TempDir()
+	const path = arenadata.DatasetFile
+	stale := filepath.Join(dir, path)
+	if err := os.WriteFile(stale, bytes.Repeat([]byte("x"), 4<<20), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if err := arenadata.Write(second); err != nil {
-		t.Fatalf("Write: %v", err)
+	if err := arenadata.WriteOneForTest(dir, path); err != nil {
+		t.Fatal(err)
 	}
-	got, again := checksums(t, first), checksums(t, second)
-	if got != again {
-		t.Fatalf("two runs of Write differ:\nfirst:\n%s\nsecond:\n%s", got, again)
+	var want bytes.Buffer
+	if err := arenadata.WriteFileForTest(&want, path); err != nil {
+		t.Fatal(err)
 	}
+	got := readFile(t, dir, path)
+	if !bytes.Equal(got, want.Bytes()) {
+		t.Errorf("%s: %d bytes after writing over a stale file, want the generator's %d", path, len(got), want.Len())
+	}
+	if fi, err := os.Stat(stale); err != nil || fi.Mode().Perm() != 0o644 {
+		t.Errorf("%s: mode %v (%v), want 0644", path, fi.Mode(), err)
+	}
+}
+
+// TestSHA256SUMS checks the generated tree against the committed SHA256SUMS, so any change
+// to the generator's output shows up in review, and a generator that is not deterministic
+// fails on the next run. After an intended change, run go test ./runner/arenadata -update.
+// (Generating a second copy to compare cost a minute of CI under -race; the committed sums
+// are the same check across runs, and TestWriteReplacesStale covers writing over old files.)
+func TestSHA256SUMS(t *testing.T) {
+	got := checksums(t, tree(t))
 	if *update {
 		if err := os.WriteFile("SHA256SUMS", []byte(got), 0o644); err != nil {
 			t.Fatal(err)

@@ -22,3 +22,13 @@ func WriteFileForTest(w io.Writer, path string) error {
 	}
 	return fmt.Errorf("no file %s in the tree", path)
 }
+
+// WriteOneForTest writes the tree's file path into dir as Write does.
+func WriteOneForTest(dir, path string) error {
+	for _, f := range tree() {
+		if f.path == path {
+			return writeFile(dir, f)
+		}
+	}
+	return fmt.Errorf("no file %s in the tree", path)
+}
