@@ -22,6 +22,7 @@ import (
 	"github.com/arenabot/arenabot/runner/docker"
 	"github.com/arenabot/arenabot/runner/loadgen"
 	"github.com/arenabot/arenabot/runner/profile"
+	"github.com/arenabot/arenabot/runner/stats"
 )
 
 // benchEntry is the entry the harness benchmarks measure (env ARENA_BENCH_ENTRY).
@@ -75,7 +76,7 @@ func setup(b *testing.B, entry string, p profile.Profile, conns int) (*Bencher, 
 	if err != nil {
 		b.Fatal(err)
 	}
-	if err := bn.warmUp(ctx, tool, spec); err != nil {
+	if err := bn.warmUp(ctx, tool, spec, p.Warmup); err != nil {
 		b.Fatal(err)
 	}
 	return bn, tool, args, spec, group
@@ -92,7 +93,7 @@ var fidelityCases = []struct{ entry, profile string }{
 }
 
 // BenchmarkFidelity compares the harness's RPS with the same load tool run by hand with the
-// same flags on the same container, interleaved pair by pair; the ratio should be ≥ 0.97.
+// same flags on the same container, interleaved pair by pair; the ratio should be ≥ 0.97, and is reported with its 95% interval.
 // ARENA_BENCH_ENTRY replaces the entry of the HTTP rows.
 //
 //	go test -run '^$' -bench Fidelity -benchtime 1x ./runner
@@ -111,8 +112,8 @@ func BenchmarkFidelity(b *testing.B) {
 
 func fidelity(b *testing.B, entry string, p profile.Profile) {
 	bn, tool, args, spec, group := setup(b, entry, p, p.LiteConns[0])
-	const pairs = 4
-	var harness, plain float64
+	pairs := max(stats.DefaultRule.MinRuns*2, 6)
+	var harness, plain stats.Sample
 	for range b.N {
 		for i := range pairs {
 			// Alternate which goes first, so drift in the machine's load cancels out.
@@ -121,9 +122,9 @@ func fidelity(b *testing.B, entry string, p profile.Profile) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				harness += run.RPS
+				harness = append(harness, run.RPS)
 			}
-			runPlain := func() { plain += plainRun(b, bn, tool, args, spec).RPS() }
+			runPlain := func() { plain = append(plain, plainRun(b, bn, tool, args, spec).RPS()) }
 			if i%2 == 0 {
 				runHarness()
 				runPlain()
@@ -133,9 +134,16 @@ func fidelity(b *testing.B, entry string, p profile.Profile) {
 			}
 		}
 	}
-	b.ReportMetric(harness/plain, "harness/plain-rps")
-	b.ReportMetric(harness/float64(pairs*b.N), "harness-rps")
-	b.ReportMetric(plain/float64(pairs*b.N), "plain-rps")
+	// The ratio with its interval, by the same Welch rule the replies' Δ cells use.
+	d, err := stats.Compare(plain, harness)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Logf("%s: harness/plain %.3f, 95%% interval [%.3f, %.3f] over %d interleaved pairs (%s)", p.Name, 1+d.Rel, 1+d.Lo(), 1+d.Hi(), len(harness), stats.Method)
+	b.ReportMetric(1+d.Rel, "harness/plain-rps")
+	b.ReportMetric(d.Half, "ratio-half-width")
+	b.ReportMetric(harness.Mean(), "harness-rps")
+	b.ReportMetric(plain.Mean(), "plain-rps")
 }
 
 // plainRun runs the tool by hand: the same binary and arguments, pinned by taskset to the

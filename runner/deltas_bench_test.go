@@ -1,0 +1,199 @@
+package runner
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/arenabot/arenabot/frameworks"
+	"github.com/arenabot/arenabot/runner/arenadata"
+	"github.com/arenabot/arenabot/runner/docker"
+	"github.com/arenabot/arenabot/runner/profile"
+	"github.com/arenabot/arenabot/runner/result"
+	"github.com/arenabot/arenabot/runner/stats"
+)
+
+var (
+	deltaPairs    = flag.Int("pairs", 20, "BenchmarkDeltas: comparisons of each variant with the base")
+	deltaVariants = flag.String("variants", "aa,20,10", "BenchmarkDeltas: aa (an identical copy) and/or the percent by which a spin in the baseline handler slows baseline")
+	deltaDuration = flag.Duration("delta-duration", 2*time.Second, "BenchmarkDeltas: the length of one run")
+)
+
+// BenchmarkDeltas is the proof that a Δ means what it says. It measures nethttp (the base)
+// against an identical copy of itself (A/A) and against copies whose baseline handler spins
+// for a fixed time per request, sized from nethttp's own server CPU per request to slow
+// baseline by about 20% and 10%; json is untouched by the spin. Each comparison is one
+// Measure of baseline and json at their first connection count, interleaved and adaptive
+// as a job measures, on the pinned CPUs. It prints, per variant and test, how many
+// comparisons were flagged as a change (and how many as a slowdown), the median interval
+// half-width (the smallest change a row could show here) and the median runs a side.
+//
+//	go test -run '^$' -bench Deltas -benchtime 1x -timeout 4h ./runner -pairs 20
+func BenchmarkDeltas(b *testing.B) {
+	ctx := context.Background()
+	eng, err := docker.New(ctx)
+	if err != nil {
+		b.Skip(err)
+	}
+	b.Cleanup(func() { eng.Close() })
+	data, err := arenadata.Ensure(filepath.Join(os.TempDir(), "arenabot-test-cache"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	unlock, err := LockHost(ctx, func(holder string) { b.Logf("waiting for the host lock (%s)", holder) })
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer unlock()
+	root := b.TempDir()
+	src, _ := filepath.Abs("../frameworks/nethttp")
+	copyEntry := func(name string) frameworks.Entry {
+		dir := filepath.Join(root, name)
+		if err := os.CopyFS(dir, os.DirFS(src)); err != nil {
+			b.Fatal(err)
+		}
+		os.RemoveAll(filepath.Join(dir, "results"))
+		e, err := frameworks.Load(root, name, profile.Names())
+		if err != nil {
+			b.Fatal(err)
+		}
+		return e
+	}
+	base := copyEntry("nethttp")
+	var profiles []profile.Profile
+	for _, name := range []string{"baseline", "json"} {
+		p, _ := profile.Lookup(name)
+		p.Conns = p.Conns[:1]
+		profiles = append(profiles, p)
+	}
+	bn := New(eng, Config{DataDir: data, ScratchDir: b.TempDir(), Runs: 3, Duration: *deltaDuration, SkipValidation: true})
+	if err := bn.Prepare(ctx, Plan{Targets: []Target{{Entry: base, Profiles: profiles}}}); err != nil {
+		b.Fatal(err)
+	}
+
+	// nethttp's server CPU per baseline request, measured alone: a spin of s per request
+	// on a server that spends c per request slows it by s/(c+s).
+	alone, err := bn.Measure(ctx, Plan{Targets: []Target{{Entry: base, Profiles: profiles[:1]}}})
+	if err != nil || alone[0].Err != nil {
+		b.Fatalf("measure nethttp alone: %v %v", err, alone[0].Err)
+	}
+	cpuReq := alone[0].Result.CPUPerRequest // µs
+	b.Logf("nethttp baseline %dc alone: %d rps, %.2f µs server CPU per request", profiles[0].Conns[0], alone[0].Result.RPS, cpuReq)
+
+	for _, v := range strings.Split(*deltaVariants, ",") {
+		name, spin := "nethttp-aa", time.Duration(0)
+		if v != "aa" {
+			var pct float64
+			if _, err := fmt.Sscanf(v, "%g", &pct); err != nil || pct <= 0 || pct >= 100 {
+				b.Fatalf("-variants %q: want aa or a percentage", v)
+			}
+			spin = time.Duration(cpuReq * pct / (100 - pct) * float64(time.Microsecond))
+			name = fmt.Sprintf("nethttp-spin%s", v)
+		}
+		head := copyEntry(name)
+		if spin > 0 {
+			addSpin(b, head.Dir, spin)
+		}
+		var cells = map[string][]pairCell{}
+		start := time.Now()
+		for i := 0; i < *deltaPairs; i++ {
+			plan := Plan{Targets: []Target{{Entry: head, Profiles: profiles, Base: &Base{Entry: base}}}}
+			rows, err := bn.Measure(ctx, plan)
+			if err != nil {
+				b.Fatal(err)
+			}
+			for _, r := range rows {
+				if r.Err != nil || r.Result.Base == nil || r.Result.Base.Err != "" {
+					b.Fatalf("%s %s: %v %+v", name, r.Profile.Name, r.Err, r.Result)
+				}
+				cells[r.Profile.Name] = append(cells[r.Profile.Name], newPairCell(r.Result, Figure(r.Profile)))
+			}
+		}
+		per := time.Since(start) / time.Duration(*deltaPairs)
+		for _, p := range profiles {
+			report := summarize(cells[p.Name], bn.rule())
+			fmt.Printf("%-18s spin %-8s %-8s %s; %s per comparison\n", name, spin.Round(10*time.Nanosecond), p.Name, report, per.Round(time.Second))
+		}
+	}
+}
+
+// addSpin makes an entry's baseline handler spin for d per request.
+func addSpin(b *testing.B, dir string, d time.Duration) {
+	b.Helper()
+	main := filepath.Join(dir, "main.go")
+	src, err := os.ReadFile(main)
+	if err != nil {
+		b.Fatal(err)
+	}
+	const at = "func baseline(w http.ResponseWriter, r *http.Request) {\n"
+	if !strings.Contains(string(src), at) {
+		b.Fatalf("%s has no %q to add the spin to", main, strings.TrimSpace(at))
+	}
+	os.WriteFile(main, []byte(strings.Replace(string(src), at, at+"\tspin()\n", 1)), 0o644)
+	spin := fmt.Sprintf("package main\n\nimport \"time\"\n\n// spin is BenchmarkDeltas's known slowdown.\nfunc spin() {\n\tfor t0 := time.Now(); time.Since(t0) < %d; {\n\t}\n}\n", d.Nanoseconds())
+	if err := os.WriteFile(filepath.Join(dir, "spin.go"), []byte(spin), 0o644); err != nil {
+		b.Fatal(err)
+	}
+}
+
+// A pairCell is one comparison's Δ.
+type pairCell struct {
+	diff stats.Diff
+	err  error
+	runs int // per side, the smaller
+}
+
+func newPairCell(r *result.Result, figure func(result.Run) float64) pairCell {
+	d, err := stats.Compare(result.Sample(r.Base.Runs, figure), result.Sample(r.Runs, figure))
+	return pairCell{diff: d, err: err, runs: min(len(r.Runs), len(r.Base.Runs))}
+}
+
+// summarize counts the flagged cells: "flagged 1/20 (slower 1/20), median ±2.1%, median 4 runs a side".
+func summarize(cells []pairCell, rule stats.Rule) string {
+	var flagged, slower int
+	var half, runs []float64
+	for _, c := range cells {
+		if c.err != nil {
+			continue
+		}
+		if rule.Changed(c.diff) {
+			flagged++
+			if c.diff.Rel < 0 {
+				slower++
+			}
+		}
+		half = append(half, c.diff.Half)
+		runs = append(runs, float64(c.runs))
+	}
+	return fmt.Sprintf("flagged %d/%d (slower %d/%d), median Δ %+.1f%%, median ±%.1f%%, median %.0f runs a side",
+		flagged, len(cells), slower, len(cells), median(relOf(cells))*100, median(half)*100, median(runs))
+}
+
+func relOf(cells []pairCell) []float64 {
+	var out []float64
+	for _, c := range cells {
+		if c.err == nil {
+			out = append(out, c.diff.Rel)
+		}
+	}
+	return out
+}
+
+func median(v []float64) float64 {
+	if len(v) == 0 {
+		return math.NaN()
+	}
+	s := slices.Clone(v)
+	slices.Sort(s)
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}
