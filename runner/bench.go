@@ -519,6 +519,12 @@ func (b *Bencher) Measure(ctx context.Context, plan Plan) ([]Row, error) {
 	return rows, ctx.Err()
 }
 
+// Build builds an entry's image as Measure does and returns its tag. It needs neither
+// Prepare nor the host lock: a build uses no fixed port and no CPU set.
+func (b *Bencher) Build(ctx context.Context, e frameworks.Entry) (string, error) {
+	return b.buildEntry(ctx, e)
+}
+
 // ImageTag is the tag of an entry's image.
 func ImageTag(entry string) string { return "arenabot-" + entry + ":local" }
 

@@ -29,8 +29,10 @@ var errReported = errors.New("reported")
 const usage = `usage: arenabot <command> [flags]
 
 commands:
-  bench <framework>... [-t test,...] [--lite] [--runs N] [--duration D] [--save] [--compare X]
+  bench <framework>... [-t test,...] [--lite] [--runs N] [--duration D] [--save] [--compare X | --against REF]
         build, measure and print the results tables
+  build <framework>...
+        build the entries' images as bench does, without measuring
   validate <framework> [-t test,...]
         build and start the entry, check every contract it subscribes to
   serve [--runner]
@@ -58,6 +60,12 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 			return err
 		}
 		return bench(ctx, cfg, stdout, stderr)
+	case "build":
+		cfg, err := parseBuild(args[1:], getenv, stderr)
+		if err != nil {
+			return err
+		}
+		return buildEntries(ctx, cfg, stdout, stderr)
 	case "validate":
 		cfg, err := parseValidate(args[1:], getenv, stderr)
 		if err != nil {

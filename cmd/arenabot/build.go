@@ -1,0 +1,85 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"github.com/arenabot/arenabot/frameworks"
+	"github.com/arenabot/arenabot/runner"
+	"github.com/arenabot/arenabot/runner/docker"
+	"github.com/arenabot/arenabot/runner/profile"
+)
+
+type buildConfig struct {
+	hostConfig
+	Frameworks []string
+}
+
+func parseBuild(args []string, getenv func(string) string, stderr io.Writer) (buildConfig, error) {
+	fs := pflag.NewFlagSet("build", pflag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "usage: arenabot build <framework>... [flags]\n\nBuilds each entry's image as bench and the runner do (the same Dockerfile rewriting,\nbuild arguments and local base-image stand-ins), without measuring: to check that an\nentry builds, or to fill Docker's build cache before measuring. It does not wait for the\nhost lock: a build uses no fixed port and no CPU set.\n\nflags:")
+		fs.PrintDefaults()
+	}
+	var c buildConfig
+	c.hostConfig.flags(fs, getenv)
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, pflag.ErrHelp) {
+			return c, errReported
+		}
+		return c, fmt.Errorf("build: %w; run 'arenabot build --help' for the flags", err)
+	}
+	c.Frameworks = fs.Args()
+	if len(c.Frameworks) == 0 {
+		return c, fmt.Errorf("build: no framework given; name one or more entries of frameworks/ (for example: arenabot build nethttp)")
+	}
+	return c, c.hostConfig.finish("build")
+}
+
+// buildEntries builds each named entry in turn, one line each; every entry is tried, and
+// the error names those that failed.
+func buildEntries(ctx context.Context, c buildConfig, stdout, stderr io.Writer) error {
+	root := c.frameworksDir()
+	var entries []frameworks.Entry
+	for _, name := range c.Frameworks {
+		e, err := frameworks.Load(root, name, profile.Names())
+		if err != nil {
+			return fmt.Errorf("build: %w", err)
+		}
+		entries = append(entries, e)
+	}
+	eng, err := docker.New(ctx)
+	if err != nil {
+		return err
+	}
+	defer eng.Close()
+	cfg := c.runnerConfig(ctx, "")
+	cfg.Log = c.logger(stderr)
+	b := runner.New(eng, cfg)
+	var failed []string
+	for _, e := range entries {
+		start := time.Now()
+		tag, err := b.Build(ctx, e)
+		if err != nil {
+			failed = append(failed, e.Name)
+			fmt.Fprintf(stderr, "arenabot: %s: %v\n", e.Name, err)
+			if bf, ok := errors.AsType[*runner.BuildFailure](err); ok {
+				for _, l := range bf.Tail() {
+					fmt.Fprintln(stderr, "  "+l)
+				}
+			}
+			continue
+		}
+		fmt.Fprintf(stdout, "built %s (%s) in %s\n", tag, e.Name, time.Since(start).Round(100*time.Millisecond))
+	}
+	if len(failed) > 0 {
+		return fmt.Errorf("%d of %d entries did not build (%v); %w", len(failed), len(entries), failed, errReported)
+	}
+	return nil
+}
