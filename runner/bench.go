@@ -609,7 +609,7 @@ func (b *Bencher) measureOne(ctx context.Context, image string, e frameworks.Ent
 	}
 	var runs []result.Run
 	for i := 0; i < b.cfg.Runs; i++ {
-		run, err := b.runOnce(ctx, s.tool.tool, s.args, s.spec, s.group)
+		run, err := b.measuredRun(ctx, s, fmt.Sprintf("%s %s %dc run %d", e.Name, p.Name, conns, i+1))
 		if err != nil {
 			return nil, fmt.Errorf("%s %s %dc run %d: %w", e.Name, p.Name, conns, i+1, err)
 		}
@@ -791,6 +791,18 @@ func (b *Bencher) runOnce(ctx context.Context, tool loadgen.Tool, args []string,
 	}
 	run := toRun(m, usage)
 	return run, successful(run)
+}
+
+// measuredRun runs the load tool once on a session's server; a run in which no response
+// came back at all (a machine stalled while the tool's connections were being made, so a
+// short run ended before any answer) is run once more, saying so; a second one fails.
+func (b *Bencher) measuredRun(ctx context.Context, s *session, desc string) (result.Run, error) {
+	run, err := b.runOnce(ctx, s.tool.tool, s.args, s.spec, s.group)
+	if ns, ok := errors.AsType[*NoSuccessError](err); ok && ns.Run.Requests == 0 && ctx.Err() == nil {
+		b.note(fmt.Sprintf("%s: no response came back in the run; running it once more", desc))
+		run, err = b.runOnce(ctx, s.tool.tool, s.args, s.spec, s.group)
+	}
+	return run, err
 }
 
 // successful fails a run without one response the profile counts.

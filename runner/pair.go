@@ -255,7 +255,7 @@ func (b *Bencher) turn(ctx context.Context, image string, e frameworks.Entry, p 
 	if err := b.warmUp(ctx, s.tool.tool, s.spec, max(p.Warmup, min(pairWarmup, s.spec.Duration))); err != nil {
 		return result.Run{}, nil, fmt.Errorf("warm-up: %w", err)
 	}
-	run, err := b.runOnce(ctx, s.tool.tool, s.args, s.spec, s.group)
+	run, err := b.measuredRun(ctx, s, fmt.Sprintf("%s %s %dc", e.Name, p.Name, conns))
 	if err != nil {
 		return result.Run{}, nil, err
 	}

@@ -43,6 +43,9 @@ func TestWorkerMeasuresAgainstTheMergeBase(t *testing.T) {
 	// row stops after its minimum, for the budget.
 	w.cfg.Bench.Rule = stats.Rule{MinEffect: 0.02, Target: 1e-9, MinRuns: 2, MaxRuns: 3}
 	w.cfg.Bench.Budget = time.Nanosecond
+	// 2 s runs: 512 connections on a machine busy with the whole suite can take most of a
+	// 1 s run to connect.
+	w.cfg.Bench.Duration = 2 * time.Second
 	tag := BaseImageTag("nethttp", a.Main)
 	t.Cleanup(func() { eng.RemoveImagesLabeled(context.WithoutCancel(t.Context()), LabelBase, "nethttp") })
 
