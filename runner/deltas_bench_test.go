@@ -118,8 +118,16 @@ func BenchmarkDeltas(b *testing.B) {
 		}
 		per := time.Since(start) / time.Duration(*deltaPairs)
 		for _, p := range profiles {
-			report := summarize(cells[p.Name], bn.rule())
-			fmt.Printf("%-18s spin %-8s %-8s %s; %s per comparison\n", name, spin.Round(10*time.Nanosecond), p.Name, report, per.Round(time.Second))
+			for _, m := range []struct {
+				name string
+				diff func(pairCell) (stats.Diff, error)
+			}{
+				{"welch", func(c pairCell) (stats.Diff, error) { return c.diff, c.err }},
+				{"paired", func(c pairCell) (stats.Diff, error) { return c.paired, c.perr }},
+			} {
+				report := summarize(cells[p.Name], bn.rule(), m.diff)
+				fmt.Printf("%-18s spin %-8s %-8s %-6s %s; %s per comparison\n", name, spin.Round(10*time.Nanosecond), p.Name, m.name, report, per.Round(time.Second))
+			}
 		}
 	}
 }
@@ -143,47 +151,44 @@ func addSpin(b *testing.B, dir string, d time.Duration) {
 	}
 }
 
-// A pairCell is one comparison's Δ.
+// A pairCell is one comparison's Δ, by Welch over the two samples and by the ratios of
+// adjacent pairs.
 type pairCell struct {
-	diff stats.Diff
-	err  error
-	runs int // per side, the smaller
+	diff, paired stats.Diff
+	err, perr    error
+	runs         int // per side, the smaller
 }
 
 func newPairCell(r *result.Result, figure func(result.Run) float64) pairCell {
-	d, err := stats.Compare(result.Sample(r.Base.Runs, figure), result.Sample(r.Runs, figure))
-	return pairCell{diff: d, err: err, runs: min(len(r.Runs), len(r.Base.Runs))}
+	base, head := result.Sample(r.Base.Runs, figure), result.Sample(r.Runs, figure)
+	c := pairCell{runs: min(len(r.Runs), len(r.Base.Runs))}
+	c.diff, c.err = stats.Compare(base, head)
+	c.paired, c.perr = stats.ComparePaired(base, head)
+	return c
 }
 
-// summarize counts the flagged cells: "flagged 1/20 (slower 1/20), median ±2.1%, median 4 runs a side".
-func summarize(cells []pairCell, rule stats.Rule) string {
+// summarize counts the flagged cells: "flagged 1/20 (slower 1/20), median Δ -0.4%, median
+// ±2.1%, median 4 runs a side".
+func summarize(cells []pairCell, rule stats.Rule, diff func(pairCell) (stats.Diff, error)) string {
 	var flagged, slower int
-	var half, runs []float64
+	var rel, half, runs []float64
 	for _, c := range cells {
-		if c.err != nil {
+		d, err := diff(c)
+		if err != nil {
 			continue
 		}
-		if rule.Changed(c.diff) {
+		if rule.Changed(d) {
 			flagged++
-			if c.diff.Rel < 0 {
+			if d.Rel < 0 {
 				slower++
 			}
 		}
-		half = append(half, c.diff.Half)
+		rel = append(rel, d.Rel)
+		half = append(half, d.Half)
 		runs = append(runs, float64(c.runs))
 	}
 	return fmt.Sprintf("flagged %d/%d (slower %d/%d), median Δ %+.1f%%, median ±%.1f%%, median %.0f runs a side",
-		flagged, len(cells), slower, len(cells), median(relOf(cells))*100, median(half)*100, median(runs))
-}
-
-func relOf(cells []pairCell) []float64 {
-	var out []float64
-	for _, c := range cells {
-		if c.err == nil {
-			out = append(out, c.diff.Rel)
-		}
-	}
-	return out
+		flagged, len(cells), slower, len(cells), median(rel)*100, median(half)*100, median(runs))
 }
 
 func median(v []float64) float64 {

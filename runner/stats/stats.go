@@ -92,6 +92,34 @@ func Compare(base, head Sample) (Diff, error) {
 	return d, nil
 }
 
+// PairedMethod names ComparePaired's interval in replies.
+const PairedMethod = "95% t interval of the mean ratio of adjacent interleaved runs"
+
+// ComparePaired returns head against base from runs taken in adjacent pairs (base[i] and
+// head[i] one after the other, as interleaving runs them): Rel is the mean of the pairs'
+// ratios head[i]/base[i] − 1 and Half its t interval over the pairs. Drift that moves both
+// runs of a pair alike cancels in each ratio, which Welch's interval over the two samples
+// counts as noise. It needs two pairs at least and positive base runs; extra runs of the
+// longer side are left out.
+func ComparePaired(base, head Sample) (Diff, error) {
+	n := min(len(base), len(head))
+	if n < 2 {
+		return Diff{}, fmt.Errorf("an interval needs two pairs at least (base %d, head %d)", len(base), len(head))
+	}
+	ratios := make(Sample, n)
+	for i := range n {
+		if !(base[i] > 0) {
+			return Diff{}, fmt.Errorf("base run %d is %v: no ratio", i+1, base[i])
+		}
+		ratios[i] = head[i]/base[i] - 1
+	}
+	d := Diff{Rel: ratios.Mean(), DF: float64(n - 1), N: [2]int{n, n}}
+	if v := ratios.Var(); v > 0 {
+		d.Half = TQuantile(1-(1-Level)/2, d.DF) * math.Sqrt(v/float64(n))
+	}
+	return d, nil
+}
+
 // TQuantile is the p quantile of Student's t distribution with df degrees of freedom.
 func TQuantile(p, df float64) float64 {
 	return distuv.StudentsT{Mu: 0, Sigma: 1, Nu: df}.Quantile(p)
