@@ -84,8 +84,11 @@ func TestGRPCStatusSample(t *testing.T) {
 				t.Errorf("sample of a correct server: %v", err2)
 			case tt.want != "" && !isFailure:
 				t.Errorf("sample: %v, want a *GRPCStatusFailure", err2)
-			case tt.want != "" && (!strings.HasPrefix(f.Short(), tt.want) || f.Failed != f.Sampled || f.Sampled < 10):
-				t.Errorf("Short() = %q, want %q…, every one of at least 10 calls failed; %v", f.Short(), tt.want, f)
+			// At least 3 calls: the sample paces its calls at a 100th of the run, but each
+			// call waits its turn on a loaded server; under .ci/flaky's load a 1 s run got
+			// through only 6.
+			case tt.want != "" && (!strings.HasPrefix(f.Short(), tt.want) || f.Failed != f.Sampled || f.Sampled < 3):
+				t.Errorf("Short() = %q, want %q…, every one of at least 3 calls failed; %v", f.Short(), tt.want, f)
 			case tt.want != "":
 				t.Logf("h2load: %d answers, all 2xx; the sample: %s (cell %q)", m.Status2xx, f, ShortReason(f))
 			}
