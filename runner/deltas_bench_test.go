@@ -2,6 +2,7 @@ package runner
 
 import (
 	"context"
+	"encoding/json"
 	"flag"
 	"fmt"
 	"math"
@@ -24,6 +25,7 @@ var (
 	deltaPairs    = flag.Int("pairs", 20, "BenchmarkDeltas: comparisons of each variant with the base")
 	deltaVariants = flag.String("variants", "aa,20,10", "BenchmarkDeltas: aa (an identical copy) and/or the percent by which a spin in the baseline handler slows baseline")
 	deltaDuration = flag.Duration("delta-duration", 2*time.Second, "BenchmarkDeltas: the length of one run")
+	deltaOut      = flag.String("delta-out", "", "BenchmarkDeltas: also write every comparison's runs (JSON lines) to this file")
 )
 
 // BenchmarkDeltas is the proof that a Δ means what it says. It measures nethttp (the base)
@@ -85,6 +87,15 @@ func BenchmarkDeltas(b *testing.B) {
 		b.Fatalf("measure nethttp alone: %v %v", err, alone[0].Err)
 	}
 	cpuReq := alone[0].Result.CPUPerRequest // µs
+	var out *json.Encoder
+	if *deltaOut != "" {
+		f, err := os.Create(*deltaOut)
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer f.Close()
+		out = json.NewEncoder(f)
+	}
 	b.Logf("nethttp baseline %dc alone: %d rps, %.2f µs server CPU per request", profiles[0].Conns[0], alone[0].Result.RPS, cpuReq)
 
 	for _, v := range strings.Split(*deltaVariants, ",") {
@@ -114,6 +125,12 @@ func BenchmarkDeltas(b *testing.B) {
 					b.Fatalf("%s %s: %v %+v", name, r.Profile.Name, r.Err, r.Result)
 				}
 				cells[r.Profile.Name] = append(cells[r.Profile.Name], newPairCell(r.Result, Figure(r.Profile)))
+				if out != nil {
+					figure := Figure(r.Profile)
+					out.Encode(map[string]any{"variant": name, "spin_ns": spin.Nanoseconds(), "test": r.Profile.Name, "conns": r.Conns,
+						"order": r.Result.Base.Order, "stop": r.Result.Base.Stop,
+						"base": result.Sample(r.Result.Base.Runs, figure), "head": result.Sample(r.Result.Runs, figure)})
+				}
 			}
 		}
 		per := time.Since(start) / time.Duration(*deltaPairs)
