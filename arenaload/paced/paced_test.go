@@ -327,12 +327,15 @@ func TestTLSPostBody(t *testing.T) {
 		t.Fatal(err)
 	}
 	logResult(t, "insecure", res)
-	// About 200 POSTs, all echoed right; fewer only when the generator says it woke late (a
-	// starved machine), and then still most of them: the rate is TestScheduleAccuracy's.
-	least := int64(195)
+	// About 200 POSTs, all echoed right. Fewer only by the requests due in the run's last
+	// max-schedule-lag (a machine stalled that long near the end leaves them unsent: under
+	// .ci/flaky's load 49 ms took 6), and at least half when the generator says it woke late
+	// (a starved machine): the rate is TestScheduleAccuracy's.
+	least := int64(195) - int64(math.Ceil(res.MaxScheduleLag/1e6*200))
 	if res.Limit != "" {
 		least = 100
 	}
+	least = max(least, 100)
 	if res.Status.S2xx < least || res.OK != res.Status.S2xx || res.Errors.Total() != 0 || bad.Load() != 0 {
 		t.Errorf("2xx %d (want ≈ 200, at least %d; Limit %q), errors %+v, %d bodies wrong", res.Status.S2xx, least, res.Limit, res.Errors, bad.Load())
 	}
