@@ -217,7 +217,11 @@ func header(plan runner.Plan, cfg runner.Config) []string {
 	runs := fmt.Sprintf("%d, best reported", cfg.Runs)
 	if slices.ContainsFunc(plan.Targets, func(t runner.Target) bool { return t.Base != nil }) {
 		r := cfg.Rule
-		runs = fmt.Sprintf("%d–%d a side against the base, interleaved, until the Δ interval is under ±%g%%; %d for rows without one; the best reported", r.MinRuns, r.MaxRuns, r.Target*100, cfg.Runs)
+		span := fmt.Sprintf("%d–%d", r.MinRuns, r.MaxRuns)
+		if r.MinRuns == r.MaxRuns {
+			span = fmt.Sprint(r.MinRuns)
+		}
+		runs = fmt.Sprintf("%s a side against the base, interleaved, until the Δ interval is under ±%g%%; %d for rows without one; the best reported", span, r.Target*100, cfg.Runs)
 	}
 	return []string{
 		fmt.Sprintf("**Frameworks:** %s | **Tests:** %s", strings.Join(names, ", "), strings.Join(tests, ", ")),
