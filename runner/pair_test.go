@@ -149,3 +149,48 @@ func TestFigure(t *testing.T) {
 		t.Errorf("a run without a duration: %g, want 0", got)
 	}
 }
+
+// TestWorkerBaseFails: an entry whose Dockerfile does not build on main and that the PR
+// fixes is measured alone, its row's base saying why it failed, with no runs.
+func TestWorkerBaseFails(t *testing.T) {
+	eng, data := realEngine(t, "")
+	q := redisQueue(t)
+	a := newArenaRemote(t)
+	// main gains "flip", nethttp's source with a Dockerfile that fails; the PR, on top of
+	// it, gives flip nethttp's Dockerfile.
+	gitT(t, a.work, "checkout", "-q", "-B", "main", a.Main)
+	flip := filepath.Join(a.work, "frameworks", "flip")
+	if err := os.CopyFS(flip, os.DirFS(filepath.Join(a.work, "frameworks", "nethttp"))); err != nil {
+		t.Fatal(err)
+	}
+	os.RemoveAll(filepath.Join(flip, "results"))
+	dockerfile, _ := os.ReadFile(filepath.Join(flip, "Dockerfile"))
+	os.WriteFile(filepath.Join(flip, "Dockerfile"), []byte("FROM scratch\nCOPY missing-file /missing\n"), 0o644)
+	gitT(t, a.work, "add", "-A")
+	gitT(t, a.work, "commit", "-q", "-m", "flip, broken")
+	a.Main = gitT(t, a.work, "rev-parse", "HEAD")
+	gitT(t, a.work, "push", "-q", "--force", a.URL, "HEAD:refs/heads/main")
+	os.WriteFile(filepath.Join(flip, "Dockerfile"), dockerfile, 0o644)
+	gitT(t, a.work, "add", "-A")
+	gitT(t, a.work, "commit", "-q", "-m", "fix flip")
+	a.PR = gitT(t, a.work, "rev-parse", "HEAD")
+	gitT(t, a.work, "push", "-q", "--force", a.URL, "HEAD:refs/pull/7/head")
+	t.Cleanup(func() { eng.RemoveImagesLabeled(context.WithoutCancel(t.Context()), LabelBase, "flip") })
+
+	w := testWorker(t, q, eng, a.clone(t), data)
+	j := prJob(a, queue.Benchmark, "flip")
+	j.Rows = []queue.Row{{Entry: "flip", Test: "baseline", Conns: 512}}
+	done, err := w.RunJob(t.Context(), claim(t, q, j))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := report(t, done)
+	if len(r.Rows) != 1 || r.Rows[0].Result == nil {
+		t.Fatalf("rows %+v; want flip measured", r.Rows)
+	}
+	res := r.Rows[0].Result
+	if b := res.Base; b == nil || !strings.Contains(b.Err, "build of flip") || len(b.Runs) != 0 || b.Commit != a.Main || len(res.Runs) != 1 {
+		t.Errorf("base %+v, %d head runs; want main's build failure, no base runs, the head's 1 run", b, len(res.Runs))
+	}
+	noLeftovers(t, eng, w, done.ID)
+}
