@@ -186,7 +186,7 @@ func TestLoopBuildFailureAndGitHub5xx(t *testing.T) {
 	l.startServe()
 	l.startWork()
 	l.comment("maintainer", "/benchmark-multiple -f nethttp,broken -t baseline")
-	l.waitFor("the job to run", time.Minute, func() bool {
+	l.waitFor("the job to run", lockWait, func() bool {
 		return strings.Contains(l.waitComment("arenabot:status", 30*time.Second).Body, "unning")
 	})
 	l.gh.FailNext(http.MethodPost, "/repos/octo/arena/issues/1/comments", 1, http.StatusBadGateway)
@@ -230,7 +230,7 @@ func TestLoopCancelWhileRunning(t *testing.T) {
 	l.startServe()
 	l.startWork("--duration", "3s")
 	cmdID := l.comment("maintainer", "/benchmark -f nethttp -t baseline --save")
-	l.waitFor("a row to be measured", 2*time.Minute, func() bool {
+	l.waitFor("a row to be measured", lockWait, func() bool {
 		return strings.Contains(l.waitComment("arenabot:status", 30*time.Second).Body, "⏳")
 	})
 	asked := time.Now()
@@ -261,7 +261,7 @@ func TestLoopHeadMovesDuringRun(t *testing.T) {
 	l.startServe()
 	l.startWork()
 	l.comment("maintainer", "/benchmark -f nethttp -t baseline --save")
-	l.waitFor("the job to run", 2*time.Minute, func() bool {
+	l.waitFor("the job to run", lockWait, func() bool {
 		return strings.Contains(l.waitComment("arenabot:status", 30*time.Second).Body, "⏳")
 	})
 	const newHead = "feedfacefeedfacefeedfacefeedfacefeedface"

@@ -77,7 +77,7 @@ func TestLoopRunnerKilled(t *testing.T) {
 		p := l.startWorkProcess("--lease-ttl", "2s", "--duration", "3s")
 		// Wait until this attempt measures (a progress event after its start), then kill it.
 		started := false
-		l.waitFor("attempt to measure", 3*time.Minute, func() bool {
+		l.waitFor("attempt to measure", lockWait, func() bool {
 			ds, err := l.q.Events(ctx, "test", "t", 100, 100*time.Millisecond)
 			if err != nil {
 				t.Fatal(err)

@@ -325,6 +325,11 @@ func (l *loop) dumpComments() string {
 // an ending (a request that ended without results).
 var finalMarker = regexp.MustCompile(`<!-- arenabot:(results|ending) `)
 
+// lockWait bounds a wait for the runner to start a job: the worker takes the host lock before
+// it claims anything, and a Docker-backed test of another package may hold it for minutes
+// (.ci/flaky: a 1 minute bound timed out while other tests measured).
+const lockWait = 6 * time.Minute
+
 // intervalCell is a Δ cell of a row measured against a base in the job: "-6.1% ±1.8%" or
 // "~0% (±2.4%)".
 var intervalCell = regexp.MustCompile(`^([+-]\d+\.\d% ±\d+\.\d%|~0% \(±\d+\.\d%\))$`)
