@@ -102,6 +102,9 @@ type Config struct {
 	ScratchDir     string // scripts and build logs; "" means a temporary directory
 
 	Commit, Host string // recorded in every result
+	// TagByCommit tags the entries' images by Commit (CommitImageTag) instead of ":local": a
+	// job's checkout is exactly that commit, a working tree may not be.
+	TagByCommit bool
 
 	// Labels are added to the entries' images and to every container (arenabot.job=<id>).
 	// The load-generator image does not get them: it outlives every job.
@@ -531,6 +534,9 @@ func ImageTag(entry string) string { return "arenabot-" + entry + ":local" }
 // buildEntry builds an entry's image from its own directory and Dockerfile.
 func (b *Bencher) buildEntry(ctx context.Context, e frameworks.Entry) (string, error) {
 	tag := ImageTag(e.Name)
+	if b.cfg.TagByCommit && b.cfg.Commit != "" {
+		tag = CommitImageTag(e.Name, b.cfg.Commit)
+	}
 	b.note(fmt.Sprintf("%s: building %s", e.Name, tag))
 	in, err := b.baseImages(ctx, filepath.Join(e.Dir, "Dockerfile"))
 	if bi, ok := errors.AsType[*BaseImageError](err); ok {

@@ -29,11 +29,11 @@ type Base struct {
 	Err error
 }
 
-// LabelBase marks the base images kept between jobs (BaseImageTag); its value is the entry.
+// LabelBase marks the base images kept between jobs (CommitImageTag); its value is the entry.
 const LabelBase = "arenabot.base"
 
-// BaseImageTag is the tag of an entry's image built at a base commit.
-func BaseImageTag(entry, commit string) string { return "arenabot-" + entry + ":" + short(commit) }
+// CommitImageTag is the tag of an entry's image built at a commit: a base, or a job's head.
+func CommitImageTag(entry, commit string) string { return "arenabot-" + entry + ":" + short(commit) }
 
 // pairWarmup is how long a server started again for one interleaved run is warmed up before
 // it (at least; a profile's own Warmup is longer), so JIT runtimes reach their steady state
@@ -99,7 +99,7 @@ func (b *Bencher) buildBase(ctx context.Context, base Base) (string, error) {
 		}
 		return "", errors.New("the base has no source")
 	}
-	tag := BaseImageTag(base.Entry.Name, base.Commit)
+	tag := CommitImageTag(base.Entry.Name, base.Commit)
 	if ok, err := b.eng.ImageExists(ctx, tag); err == nil && ok {
 		b.note(fmt.Sprintf("%s: the base image %s is already built (%s)", base.Entry.Name, tag, base.Ref))
 		return tag, nil

@@ -46,7 +46,7 @@ func TestWorkerMeasuresAgainstTheMergeBase(t *testing.T) {
 	// 2 s runs: 512 connections on a machine busy with the whole suite can take most of a
 	// 1 s run to connect.
 	w.cfg.Bench.Duration = 2 * time.Second
-	tag := BaseImageTag("nethttp", a.Main)
+	tag := CommitImageTag("nethttp", a.Main)
 	t.Cleanup(func() { eng.RemoveImagesLabeled(context.WithoutCancel(t.Context()), LabelBase, "nethttp") })
 
 	j := prJob(a, queue.BenchmarkMultiple, "nethttp", "broken")
@@ -85,7 +85,7 @@ func TestWorkerMeasuresAgainstTheMergeBase(t *testing.T) {
 		t.Errorf("the saved runs do not give an interval: %v", err)
 	}
 	logText := strings.Join(r.Log, "\n")
-	for _, want := range []string{"broken is new since the merge base", "building the base " + tag} {
+	for _, want := range []string{"broken is new since the merge base", "building the base " + tag, "nethttp: building " + CommitImageTag("nethttp", head)} {
 		if !strings.Contains(logText, want) {
 			t.Errorf("the log lacks %q:\n%s", want, logText)
 		}

@@ -402,7 +402,7 @@ func (j *jobRun) run(ctx context.Context) (queue.State, string) {
 
 	bc := cfg.Bench
 	bc.Root = co.Root
-	bc.Commit = job.SHA
+	bc.Commit, bc.TagByCommit = job.SHA, true
 	bc.ScratchDir = filepath.Join(j.dir, "scratch")
 	if err := os.MkdirAll(bc.ScratchDir, 0o755); err != nil {
 		return j.fail(fmt.Errorf("workspace: %w", err))

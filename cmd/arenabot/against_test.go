@@ -28,7 +28,7 @@ func TestBenchAgainst(t *testing.T) {
 	// The contributor's change, not committed.
 	os.WriteFile(filepath.Join(root, "frameworks", "nethttp", "NOTES.md"), []byte("tuned\n"), 0o644)
 	t.Cleanup(func() {
-		exec.Command("docker", "rmi", "-f", runner.BaseImageTag("nethttp", commit)).Run()
+		exec.Command("docker", "rmi", "-f", runner.CommitImageTag("nethttp", commit)).Run()
 	})
 
 	stdout, stderr, err := runBench(t, nil, "nethttp", "-t", "baseline", "--lite", "--duration", "2s",
@@ -47,10 +47,10 @@ func TestBenchAgainst(t *testing.T) {
 	if row == nil || !intervalCell.MatchString(strings.TrimSpace(row[1])) {
 		t.Errorf("baseline row's Δ RPS: %q; want an interval against main", row)
 	}
-	if !strings.Contains(stderr, "building the base "+runner.BaseImageTag("nethttp", commit)) {
-		t.Errorf("stderr does not say the base was built as %s:\n%s", runner.BaseImageTag("nethttp", commit), stderr)
+	if !strings.Contains(stderr, "building the base "+runner.CommitImageTag("nethttp", commit)) {
+		t.Errorf("stderr does not say the base was built as %s:\n%s", runner.CommitImageTag("nethttp", commit), stderr)
 	}
-	if out, _ := exec.Command("docker", "image", "inspect", runner.BaseImageTag("nethttp", commit)).CombinedOutput(); !strings.Contains(string(out), `"arenabot.base": "nethttp"`) {
+	if out, _ := exec.Command("docker", "image", "inspect", runner.CommitImageTag("nethttp", commit)).CombinedOutput(); !strings.Contains(string(out), `"arenabot.base": "nethttp"`) {
 		t.Errorf("the base image is not kept, labelled arenabot.base=nethttp:\n%.400s", out)
 	}
 	if wt := git(t, root, "worktree", "list"); strings.Count(wt, "\n") != 0 {
