@@ -15,18 +15,33 @@ import (
 	"github.com/arenabot/arenabot/runner/stats"
 )
 
-// changeEntry commits a note into an entry on top of the PR and pushes it as the PR's head,
-// so that the PR changes the entry (its tree differs from the merge base's); it returns the
-// new head.
-func (a *arenaRemote) changeEntry(t *testing.T, name string) string {
+// withEntry adds name to main, a copy of nethttp changed by onMain, pushed as main, and on
+// top of it the PR's change, onPR, pushed as the PR's head (replacing the PR). The entry's
+// name is the test's own: base images are kept per entry between jobs, and another test
+// building a base of the same entry at another commit (a loop test in cmd/arenabot, in CI at
+// the same time) would replace this one's.
+func (a *arenaRemote) withEntry(t *testing.T, name string, onMain, onPR func(dir string)) {
 	t.Helper()
-	os.WriteFile(filepath.Join(a.work, "frameworks", name, "NOTES.md"), []byte("tuned\n"), 0o644)
+	gitT(t, a.work, "checkout", "-q", "-B", "main", a.Main)
+	dir := filepath.Join(a.work, "frameworks", name)
+	if err := os.CopyFS(dir, os.DirFS(filepath.Join(a.work, "frameworks", "nethttp"))); err != nil {
+		t.Fatal(err)
+	}
+	os.RemoveAll(filepath.Join(dir, "results"))
+	onMain(dir)
 	gitT(t, a.work, "add", "-A")
-	gitT(t, a.work, "commit", "-q", "-m", "tune "+name)
+	gitT(t, a.work, "commit", "-q", "-m", "add "+name)
+	a.Main = gitT(t, a.work, "rev-parse", "HEAD")
+	gitT(t, a.work, "push", "-q", "--force", a.URL, "HEAD:refs/heads/main")
+	onPR(dir)
+	gitT(t, a.work, "add", "-A")
+	gitT(t, a.work, "commit", "-q", "-m", "change "+name)
 	a.PR = gitT(t, a.work, "rev-parse", "HEAD")
 	gitT(t, a.work, "push", "-q", "--force", a.URL, "HEAD:refs/pull/7/head")
-	return a.PR
 }
+
+// note adds a file to an entry: a change of the entry that its image does not notice.
+func note(dir string) { os.WriteFile(filepath.Join(dir, "NOTES.md"), []byte("tuned\n"), 0o644) }
 
 // TestWorkerMeasuresAgainstTheMergeBase: a PR that changes nethttp has each of its rows
 // measured against nethttp built at the merge base with main, in the same job, interleaved
@@ -37,7 +52,15 @@ func TestWorkerMeasuresAgainstTheMergeBase(t *testing.T) {
 	eng, data := realEngine(t, "")
 	q := redisQueue(t)
 	a := newArenaRemote(t)
-	head := a.changeEntry(t, "nethttp")
+	// twin (nethttp's copy) on main, broken added again with it; the PR changes twin.
+	a.withEntry(t, "twin", func(dir string) {}, func(dir string) {
+		note(dir)
+		broken := filepath.Join(filepath.Dir(dir), "broken")
+		os.MkdirAll(broken, 0o755)
+		os.WriteFile(filepath.Join(broken, "meta.json"), []byte(`{"display_name":"broken","language":"Go","type":"engine","engine":"none","enabled":true,"tests":["baseline"]}`), 0o644)
+		os.WriteFile(filepath.Join(broken, "Dockerfile"), []byte("FROM scratch\nCOPY missing-file /missing\n"), 0o644)
+	})
+	head := a.PR
 	w := testWorker(t, q, eng, a.clone(t), data)
 	// Two runs a side, an interval never narrow enough and a budget spent at once: every
 	// row stops after its minimum, for the budget.
@@ -46,11 +69,11 @@ func TestWorkerMeasuresAgainstTheMergeBase(t *testing.T) {
 	// 2 s runs: 512 connections on a machine busy with the whole suite can take most of a
 	// 1 s run to connect.
 	w.cfg.Bench.Duration = 2 * time.Second
-	tag := CommitImageTag("nethttp", a.Main)
-	t.Cleanup(func() { eng.RemoveImagesLabeled(context.WithoutCancel(t.Context()), LabelBase, "nethttp") })
+	tag := CommitImageTag("twin", a.Main)
+	t.Cleanup(func() { eng.RemoveImage(context.WithoutCancel(t.Context()), tag) })
 
-	j := prJob(a, queue.BenchmarkMultiple, "nethttp", "broken")
-	j.Rows = []queue.Row{{Entry: "nethttp", Test: "baseline", Conns: 512}, {Entry: "broken", Test: "baseline", Conns: 512}}
+	j := prJob(a, queue.BenchmarkMultiple, "twin", "broken")
+	j.Rows = []queue.Row{{Entry: "twin", Test: "baseline", Conns: 512}, {Entry: "broken", Test: "baseline", Conns: 512}}
 	done, err := w.RunJob(t.Context(), claim(t, q, j))
 	if err != nil {
 		t.Fatal(err)
@@ -60,7 +83,7 @@ func TestWorkerMeasuresAgainstTheMergeBase(t *testing.T) {
 		t.Errorf("report: merge base %s (want main's %s), rule %+v, against committed %v", r.MergeBase, a.Main, r.Rule, r.AgainstCommitted)
 	}
 	if len(r.Rows) != 2 || r.Rows[0].Result == nil || r.Rows[1].Result != nil {
-		t.Fatalf("rows %+v; want nethttp baseline 512 measured and broken failed", r.Rows)
+		t.Fatalf("rows %+v; want twin baseline 512 measured and broken failed", r.Rows)
 	}
 	res := r.Rows[0].Result
 	if res.Commit != head || len(res.Runs) != 2 {
@@ -70,8 +93,8 @@ func TestWorkerMeasuresAgainstTheMergeBase(t *testing.T) {
 	if b == nil {
 		t.Fatal("the row has no base")
 	}
-	if b.Entry != "nethttp" || b.Ref != "main" || b.Commit != a.Main || b.Image != tag || b.Err != "" {
-		t.Errorf("base %+v; want nethttp at main's %s as %s", b, a.Main, tag)
+	if b.Entry != "twin" || b.Ref != "main" || b.Commit != a.Main || b.Image != tag || b.Err != "" {
+		t.Errorf("base %+v; want twin at main's %s as %s", b, a.Main, tag)
 	}
 	if len(b.Runs) != 2 || b.Order != "BHHB" || b.Stop != stats.StopBudget {
 		t.Errorf("base: %d runs, order %q, stop %q; want 2, BHHB, %q", len(b.Runs), b.Order, b.Stop, stats.StopBudget)
@@ -85,7 +108,7 @@ func TestWorkerMeasuresAgainstTheMergeBase(t *testing.T) {
 		t.Errorf("the saved runs do not give an interval: %v", err)
 	}
 	logText := strings.Join(r.Log, "\n")
-	for _, want := range []string{"broken is new since the merge base", "building the base " + tag, "nethttp: building " + CommitImageTag("nethttp", head)} {
+	for _, want := range []string{"broken is new since the merge base", "building the base " + tag, "twin: building " + CommitImageTag("twin", head)} {
 		if !strings.Contains(logText, want) {
 			t.Errorf("the log lacks %q:\n%s", want, logText)
 		}
@@ -156,26 +179,15 @@ func TestWorkerBaseFails(t *testing.T) {
 	eng, data := realEngine(t, "")
 	q := redisQueue(t)
 	a := newArenaRemote(t)
-	// main gains "flip", nethttp's source with a Dockerfile that fails; the PR, on top of
-	// it, gives flip nethttp's Dockerfile.
-	gitT(t, a.work, "checkout", "-q", "-B", "main", a.Main)
-	flip := filepath.Join(a.work, "frameworks", "flip")
-	if err := os.CopyFS(flip, os.DirFS(filepath.Join(a.work, "frameworks", "nethttp"))); err != nil {
-		t.Fatal(err)
-	}
-	os.RemoveAll(filepath.Join(flip, "results"))
-	dockerfile, _ := os.ReadFile(filepath.Join(flip, "Dockerfile"))
-	os.WriteFile(filepath.Join(flip, "Dockerfile"), []byte("FROM scratch\nCOPY missing-file /missing\n"), 0o644)
-	gitT(t, a.work, "add", "-A")
-	gitT(t, a.work, "commit", "-q", "-m", "flip, broken")
-	a.Main = gitT(t, a.work, "rev-parse", "HEAD")
-	gitT(t, a.work, "push", "-q", "--force", a.URL, "HEAD:refs/heads/main")
-	os.WriteFile(filepath.Join(flip, "Dockerfile"), dockerfile, 0o644)
-	gitT(t, a.work, "add", "-A")
-	gitT(t, a.work, "commit", "-q", "-m", "fix flip")
-	a.PR = gitT(t, a.work, "rev-parse", "HEAD")
-	gitT(t, a.work, "push", "-q", "--force", a.URL, "HEAD:refs/pull/7/head")
-	t.Cleanup(func() { eng.RemoveImagesLabeled(context.WithoutCancel(t.Context()), LabelBase, "flip") })
+	// main gains flip, nethttp's source with a Dockerfile that fails; the PR gives it
+	// nethttp's Dockerfile.
+	var dockerfile []byte
+	a.withEntry(t, "flip", func(dir string) {
+		dockerfile, _ = os.ReadFile(filepath.Join(dir, "Dockerfile"))
+		os.WriteFile(filepath.Join(dir, "Dockerfile"), []byte("FROM scratch\nCOPY missing-file /missing\n"), 0o644)
+	}, func(dir string) {
+		os.WriteFile(filepath.Join(dir, "Dockerfile"), dockerfile, 0o644)
+	})
 
 	w := testWorker(t, q, eng, a.clone(t), data)
 	j := prJob(a, queue.Benchmark, "flip")
