@@ -14,8 +14,6 @@ import (
 	"time"
 
 	"github.com/arenabot/arenabot/frameworks"
-	"github.com/arenabot/arenabot/runner/arenadata"
-	"github.com/arenabot/arenabot/runner/docker"
 	"github.com/arenabot/arenabot/runner/profile"
 	"github.com/arenabot/arenabot/runner/result"
 	"github.com/arenabot/arenabot/runner/stats"
@@ -39,16 +37,11 @@ var (
 //
 //	go test -run '^$' -bench Deltas -benchtime 1x -timeout 4h ./runner -pairs 20
 func BenchmarkDeltas(b *testing.B) {
+	if *deltaPairs < 1 {
+		b.Fatalf("-pairs %d: give at least one comparison", *deltaPairs)
+	}
 	ctx := context.Background()
-	eng, err := docker.New(ctx)
-	if err != nil {
-		b.Skip(err)
-	}
-	b.Cleanup(func() { eng.Close() })
-	data, err := arenadata.Ensure(filepath.Join(os.TempDir(), "arenabot-test-cache"))
-	if err != nil {
-		b.Fatal(err)
-	}
+	eng, data := benchEngine(b)
 	unlock, err := LockHost(ctx, func(holder string) { b.Logf("waiting for the host lock (%s)", holder) })
 	if err != nil {
 		b.Fatal(err)

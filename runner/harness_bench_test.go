@@ -33,11 +33,11 @@ func benchEntry() string {
 	return "nethttp"
 }
 
-// setup builds the entry, starts it for profile p and returns what a run needs.
-func setup(b *testing.B, entry string, p profile.Profile, conns int) (*Bencher, loadgen.Tool, []string, loadgen.Spec, *cgroup.Group) {
+// benchEngine connects to the Docker Engine (the benchmark is skipped without one) and
+// returns it with the arena data directory the tests share.
+func benchEngine(b *testing.B) (*docker.Engine, string) {
 	b.Helper()
-	ctx := context.Background()
-	eng, err := docker.New(ctx)
+	eng, err := docker.New(context.Background())
 	if err != nil {
 		b.Skip(err)
 	}
@@ -46,6 +46,14 @@ func setup(b *testing.B, entry string, p profile.Profile, conns int) (*Bencher, 
 	if err != nil {
 		b.Fatal(err)
 	}
+	return eng, data
+}
+
+// setup builds the entry, starts it for profile p and returns what a run needs.
+func setup(b *testing.B, entry string, p profile.Profile, conns int) (*Bencher, loadgen.Tool, []string, loadgen.Spec, *cgroup.Group) {
+	b.Helper()
+	ctx := context.Background()
+	eng, data := benchEngine(b)
 	root, _ := filepath.Abs("../frameworks")
 	e, err := frameworks.Load(root, entry, profile.Names())
 	if err != nil {

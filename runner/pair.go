@@ -162,9 +162,10 @@ func Figure(p profile.Profile) func(result.Run) float64 {
 // measurePair measures one row of the head image against its base, interleaved: each run
 // is one fresh server (with fresh sidecars), warmed up, then measured once; pairs run base
 // then head, then head then base, and so on, so that drift and warm-up fall on both sides
-// alike. After the rule's minimum runs a side it stops when the interval is narrow enough,
-// at the rule's maximum, or when the run's time budget is spent. A base that fails leaves
-// the head measured alone, its Side saying why.
+// alike (base run i and head run i are always adjacent). After the rule's minimum runs a
+// side it stops when the interval is narrow enough, at the rule's maximum, or when the run's
+// time budget is spent. A base that fails leaves the head measured alone, its Side saying
+// why.
 func (b *Bencher) measurePair(ctx context.Context, image string, e frameworks.Entry, base *baseSide, p profile.Profile, conns int, t *tally) (*result.Result, error) {
 	side := &result.Side{Entry: base.Entry.Name, Ref: base.Ref, Commit: base.Commit, Image: base.image}
 	if err := base.failed(p.Name); err != nil {
@@ -177,8 +178,7 @@ func (b *Bencher) measurePair(ctx context.Context, image string, e frameworks.En
 	}
 	rule := b.rule()
 	figure := Figure(p)
-	var head []result.Run
-	var first *result.Result
+	head := &headSide{image: image, entry: e, profile: p, conns: conns}
 	var order strings.Builder
 	for pair := 0; ; pair++ {
 		sides := []bool{true, false} // base, head
@@ -186,62 +186,71 @@ func (b *Bencher) measurePair(ctx context.Context, image string, e frameworks.En
 			sides = []bool{false, true}
 		}
 		for _, isBase := range sides {
-			if isBase {
-				run, _, err := b.turn(ctx, base.image, base.Entry, p, conns)
-				if err != nil {
-					if ctx.Err() != nil {
-						return nil, ctx.Err()
-					}
-					side.Err = fmt.Sprintf("run %d of the base: %s", len(side.Runs)+1, oneLine(err.Error()))
-					b.note(fmt.Sprintf("%s %s %dc: the base failed, measuring the head alone: %s", e.Name, p.Name, conns, side.Err))
-					return b.measureAlone(ctx, image, e, p, conns, t, side, head, first)
+			if !isBase {
+				if err := b.headTurn(ctx, head); err != nil {
+					return nil, err
 				}
-				side.Runs = append(side.Runs, run)
-				order.WriteByte('B')
-			} else {
-				run, r, err := b.turn(ctx, image, e, p, conns)
-				if err != nil {
-					return nil, fmt.Errorf("%s %s %dc run %d: %w", e.Name, p.Name, conns, len(head)+1, err)
-				}
-				if first == nil {
-					first = r
-				}
-				head = append(head, run)
 				order.WriteByte('H')
+				t.ran()
+				continue
 			}
+			run, _, err := b.turn(ctx, base.image, base.Entry, p, conns)
+			if err != nil {
+				if ctx.Err() != nil {
+					return nil, ctx.Err()
+				}
+				side.Err = fmt.Sprintf("run %d of the base: %s", len(side.Runs)+1, oneLine(err.Error()))
+				b.note(fmt.Sprintf("%s %s %dc: the base failed, measuring the head alone: %s", e.Name, p.Name, conns, side.Err))
+				// The head's runs so far stand; it gets the rest of Runs alone.
+				for len(head.runs) < b.cfg.Runs {
+					if err := b.headTurn(ctx, head); err != nil {
+						return nil, err
+					}
+					t.ran()
+				}
+				return head.result(side), nil
+			}
+			side.Runs = append(side.Runs, run)
+			order.WriteByte('B')
 			t.ran()
 		}
 		side.Order = order.String()
-		stop := rule.Enough(result.Sample(side.Runs, figure), result.Sample(head, figure), b.overBudget())
-		if stop != "" {
-			side.Stop = stop
-			break
+		if side.Stop = rule.Enough(result.Sample(side.Runs, figure), result.Sample(head.runs, figure), b.overBudget()); side.Stop != "" {
+			return head.result(side), nil
 		}
 		t.total += 2
 	}
-	first.FromRuns(head)
-	first.Base = side
-	return first, nil
 }
 
-// measureAlone finishes a row whose base cannot run: the head's runs so far (r is the
-// result of the first, nil when there is none) and more, up to Runs, on fresh servers as the
-// interleaved runs were.
-func (b *Bencher) measureAlone(ctx context.Context, image string, e frameworks.Entry, p profile.Profile, conns int, t *tally, side *result.Side, head []result.Run, r *result.Result) (*result.Result, error) {
-	for len(head) < b.cfg.Runs {
-		run, res, err := b.turn(ctx, image, e, p, conns)
-		if err != nil {
-			return nil, fmt.Errorf("%s %s %dc run %d: %w", e.Name, p.Name, conns, len(head)+1, err)
-		}
-		if r == nil {
-			r = res
-		}
-		head = append(head, run)
-		t.ran()
+// A headSide is the head of an interleaved row: what each run starts, the runs so far and
+// the result the first run's server made.
+type headSide struct {
+	image   string
+	entry   frameworks.Entry
+	profile profile.Profile
+	conns   int
+	runs    []result.Run
+	first   *result.Result
+}
+
+// headTurn measures the head once more, on a fresh server.
+func (b *Bencher) headTurn(ctx context.Context, h *headSide) error {
+	run, r, err := b.turn(ctx, h.image, h.entry, h.profile, h.conns)
+	if err != nil {
+		return fmt.Errorf("%s %s %dc run %d: %w", h.entry.Name, h.profile.Name, h.conns, len(h.runs)+1, err)
 	}
-	r.FromRuns(head)
-	r.Base = side
-	return r, nil
+	if h.first == nil {
+		h.first = r
+	}
+	h.runs = append(h.runs, run)
+	return nil
+}
+
+// result is the row's result: the head's runs and the base's side.
+func (h *headSide) result(side *result.Side) *result.Result {
+	h.first.FromRuns(h.runs)
+	h.first.Base = side
+	return h.first
 }
 
 // turn is one interleaved run: a fresh server, warmed up, measured once, removed. It also
