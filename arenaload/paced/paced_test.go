@@ -120,6 +120,33 @@ func scheduleRun(t *testing.T) (res arenaload.Result, late bool) {
 // that falls behind on a loaded machine catches up in a burst, so the test asks that of the
 // windows opening at each arrival, 90% hold at most 3 and the median at most 2.
 func TestPhasesStaggered(t *testing.T) {
+	// A machine that stalls for longer than a window (under .ci/flaky's load: 99 ms) piles
+	// the requests due meanwhile into one burst, which says nothing of the phases: such a
+	// run is tried again, three times at most.
+	var arrivals []time.Time
+	var median, p90 int
+	for try := 1; ; try++ {
+		var res arenaload.Result
+		arrivals, res = staggerRun(t)
+		median, p90 = stagger(t, arrivals)
+		if median <= 2 && p90 <= 3 {
+			break
+		}
+		if res.MaxScheduleLag <= 10_000 || try == 3 {
+			t.Errorf("10 ms windows hold median %d, p90 %d arrivals: want ≤ 2 and ≤ 3 (phases not staggered; max schedule lag %.0f µs)", median, p90, res.MaxScheduleLag)
+			break
+		}
+	}
+	// Spread over the whole window, not front-loaded.
+	if span := arrivals[len(arrivals)-1].Sub(arrivals[0]); span < 1400*time.Millisecond {
+		t.Errorf("arrivals span %v, want ≈ 1.49 s", span)
+	}
+}
+
+// staggerRun runs 100 requests a second over 10 connections for 1.5 s against a server that
+// records when each arrives, and returns the arrivals in order.
+func staggerRun(t *testing.T) ([]time.Time, arenaload.Result) {
+	t.Helper()
 	var mu sync.Mutex
 	var arrivals []time.Time
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -134,12 +161,19 @@ func TestPhasesStaggered(t *testing.T) {
 		t.Fatal(err)
 	}
 	logResult(t, "paced", res)
+	srv.Close()
 	mu.Lock()
 	defer mu.Unlock()
 	if len(arrivals) != 150 {
 		t.Fatalf("%d arrivals, want 150", len(arrivals))
 	}
 	slices.SortFunc(arrivals, func(a, b time.Time) int { return a.Compare(b) })
+	return arrivals, res
+}
+
+// stagger returns the median and 90th percentile of the arrivals in the 10 ms windows that
+// open at each arrival.
+func stagger(t *testing.T, arrivals []time.Time) (median, p90 int) {
 	counts := make([]int, len(arrivals))
 	for i := range arrivals {
 		j := i
@@ -149,15 +183,9 @@ func TestPhasesStaggered(t *testing.T) {
 		counts[i] = j - i
 	}
 	slices.Sort(counts)
-	median, p90, worst := counts[len(counts)/2], counts[len(counts)*9/10], counts[len(counts)-1]
-	t.Logf("arrivals in the 10 ms windows opening at each arrival: median %d, p90 %d, max %d", median, p90, worst)
-	if median > 2 || p90 > 3 {
-		t.Errorf("10 ms windows hold median %d, p90 %d arrivals: want ≤ 2 and ≤ 3 (phases not staggered)", median, p90)
-	}
-	// Spread over the whole window, not front-loaded.
-	if span := arrivals[len(arrivals)-1].Sub(arrivals[0]); span < 1400*time.Millisecond {
-		t.Errorf("arrivals span %v, want ≈ 1.49 s", span)
-	}
+	median, p90 = counts[len(counts)/2], counts[len(counts)*9/10]
+	t.Logf("arrivals in the 10 ms windows opening at each arrival: median %d, p90 %d, max %d", median, p90, counts[len(counts)-1])
+	return median, p90
 }
 
 // TestCoordinatedOmission: a server that stalls 50 ms once a second. The paced generator
