@@ -73,8 +73,15 @@ func (b *Bencher) prepareBase(ctx context.Context, t Target) *baseSide {
 	if b.cfg.SkipValidation {
 		return s
 	}
-	bt := Target{Entry: s.Entry, Profiles: t.Profiles}
-	s.invalid, _, s.err = b.gate(ctx, s.image, bt)
+	bt := Target{Entry: s.Entry}
+	for _, p := range t.Profiles {
+		if s.Entry.Subscribes(p.Name) {
+			bt.Profiles = append(bt.Profiles, p)
+		}
+	}
+	if len(bt.Profiles) > 0 {
+		s.invalid, _, s.err = b.gate(ctx, s.image, bt)
+	}
 	return s
 }
 
@@ -167,6 +174,11 @@ func Figure(p profile.Profile) func(result.Run) float64 {
 // time budget is spent. A base that fails leaves the head measured alone, its Side saying
 // why.
 func (b *Bencher) measurePair(ctx context.Context, image string, e frameworks.Entry, base *baseSide, p profile.Profile, conns int, t *tally) (*result.Result, error) {
+	if base.err == nil && !base.Entry.Subscribes(p.Name) {
+		// The base does not run this test (the --compare entry, or the entry before the PR
+		// subscribed it): the row is measured alone, and its Δ says n/a or NEW.
+		return b.measureOne(ctx, image, e, p, conns, t.ran)
+	}
 	side := &result.Side{Entry: base.Entry.Name, Ref: base.Ref, Commit: base.Commit, Image: base.image}
 	if err := base.failed(p.Name); err != nil {
 		side.Err = oneLine(err.Error())

@@ -2,6 +2,7 @@ package runner
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -205,4 +206,46 @@ func TestWorkerBaseFails(t *testing.T) {
 		t.Errorf("base %+v, %d head runs; want main's build failure, no base runs, the head's 1 run", b, len(res.Runs))
 	}
 	noLeftovers(t, eng, w, done.ID)
+}
+
+// TestWorkerBaseLacksTheTest: a test the PR subscribes its entry to has no base to measure
+// against (the entry at the merge base does not run it): that row is measured alone, with
+// no base side, while the entry's other rows are interleaved with the base.
+func TestWorkerBaseLacksTheTest(t *testing.T) {
+	eng, data := realEngine(t, "")
+	q := redisQueue(t)
+	a := newArenaRemote(t)
+	setTests := func(dir string, tests string) {
+		meta := filepath.Join(dir, "meta.json")
+		b, _ := os.ReadFile(meta)
+		var m map[string]any
+		if err := json.Unmarshal(b, &m); err != nil {
+			t.Fatal(err)
+		}
+		m["tests"] = strings.Split(tests, ",")
+		b, _ = json.Marshal(m)
+		os.WriteFile(meta, b, 0o644)
+	}
+	a.withEntry(t, "grow", func(dir string) { setTests(dir, "baseline") }, func(dir string) { setTests(dir, "baseline,json") })
+	t.Cleanup(func() { eng.RemoveImage(context.WithoutCancel(t.Context()), CommitImageTag("grow", a.Main)) })
+	w := testWorker(t, q, eng, a.clone(t), data)
+	w.cfg.Bench.Rule = stats.Rule{MinEffect: 0.02, Target: 1e-9, MinRuns: 2, MaxRuns: 2}
+	w.cfg.Bench.Duration = 2 * time.Second
+	j := prJob(a, queue.Benchmark, "grow")
+	j.Tests = []string{"baseline", "json"}
+	j.Rows = []queue.Row{{Entry: "grow", Test: "baseline", Conns: 512}, {Entry: "grow", Test: "json", Conns: 4096}}
+	done, err := w.RunJob(t.Context(), claim(t, q, j))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := report(t, done)
+	if len(r.Rows) != 2 || r.Rows[0].Result == nil || r.Rows[1].Result == nil {
+		t.Fatalf("rows %+v; want both measured", r.Rows)
+	}
+	if b := r.Rows[0].Result.Base; b == nil || len(b.Runs) != 2 || b.Err != "" {
+		t.Errorf("baseline: base %+v; want 2 interleaved runs", b)
+	}
+	if b := r.Rows[1].Result.Base; b != nil || len(r.Rows[1].Result.Runs) != 1 {
+		t.Errorf("json: base %+v, %d runs; want none and the row's 1 run alone", b, len(r.Rows[1].Result.Runs))
+	}
 }
