@@ -250,16 +250,7 @@ func TestNote(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			got := tt.base.Note(Tables(tt.rows, tt.base))
-			for _, w := range tt.want {
-				if !strings.Contains(got, w) {
-					t.Errorf("Note =\n%s\nlacks\n%s", got, w)
-				}
-			}
-			for _, n := range tt.not {
-				if strings.Contains(got, n) {
-					t.Errorf("Note =\n%s\nholds %q", got, n)
-				}
-			}
+			holds(t, "Note", got, tt.want, tt.not)
 			if strings.Contains(got, "\n") {
 				t.Errorf("Note spans lines: %q", got)
 			}
@@ -338,3 +329,19 @@ func TestUntrustedTextIsEscaped(t *testing.T) {
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }
+
+// holds checks that text (what, for the messages) contains every string of want and none of
+// not.
+func holds(t *testing.T, what, text string, want, not []string) {
+	t.Helper()
+	for _, w := range want {
+		if !strings.Contains(text, w) {
+			t.Errorf("%s lacks %q:\n%s", what, w, text)
+		}
+	}
+	for _, n := range not {
+		if strings.Contains(text, n) {
+			t.Errorf("%s holds %q:\n%s", what, n, text)
+		}
+	}
+}

@@ -410,16 +410,7 @@ func TestRenderResultsContent(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			out := strings.Join(RenderResults(cases[tt.name]), "\n")
-			for _, w := range tt.want {
-				if !strings.Contains(out, w) {
-					t.Errorf("output lacks %q:\n%s", w, out)
-				}
-			}
-			for _, n := range tt.not {
-				if strings.Contains(out, n) {
-					t.Errorf("output contains %q:\n%s", n, out)
-				}
-			}
+			holds(t, "output", out, tt.want, tt.not)
 			if n := strings.Count(out, "| Test | Conn |"); n != tt.wantTables {
 				t.Errorf("%d tables, want %d", n, tt.wantTables)
 			}
