@@ -152,19 +152,8 @@ func (t *tally) ran() {
 	t.b.step(t.desc, t.done, t.total)
 }
 
-// Figure is the number a row is judged by: requests per second, or bytes per second for
-// a bandwidth profile.
-func Figure(p profile.Profile) func(result.Run) float64 {
-	if p.Bandwidth {
-		return func(r result.Run) float64 {
-			if r.DurationS <= 0 {
-				return 0
-			}
-			return float64(r.Bytes) / r.DurationS
-		}
-	}
-	return func(r result.Run) float64 { return r.RPS }
-}
+// Figure is the number a row of p is judged by (result.Figure).
+func Figure(p profile.Profile) func(result.Run) float64 { return result.Figure(p.Bandwidth) }
 
 // measurePair measures one row of the head image against its base, interleaved: each run
 // is one fresh server (with fresh sidecars), warmed up, then measured once; pairs run base

@@ -97,12 +97,7 @@ func deltaCell(rule stats.Rule, base, head stats.Sample) string {
 // rpsSample is each run's figure: requests per second, or bytes per second on a bandwidth
 // row.
 func rpsSample(runs []result.Run, bandwidth bool) stats.Sample {
-	return result.Sample(runs, func(run result.Run) float64 {
-		if bandwidth && run.DurationS > 0 {
-			return float64(run.Bytes) / run.DurationS
-		}
-		return run.RPS
-	})
+	return result.Sample(runs, result.Figure(bandwidth))
 }
 
 // memSample is each run's peak memory in bytes.

@@ -148,6 +148,20 @@ type Side struct {
 	Err string `json:"err,omitempty"`
 }
 
+// Figure is the number a run is judged by: requests per second, or, for a bandwidth row,
+// bytes per second (0 without a duration).
+func Figure(bandwidth bool) func(Run) float64 {
+	if bandwidth {
+		return func(r Run) float64 {
+			if r.DurationS <= 0 {
+				return 0
+			}
+			return float64(r.Bytes) / r.DurationS
+		}
+	}
+	return func(r Run) float64 { return r.RPS }
+}
+
 // Sample returns one figure of each run, in order: f(run) for every run.
 func Sample(runs []Run, f func(Run) float64) []float64 {
 	out := make([]float64, len(runs))
