@@ -152,7 +152,7 @@ func TestBenchEndToEnd(t *testing.T) {
 		}
 	}
 	// A second bench compares against what the first one saved.
-	stdout, _, err = runBench(t, nil, "nethttp", "-t", "baseline", "--runs", "1", "--duration", "1s", "--root", root)
+	stdout, _, err = runBench(t, nil, "nethttp", "-t", "baseline", "--runs", "1", "--duration", "2s", "--root", root)
 	if err != nil {
 		t.Fatalf("second bench: %v", err)
 	}
