@@ -169,6 +169,8 @@ type Bencher struct {
 	sidecarTable map[string]profile.Sidecar // profile.Sidecars; tests change it
 	seedItems    int64                      // rows of the items table once the Postgres seed is in
 	sidecarNoted map[string]bool            // sidecar images whose stand-in was announced
+
+	builds map[string]error // images this Bencher built, by tag: nil, or the failure a rebuild would repeat
 }
 
 type toolCheck struct {
@@ -201,7 +203,7 @@ func New(eng Engine, cfg Config) *Bencher {
 		cfg.ServerCPUs, cfg.LoadgenCPUs = SplitCPUs(numCPU())
 	}
 	return &Bencher{eng: eng, cfg: cfg, tools: map[string]toolCheck{},
-		sidecarTable: profile.Sidecars, seedItems: arenadata.DBItemCount, sidecarNoted: map[string]bool{}}
+		sidecarTable: profile.Sidecars, seedItems: arenadata.DBItemCount, sidecarNoted: map[string]bool{}, builds: map[string]error{}}
 }
 
 // Config returns the effective configuration.
@@ -340,7 +342,11 @@ func (b *Bencher) ensureLoadgenImage(ctx context.Context) error {
 		}
 		b.note("rebuilding the load-generator image " + loadgen.Image + ": " + why)
 	}
-	dir := filepath.Join(b.cfg.ScratchDir, "loadgen-image")
+	scratch, err := b.scratch()
+	if err != nil {
+		return err
+	}
+	dir := filepath.Join(scratch, "loadgen-image")
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
@@ -537,18 +543,35 @@ func (b *Bencher) buildEntry(ctx context.Context, e frameworks.Entry) (string, e
 	if b.cfg.TagByCommit && b.cfg.Commit != "" {
 		tag = CommitImageTag(e.Name, b.cfg.Commit)
 	}
-	b.note(fmt.Sprintf("%s: building %s", e.Name, tag))
+	err, again := b.builds[tag]
+	if err != nil {
+		return "", err // Prebuild met it; building again would only repeat it
+	}
+	if !again {
+		b.note(fmt.Sprintf("%s: building %s", e.Name, tag))
+	}
 	in, err := b.baseImages(ctx, filepath.Join(e.Dir, "Dockerfile"))
 	if bi, ok := errors.AsType[*BaseImageError](err); ok {
+		b.builds[tag] = bi
 		return "", bi // the host lacks an image; the entry is as it should be
 	}
 	if err != nil {
 		return "", fmt.Errorf("build %s: %w", e.Name, err)
 	}
 	if err := b.build(ctx, e.Dir, tag, e.Name, in, b.cfg.Labels); err != nil {
-		return "", err
+		return "", b.remember(tag, err)
 	}
-	return tag, nil
+	return tag, b.remember(tag, nil)
+}
+
+// remember records a build's outcome: a success, or a failure of the Dockerfile itself,
+// which a second build of the same source would repeat. Other errors (the engine away, a
+// cancelled context) are not kept.
+func (b *Bencher) remember(tag string, err error) error {
+	if _, ok := errors.AsType[*BuildFailure](err); ok || err == nil {
+		b.builds[tag] = err
+	}
+	return err
 }
 
 func (b *Bencher) build(ctx context.Context, dir, tag, name string, in buildInput, labels map[string]string) error {

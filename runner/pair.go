@@ -107,8 +107,14 @@ func (b *Bencher) buildBase(ctx context.Context, base Base) (string, error) {
 		return "", errors.New("the base has no source")
 	}
 	tag := CommitImageTag(base.Entry.Name, base.Commit)
+	err, again := b.builds[tag]
+	if err != nil {
+		return "", err // Prebuild met it
+	}
 	if ok, err := b.eng.ImageExists(ctx, tag); err == nil && ok {
-		b.note(fmt.Sprintf("%s: the base image %s is already built (%s)", base.Entry.Name, tag, base.Ref))
+		if !again {
+			b.note(fmt.Sprintf("%s: the base image %s is already built (%s)", base.Entry.Name, tag, base.Ref))
+		}
 		return tag, nil
 	}
 	if _, err := b.eng.RemoveImagesLabeled(ctx, LabelBase, base.Entry.Name); err != nil {
@@ -121,9 +127,9 @@ func (b *Bencher) buildBase(ctx context.Context, base Base) (string, error) {
 	}
 	labels := map[string]string{LabelBase: base.Entry.Name, "arenabot.commit": base.Commit}
 	if err := b.build(ctx, base.Entry.Dir, tag, base.Entry.Name+"-base", in, labels); err != nil {
-		return "", err
+		return "", b.remember(tag, err)
 	}
-	return tag, nil
+	return tag, b.remember(tag, nil)
 }
 
 // rule is the interval rule of interleaved rows.

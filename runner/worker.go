@@ -432,8 +432,11 @@ func (j *jobRun) run(ctx context.Context) (queue.State, string) {
 	if len(plan.Targets) == 0 {
 		return j.fail(fmt.Errorf("nothing to measure: %s", strings.Join(errorLines(planFailed), "; ")))
 	}
-	// Servers listen on fixed host ports and measurements own the CPUs: a local bench or
-	// validate on this host and the job take turns. RunJob releases the lock after cleanup.
+	// The images first: a build needs no fixed port, so the job builds while another run
+	// on this host measures. Then servers listen on fixed host ports and measurements own
+	// the CPUs: a local bench or validate on this host and the job take turns. RunJob
+	// releases the lock after cleanup.
+	b.Prebuild(ctx, plan)
 	unlock, err := LockHost(ctx, func(holder string) {
 		j.note(fmt.Sprintf("waiting for another arenabot run on this host to finish (%s holds the host lock)", orNone(holder)))
 	})

@@ -121,11 +121,11 @@ func bench(ctx context.Context, c benchConfig, stdout, stderr io.Writer) error {
 			return err
 		}
 	}
-	eng, dataDir, release, err := c.claimHost(ctx, stderr)
+	eng, dataDir, err := c.connect(ctx)
 	if err != nil {
 		return err
 	}
-	defer release()
+	defer eng.Close()
 	bar := newProgress(stderr)
 	cfg := c.runnerConfig(ctx, dataDir)
 	cfg.Lite, cfg.Runs, cfg.Duration = c.Lite, c.Runs, c.Duration
@@ -133,6 +133,12 @@ func bench(ctx context.Context, c benchConfig, stdout, stderr io.Writer) error {
 	cfg.Rule, cfg.Budget = c.Rule, c.deltas.budget
 	cfg.Log, cfg.Progress = c.logger(stderr), bar
 	b := runner.New(eng, cfg)
+	b.Prebuild(ctx, plan)
+	unlock, err := claimHost(ctx, stderr)
+	if err != nil {
+		return err
+	}
+	defer unlock()
 	if err := b.Prepare(ctx, plan); err != nil {
 		return err
 	}

@@ -95,22 +95,13 @@ func (h *hostConfig) runnerConfig(ctx context.Context, dataDir string) runner.Co
 	}
 }
 
-// claimHost connects to Docker and the arena data, as connect does, then waits for any other
-// arenabot run that starts servers on this host (they share the servers' fixed ports and
-// the CPUs), saying so once. release unlocks the host and closes the engine.
-func (h *hostConfig) claimHost(ctx context.Context, stderr io.Writer) (eng *docker.Engine, dataDir string, release func(), err error) {
-	eng, dataDir, err = h.connect(ctx)
-	if err != nil {
-		return nil, "", nil, err
-	}
-	unlock, err := runner.LockHost(ctx, func(holder string) {
+// claimHost waits for any other arenabot run that starts servers on this host (they share
+// the servers' fixed ports and the CPUs), saying so once. Callers connect and build first:
+// a build needs no lock, so a run that waits has its images ready when its turn comes.
+func claimHost(ctx context.Context, stderr io.Writer) (unlock func(), err error) {
+	return runner.LockHost(ctx, func(holder string) {
 		fmt.Fprintf(stderr, "waiting for another arenabot run on this host to finish (%s holds %s)\n", orNone(holder), runner.HostLockPath)
 	})
-	if err != nil {
-		eng.Close()
-		return nil, "", nil, err
-	}
-	return eng, dataDir, func() { unlock(); eng.Close() }, nil
 }
 
 func (h *hostConfig) frameworksDir() string { return filepath.Join(h.Root, "frameworks") }

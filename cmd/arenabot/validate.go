@@ -54,15 +54,21 @@ func validateEntry(ctx context.Context, c validateConfig, stdout, stderr io.Writ
 	if err != nil {
 		return err
 	}
-	eng, dataDir, release, err := c.claimHost(ctx, stderr)
+	eng, dataDir, err := c.connect(ctx)
 	if err != nil {
 		return err
 	}
-	defer release()
+	defer eng.Close()
 	cfg := c.runnerConfig(ctx, dataDir)
 	cfg.Log = c.logger(stderr)
 	cfg.Progress = newProgress(stderr)
 	b := runner.New(eng, cfg)
+	b.Prebuild(ctx, runner.Plan{Targets: []runner.Target{{Entry: entry}}})
+	unlock, err := claimHost(ctx, stderr)
+	if err != nil {
+		return err
+	}
+	defer unlock()
 	outcomes, err := b.Validate(ctx, entry, tests)
 	if err != nil {
 		if bf, ok := errors.AsType[*runner.BuildFailure](err); ok {
