@@ -23,7 +23,7 @@ func LockHost(ctx context.Context, waiting func(holder string)) (unlock func(), 
 	if err != nil {
 		return nil, fmt.Errorf("host lock %s: %w", HostLockPath, err)
 	}
-	told := false
+	told, asked := false, time.Now()
 	for {
 		err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
 		if err == nil {
@@ -50,8 +50,29 @@ func LockHost(ctx context.Context, waiting func(holder string)) (unlock func(), 
 		host, _ := os.Hostname()
 		fmt.Fprintf(f, "pid %d on %s since %s", os.Getpid(), host, time.Now().UTC().Format(time.RFC3339))
 	}
+	got := time.Now()
 	return func() {
 		syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
 		f.Close()
+		logHold(asked, got)
 	}, nil
+}
+
+// HoldLogEnv names a file to which every release of the host lock appends one line: the
+// program, how long it waited for the lock and how long it held it. .ci/test sets it and
+// sums the lines, to show where the suite's serial time goes.
+const HoldLogEnv = "ARENA_HOST_LOCK_LOG"
+
+func logHold(asked, got time.Time) {
+	path := os.Getenv(HoldLogEnv)
+	if path == "" {
+		return
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	if err != nil {
+		return
+	}
+	defer f.Close()
+	fmt.Fprintf(f, "%s held %.1fs waited %.1fs from %s pid %d\n", filepath.Base(os.Args[0]),
+		time.Since(got).Seconds(), got.Sub(asked).Seconds(), got.UTC().Format("15:04:05"), os.Getpid())
 }

@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -43,6 +44,8 @@ func TestLockHostExcludesOtherProcesses(t *testing.T) {
 		t.Errorf("waiting was told %q, want the holder written in the file", told)
 	}
 
+	holds := filepath.Join(t.TempDir(), "holds")
+	t.Setenv(HoldLogEnv, holds)
 	start := time.Now()
 	unlock, err := LockHost(t.Context(), nil)
 	if err != nil {
@@ -56,6 +59,10 @@ func TestLockHostExcludesOtherProcesses(t *testing.T) {
 		t.Errorf("lock file holds %q, want this process named", b)
 	}
 	unlock()
+	// The release is logged: what held it, how long it waited and held.
+	if line, _ := os.ReadFile(holds); !regexp.MustCompile(`^\S+ held \d+\.\ds waited (0\.[5-9]|[1-9]\d*\.\d)s from \d\d:\d\d:\d\d pid \d+\n$`).Match(line) {
+		t.Errorf("%s holds %q; want one line with the wait of at least 0.5s", HoldLogEnv, line)
+	}
 	// Released: another process gets it at once.
 	if out, err := exec.Command(flock, "-n", "-x", HostLockPath, "true").CombinedOutput(); err != nil {
 		t.Errorf("after unlock, flock -n failed: %v %s", err, out)

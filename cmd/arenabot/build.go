@@ -18,6 +18,7 @@ import (
 type buildConfig struct {
 	hostConfig
 	Frameworks []string
+	Loadgen    bool // also the load-generator image --lite runs the tools in
 }
 
 func parseBuild(args []string, getenv func(string) string, stderr io.Writer) (buildConfig, error) {
@@ -29,6 +30,7 @@ func parseBuild(args []string, getenv func(string) string, stderr io.Writer) (bu
 	}
 	var c buildConfig
 	c.hostConfig.flags(fs, getenv)
+	fs.BoolVar(&c.Loadgen, "load-generator", false, "also build the load-generator image that --lite runs the load tools in")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, pflag.ErrHelp) {
 			return c, errReported
@@ -36,7 +38,7 @@ func parseBuild(args []string, getenv func(string) string, stderr io.Writer) (bu
 		return c, fmt.Errorf("build: %w; run 'arenabot build --help' for the flags", err)
 	}
 	c.Frameworks = fs.Args()
-	if len(c.Frameworks) == 0 {
+	if len(c.Frameworks) == 0 && !c.Loadgen {
 		return c, fmt.Errorf("build: no framework given; name one or more entries of frameworks/ (for example: arenabot build nethttp)")
 	}
 	return c, c.hostConfig.finish("build")
@@ -63,6 +65,15 @@ func buildEntries(ctx context.Context, c buildConfig, stdout, stderr io.Writer) 
 	cfg.Log = c.logger(stderr)
 	b := runner.New(eng, cfg)
 	var failed []string
+	if c.Loadgen {
+		start := time.Now()
+		if err := b.BuildLoadgen(ctx); err != nil {
+			failed = append(failed, "the load-generator image")
+			fmt.Fprintf(stderr, "arenabot: the load-generator image: %v\n", err)
+		} else {
+			fmt.Fprintf(stdout, "built the load-generator image in %s\n", time.Since(start).Round(100*time.Millisecond))
+		}
+	}
 	for _, e := range entries {
 		start := time.Now()
 		tag, err := b.Build(ctx, e)
@@ -79,7 +90,14 @@ func buildEntries(ctx context.Context, c buildConfig, stdout, stderr io.Writer) 
 		fmt.Fprintf(stdout, "built %s (%s) in %s\n", tag, e.Name, time.Since(start).Round(100*time.Millisecond))
 	}
 	if len(failed) > 0 {
-		return fmt.Errorf("%d of %d entries did not build (%v); %w", len(failed), len(entries), failed, errReported)
+		return fmt.Errorf("%d of %d images did not build (%v); %w", len(failed), len(entries)+btoi(c.Loadgen), failed, errReported)
 	}
 	return nil
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }

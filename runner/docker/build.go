@@ -38,6 +38,10 @@ type BuildOptions struct {
 	// NetworkMode is the network of the RUN steps; "" is the daemon's default (bridge).
 	// "host" lets them reach the network on hosts whose bridge is firewalled.
 	NetworkMode string
+	// CPUShares is the build's weight against the host's other work (cgroup CPU shares: 1024
+	// is the daemon's default, which 0 keeps); a low weight makes a build that is not in a
+	// hurry yield the CPUs to one that is.
+	CPUShares int64
 	// Log receives every build log line as it arrives, without ANSI escapes, each ending in
 	// one newline; nil discards them. Write errors are ignored.
 	Log io.Writer
@@ -110,6 +114,7 @@ func (e *Engine) build(ctx context.Context, o BuildOptions) (string, error) {
 		Remove:      true,
 		ForceRemove: true,
 		Version:     build.BuilderV1,
+		CPUShares:   o.CPUShares,
 	}
 	if o.Tag != "" {
 		opts.Tags = []string{o.Tag}
