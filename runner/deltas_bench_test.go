@@ -21,7 +21,7 @@ import (
 
 var (
 	deltaPairs    = flag.Int("pairs", 20, "BenchmarkDeltas: comparisons of each variant with the base")
-	deltaVariants = flag.String("variants", "aa,20,10", "BenchmarkDeltas: aa (an identical copy) and/or the percent by which a spin in the baseline handler slows baseline")
+	deltaVariants = flag.String("variants", "aa,20,10", "BenchmarkDeltas: aa (an identical copy) and/or the percent by which a spin in the baseline handler slows baseline, each with an optional @N for its own number of comparisons (aa,20,10@10)")
 	deltaDuration = flag.Duration("delta-duration", 2*time.Second, "BenchmarkDeltas: the length of one run")
 	deltaOut      = flag.String("delta-out", "", "BenchmarkDeltas: also write every comparison's runs (JSON lines) to this file")
 )
@@ -75,10 +75,12 @@ func BenchmarkDeltas(b *testing.B) {
 
 	// nethttp's server CPU per baseline request, measured alone: a spin of s per request
 	// on a server that spends c per request slows it by s/(c+s).
+	t0 := time.Now()
 	alone, err := bn.Measure(ctx, Plan{Targets: []Target{{Entry: base, Profiles: profiles[:1]}}})
 	if err != nil || alone[0].Err != nil {
 		b.Fatalf("measure nethttp alone: %v %v", err, alone[0].Err)
 	}
+	wallAlone := time.Since(t0)
 	cpuReq := alone[0].Result.CPUPerRequest // µs
 	var out *json.Encoder
 	if *deltaOut != "" {
@@ -89,9 +91,17 @@ func BenchmarkDeltas(b *testing.B) {
 		defer f.Close()
 		out = json.NewEncoder(f)
 	}
-	b.Logf("nethttp baseline %dc alone: %d rps, %.2f µs server CPU per request", profiles[0].Conns[0], alone[0].Result.RPS, cpuReq)
+	fmt.Printf("nethttp baseline %dc alone: %d rps, %.2f µs server CPU per request; a one-test job without a base took %s (%d runs)\n",
+		profiles[0].Conns[0], alone[0].Result.RPS, cpuReq, wallAlone.Round(time.Second), len(alone[0].Result.Runs))
 
 	for _, v := range strings.Split(*deltaVariants, ",") {
+		pairs := *deltaPairs
+		if at := strings.Index(v, "@"); at >= 0 {
+			if _, err := fmt.Sscanf(v[at+1:], "%d", &pairs); err != nil || pairs < 1 {
+				b.Fatalf("-variants %q: want @N with N at least 1", v)
+			}
+			v = v[:at]
+		}
 		name, spin := "nethttp-aa", time.Duration(0)
 		if v != "aa" {
 			var pct float64
@@ -105,17 +115,36 @@ func BenchmarkDeltas(b *testing.B) {
 		if spin > 0 {
 			addSpin(b, head.Dir, spin)
 		}
-		var cells = map[string][]pairCell{}
+		if spin == 0 {
+			// The wall time of a one-entry, one-test job with its base, beside the one
+			// without it above.
+			t0 := time.Now()
+			rows, err := bn.Measure(ctx, Plan{Targets: []Target{{Entry: head, Profiles: profiles[:1], Base: &Base{Entry: base}}}})
+			if err != nil || rows[0].Err != nil {
+				b.Fatalf("measure %s against its base: %v %v", name, err, rows[0].Err)
+			}
+			fmt.Printf("a one-test job with its base took %s (%d runs a side, %s)\n",
+				time.Since(t0).Round(time.Second), len(rows[0].Result.Runs), rows[0].Result.Base.Stop)
+		}
+		cells, failed := map[string][]pairCell{}, map[string]int{}
 		start := time.Now()
-		for i := 0; i < *deltaPairs; i++ {
+		for i := range pairs {
 			plan := Plan{Targets: []Target{{Entry: head, Profiles: profiles, Base: &Base{Entry: base}}}}
 			rows, err := bn.Measure(ctx, plan)
 			if err != nil {
 				b.Fatal(err)
 			}
+			fmt.Fprintf(os.Stderr, "%s %s comparison %d/%d done\n", time.Now().Format("15:04:05"), name, i+1, pairs)
 			for _, r := range rows {
 				if r.Err != nil || r.Result.Base == nil || r.Result.Base.Err != "" {
-					b.Fatalf("%s %s: %v %+v", name, r.Profile.Name, r.Err, r.Result)
+					// A comparison that failed is counted, not a reason to lose the others.
+					failed[r.Profile.Name]++
+					var side *result.Side
+					if r.Result != nil {
+						side = r.Result.Base
+					}
+					fmt.Printf("%s %s comparison %d failed: %v %+v\n", name, r.Profile.Name, i+1, r.Err, side)
+					continue
 				}
 				cells[r.Profile.Name] = append(cells[r.Profile.Name], newPairCell(r.Result, Figure(r.Profile)))
 				if out != nil {
@@ -126,7 +155,7 @@ func BenchmarkDeltas(b *testing.B) {
 				}
 			}
 		}
-		per := time.Since(start) / time.Duration(*deltaPairs)
+		per := time.Since(start) / time.Duration(pairs)
 		for _, p := range profiles {
 			for _, m := range []struct {
 				name string
@@ -136,7 +165,7 @@ func BenchmarkDeltas(b *testing.B) {
 				{"paired", func(c pairCell) (stats.Diff, error) { return c.paired, c.perr }},
 			} {
 				report := summarize(cells[p.Name], bn.rule(), m.diff)
-				fmt.Printf("%-18s spin %-8s %-8s %-6s %s; %s per comparison\n", name, spin.Round(10*time.Nanosecond), p.Name, m.name, report, per.Round(time.Second))
+				fmt.Printf("%-18s spin %-8s %-8s %-6s %s; %d failed; %s per comparison\n", name, spin.Round(10*time.Nanosecond), p.Name, m.name, report, failed[p.Name], per.Round(time.Second))
 			}
 		}
 	}
