@@ -440,6 +440,12 @@ func (j *jobRun) run(ctx context.Context) (queue.State, string) {
 	unlock, err := LockHost(ctx, func(holder string) {
 		j.note(fmt.Sprintf("waiting for another arenabot run on this host to finish (%s holds the host lock)", orNone(holder)))
 	})
+	if ctx.Err() != nil {
+		if err == nil {
+			unlock()
+		}
+		return queue.Cancelled, "" // cancelled while building or waiting; RunJob says why
+	}
 	if err != nil {
 		return j.fail(err)
 	}

@@ -706,7 +706,7 @@ func TestWorkerEngineNeverComesBack(t *testing.T) {
 }
 
 // TestWorkerTakesTurnsOnTheHost: a job waits for the host lock that a local bench holds,
-// says so, and goes on when it is released.
+// building meanwhile, says so, and goes on when it is released.
 func TestWorkerTakesTurnsOnTheHost(t *testing.T) {
 	privateHostLock(t)
 	unlock, err := LockHost(t.Context(), nil)
@@ -714,19 +714,15 @@ func TestWorkerTakesTurnsOnTheHost(t *testing.T) {
 		t.Fatal(err)
 	}
 	a := newArenaRemote(t)
-	var released, early atomic.Bool
-	// Long enough that a loaded machine's clone and checkout reach the lock before it
-	// is released.
+	// Long enough that a loaded machine's clone, checkout and builds reach the lock before
+	// it is released.
+	mem := queue.NewMemory(queue.Options{})
+	eng := &fakeEngine{}
+	calls := make(chan []string, 1)
 	time.AfterFunc(3*time.Second, func() {
-		released.Store(true)
+		calls <- eng.calls()
 		unlock()
 	})
-	mem := queue.NewMemory(queue.Options{})
-	eng := &fakeEngine{onRun: func() {
-		if !released.Load() {
-			early.Store(true)
-		}
-	}}
 	w := testWorker(t, mem, eng, a.clone(t), t.TempDir())
 	w.cfg.Bench.Lite = true
 	l := claim(t, mem, prJob(a, queue.Benchmark, "nethttp"))
@@ -734,8 +730,19 @@ func TestWorkerTakesTurnsOnTheHost(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if early.Load() || !slices.ContainsFunc(eng.calls(), func(c string) bool { return strings.HasPrefix(c, "Run wrk") }) {
-		t.Errorf("the job used the engine before the lock was released, or not at all: %v", eng.calls())
+	before := <-calls
+	// Before the lock, the job may build (a build uses no port); it starts nothing, removes
+	// no other run's containers and runs no load tool.
+	if i := slices.IndexFunc(before, func(c string) bool {
+		return strings.HasPrefix(c, "Start ") || strings.HasPrefix(c, "Run wrk") || strings.HasPrefix(c, "RemoveLabeled "+LabelManaged)
+	}); i >= 0 {
+		t.Errorf("before the lock was released the job called %q: %v", before[i], before)
+	}
+	if !slices.ContainsFunc(before, func(c string) bool { return strings.HasPrefix(c, "Build ") }) {
+		t.Errorf("the job did not build while it waited: %v", before)
+	}
+	if !slices.ContainsFunc(eng.calls(), func(c string) bool { return strings.HasPrefix(c, "Run wrk") }) {
+		t.Errorf("the job did not use the engine after the lock: %v", eng.calls())
 	}
 	if r := report(t, done); !strings.Contains(strings.Join(r.Log, "\n"), "waiting for another arenabot run on this host to finish") {
 		t.Errorf("the log does not say the job waited for the host:\n%s", strings.Join(r.Log, "\n"))
