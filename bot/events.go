@@ -13,7 +13,7 @@ import (
 	"github.com/arenabot/arenabot/bot/ghapi"
 	"github.com/arenabot/arenabot/bot/report"
 	"github.com/arenabot/arenabot/queue"
-	"github.com/arenabot/arenabot/runner/result"
+	"github.com/arenabot/arenabot/result"
 )
 
 // EventGroup is the consumer group through which the bot reads the queue's event stream.

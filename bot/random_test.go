@@ -58,7 +58,7 @@ import (
 	"github.com/arenabot/arenabot/bot/hook"
 	"github.com/arenabot/arenabot/bot/report"
 	"github.com/arenabot/arenabot/queue"
-	"github.com/arenabot/arenabot/runner/result"
+	"github.com/arenabot/arenabot/result"
 )
 
 var (

@@ -10,7 +10,7 @@ import (
 
 	"github.com/arenabot/arenabot/bot/ghapi"
 	"github.com/arenabot/arenabot/queue"
-	"github.com/arenabot/arenabot/runner/result"
+	"github.com/arenabot/arenabot/result"
 )
 
 // diskBot is a bot on the embedded store, as serve runs it without Redis: the queue and

@@ -16,7 +16,7 @@ import (
 	"github.com/arenabot/arenabot/bot/plan"
 	"github.com/arenabot/arenabot/bot/report"
 	"github.com/arenabot/arenabot/queue"
-	"github.com/arenabot/arenabot/runner/result"
+	"github.com/arenabot/arenabot/result"
 )
 
 // A ReplyTiming says how long the final reply of one job took, measured on the wall clock

@@ -9,9 +9,9 @@ import (
 	"github.com/arenabot/arenabot/bot/ghapi"
 	"github.com/arenabot/arenabot/bot/report"
 	"github.com/arenabot/arenabot/frameworks"
+	"github.com/arenabot/arenabot/profile"
+	"github.com/arenabot/arenabot/profile/selection"
 	"github.com/arenabot/arenabot/queue"
-	"github.com/arenabot/arenabot/runner/profile"
-	"github.com/arenabot/arenabot/runner/profile/selection"
 )
 
 // TestAckRowsAreTheJobs: the bot plans in the runner's mode (Config.Lite), the job carries

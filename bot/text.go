@@ -3,8 +3,8 @@ package bot
 import (
 	"strings"
 
-	"github.com/arenabot/arenabot/bot/md"
 	"github.com/arenabot/arenabot/bot/report"
+	"github.com/arenabot/arenabot/md"
 )
 
 // replyBody is a reply to login: the mention on its own line, so that a body starting

@@ -17,7 +17,7 @@ import (
 )
 
 // profiles is the profile table's names in order, hard-coded here because
-// this package must not import runner/profile.
+// this package must not import profile.
 var profiles = []string{
 	"baseline", "pipelined", "limited-conn", "json", "json-comp", "json-tls", "upload",
 	"api-4", "api-16", "static", "static-tls", "async-db", "crud", "baseline-h2", "static-h2",

@@ -21,14 +21,14 @@ import (
 	"strings"
 	"time"
 
+	"github.com/arenabot/arenabot/arenadata"
 	"github.com/arenabot/arenabot/frameworks"
-	"github.com/arenabot/arenabot/runner/arenadata"
+	"github.com/arenabot/arenabot/profile"
+	"github.com/arenabot/arenabot/result"
 	"github.com/arenabot/arenabot/runner/cgroup"
 	"github.com/arenabot/arenabot/runner/docker"
 	"github.com/arenabot/arenabot/runner/loadgen"
-	"github.com/arenabot/arenabot/runner/profile"
-	"github.com/arenabot/arenabot/runner/result"
-	"github.com/arenabot/arenabot/runner/stats"
+	"github.com/arenabot/arenabot/stats"
 	"github.com/arenabot/arenabot/validate"
 	"github.com/arenabot/arenabot/validate/protocol"
 )

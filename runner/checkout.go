@@ -19,8 +19,8 @@ import (
 	"time"
 
 	"github.com/arenabot/arenabot/frameworks"
-	"github.com/arenabot/arenabot/runner/profile"
-	"github.com/arenabot/arenabot/runner/result"
+	"github.com/arenabot/arenabot/profile"
+	"github.com/arenabot/arenabot/result"
 )
 
 // Refs the worker fetches into its clone, so a job's commits stay reachable while it runs.

@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/arenabot/arenabot/runner/result"
+	"github.com/arenabot/arenabot/result"
 )
 
 // gitT runs git in dir for a test, with a fixed identity and no user configuration.

@@ -14,9 +14,9 @@ import (
 	"time"
 
 	"github.com/arenabot/arenabot/frameworks"
-	"github.com/arenabot/arenabot/runner/profile"
-	"github.com/arenabot/arenabot/runner/result"
-	"github.com/arenabot/arenabot/runner/stats"
+	"github.com/arenabot/arenabot/profile"
+	"github.com/arenabot/arenabot/result"
+	"github.com/arenabot/arenabot/stats"
 )
 
 var (

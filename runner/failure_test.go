@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/arenabot/arenabot/runner/result"
+	"github.com/arenabot/arenabot/result"
 )
 
 // TestNoSuccess: a run without a 2xx response fails its row, with a cell that says what

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/arenabot/arenabot/frameworks"
-	"github.com/arenabot/arenabot/runner/profile"
+	"github.com/arenabot/arenabot/profile"
 	"github.com/arenabot/arenabot/validate"
 )
 

@@ -9,7 +9,7 @@ import (
 	"strings"
 
 	"github.com/arenabot/arenabot/frameworks"
-	"github.com/arenabot/arenabot/runner/profile"
+	"github.com/arenabot/arenabot/profile"
 )
 
 // GitCommit returns the commit checked out in dir, or "" when dir is not a git work tree.

@@ -10,8 +10,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/arenabot/arenabot/profile"
 	"github.com/arenabot/arenabot/runner/loadgen"
-	"github.com/arenabot/arenabot/runner/profile"
 	"github.com/arenabot/arenabot/validate"
 )
 

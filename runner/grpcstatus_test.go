@@ -9,9 +9,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/arenabot/arenabot/runner/arenadata"
+	"github.com/arenabot/arenabot/arenadata"
+	"github.com/arenabot/arenabot/profile"
 	"github.com/arenabot/arenabot/runner/loadgen"
-	"github.com/arenabot/arenabot/runner/profile"
 	"github.com/arenabot/arenabot/validate/validatetest"
 )
 

@@ -16,13 +16,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/arenabot/arenabot/arenadata"
 	"github.com/arenabot/arenabot/frameworks"
-	"github.com/arenabot/arenabot/runner/arenadata"
+	"github.com/arenabot/arenabot/profile"
 	"github.com/arenabot/arenabot/runner/cgroup"
 	"github.com/arenabot/arenabot/runner/docker"
 	"github.com/arenabot/arenabot/runner/loadgen"
-	"github.com/arenabot/arenabot/runner/profile"
-	"github.com/arenabot/arenabot/runner/stats"
+	"github.com/arenabot/arenabot/stats"
 )
 
 // benchEntry is the entry the harness benchmarks measure (env ARENA_BENCH_ENTRY).

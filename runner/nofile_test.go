@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/arenabot/arenabot/frameworks"
-	"github.com/arenabot/arenabot/runner/profile"
+	"github.com/arenabot/arenabot/profile"
 )
 
 // TestRaiseNofile: a tool started natively gets the hard open-files limit as its soft one,

@@ -8,9 +8,9 @@ import (
 	"time"
 
 	"github.com/arenabot/arenabot/frameworks"
-	"github.com/arenabot/arenabot/runner/profile"
-	"github.com/arenabot/arenabot/runner/result"
-	"github.com/arenabot/arenabot/runner/stats"
+	"github.com/arenabot/arenabot/profile"
+	"github.com/arenabot/arenabot/result"
+	"github.com/arenabot/arenabot/stats"
 )
 
 // A Base is what a target's rows are measured against in the same run, interleaved run by

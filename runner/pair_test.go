@@ -10,10 +10,10 @@ import (
 	"time"
 
 	"github.com/arenabot/arenabot/frameworks"
+	"github.com/arenabot/arenabot/profile"
 	"github.com/arenabot/arenabot/queue"
-	"github.com/arenabot/arenabot/runner/profile"
-	"github.com/arenabot/arenabot/runner/result"
-	"github.com/arenabot/arenabot/runner/stats"
+	"github.com/arenabot/arenabot/result"
+	"github.com/arenabot/arenabot/stats"
 )
 
 // withEntry adds name to main, a copy of nethttp changed by onMain, pushed as main, and on

@@ -6,9 +6,9 @@ import (
 	"slices"
 
 	"github.com/arenabot/arenabot/frameworks"
-	"github.com/arenabot/arenabot/runner/profile"
-	"github.com/arenabot/arenabot/runner/profile/selection"
-	"github.com/arenabot/arenabot/runner/stats"
+	"github.com/arenabot/arenabot/profile"
+	"github.com/arenabot/arenabot/profile/selection"
+	"github.com/arenabot/arenabot/stats"
 )
 
 // A Target is one entry and the profiles selected for it, in profile order.

@@ -10,8 +10,8 @@ import (
 	"testing"
 
 	"github.com/arenabot/arenabot/frameworks"
-	"github.com/arenabot/arenabot/runner/profile"
-	"github.com/arenabot/arenabot/runner/profile/selection"
+	"github.com/arenabot/arenabot/profile"
+	"github.com/arenabot/arenabot/profile/selection"
 )
 
 // writeEntry makes a minimal entry under root.

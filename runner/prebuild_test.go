@@ -8,8 +8,8 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/arenabot/arenabot/profile"
 	"github.com/arenabot/arenabot/runner/docker"
-	"github.com/arenabot/arenabot/runner/profile"
 )
 
 // countingEngine is the real engine, with the builds asked of it recorded.

@@ -6,9 +6,9 @@ import (
 	"testing"
 
 	"github.com/arenabot/arenabot/frameworks"
+	"github.com/arenabot/arenabot/profile"
 	"github.com/arenabot/arenabot/queue"
-	"github.com/arenabot/arenabot/runner/profile"
-	"github.com/arenabot/arenabot/runner/result"
+	"github.com/arenabot/arenabot/result"
 	"github.com/arenabot/arenabot/validate"
 )
 

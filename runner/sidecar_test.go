@@ -21,10 +21,10 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/arenabot/arenabot/arenadata"
 	"github.com/arenabot/arenabot/frameworks"
-	"github.com/arenabot/arenabot/runner/arenadata"
+	"github.com/arenabot/arenabot/profile"
 	"github.com/arenabot/arenabot/runner/docker"
-	"github.com/arenabot/arenabot/runner/profile"
 	"github.com/arenabot/arenabot/validate"
 )
 

@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/arenabot/arenabot/profile"
 	"github.com/arenabot/arenabot/runner/loadgen"
-	"github.com/arenabot/arenabot/runner/profile"
 )
 
 // shTool is a load tool that is a shell line: each run appends the run's duration to a file.

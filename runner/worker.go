@@ -16,10 +16,10 @@ import (
 	"time"
 
 	"github.com/arenabot/arenabot/frameworks"
+	"github.com/arenabot/arenabot/profile"
+	"github.com/arenabot/arenabot/profile/selection"
 	"github.com/arenabot/arenabot/queue"
-	"github.com/arenabot/arenabot/runner/profile"
-	"github.com/arenabot/arenabot/runner/profile/selection"
-	"github.com/arenabot/arenabot/runner/result"
+	"github.com/arenabot/arenabot/result"
 )
 
 // WorkQueue is the part of the queue the worker uses; *queue.Redis and *queue.Memory

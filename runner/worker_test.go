@@ -18,14 +18,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/arenabot/arenabot/arenadata"
 	"github.com/arenabot/arenabot/frameworks"
+	"github.com/arenabot/arenabot/profile"
+	"github.com/arenabot/arenabot/profile/selection"
 	"github.com/arenabot/arenabot/queue"
 	"github.com/arenabot/arenabot/queue/queuetest"
-	"github.com/arenabot/arenabot/runner/arenadata"
+	"github.com/arenabot/arenabot/result"
 	"github.com/arenabot/arenabot/runner/docker"
-	"github.com/arenabot/arenabot/runner/profile"
-	"github.com/arenabot/arenabot/runner/profile/selection"
-	"github.com/arenabot/arenabot/runner/result"
 )
 
 // testCacheDir is where the arena data is generated once for every test run (shared with

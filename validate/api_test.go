@@ -15,7 +15,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/arenabot/arenabot/runner/profile"
+	"github.com/arenabot/arenabot/profile"
 	"github.com/arenabot/arenabot/validate"
 	"github.com/arenabot/arenabot/validate/validatetest"
 )
@@ -278,11 +278,11 @@ func TestMissingDataDir(t *testing.T) {
 	}
 }
 
-// TestDeps keeps validate's imports to what the layout allows: runner/profile and its own
+// TestDeps keeps validate's imports to what the layout allows: profile and its own
 // validate/protocol from this module, brotli, grpc-go, quic-go, gorilla/websocket, the
 // standard library; no test code.
 func TestDeps(t *testing.T) {
-	deptest.Check(t, deptest.Rules{Module: []string{"frameworks", "runner/profile", "validate/protocol"},
+	deptest.Check(t, deptest.Rules{Module: []string{"frameworks", "profile", "validate/protocol"},
 		ThirdParty: []string{"github.com/andybalholm/brotli",
 			// grpc-go and what it needs (validate/protocol's TestDeps)
 			"google.golang.org/grpc", "google.golang.org/protobuf", "google.golang.org/genproto",

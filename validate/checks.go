@@ -75,7 +75,7 @@ func apiChecks(p string) []check {
 	return append(checks, asyncDBChecks(p, false)...)
 }
 
-// probeCheck is the readiness probe of the profile (runner/profile's Probe path): the
+// probeCheck is the readiness probe of the profile (profile's Probe path): the
 // runner waits for it before measuring, so it must answer 200, not just anything (the
 // arena accepted any status).
 func probeCheck(profileName, path string) check {

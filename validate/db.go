@@ -13,7 +13,7 @@ import (
 	"strings"
 )
 
-// seedFile is the database seed in the data directory (runner/arenadata's db/seed.sql),
+// seedFile is the database seed in the data directory (arenadata's db/seed.sql),
 // the one the Postgres sidecar loads. Its items table is read from the COPY block
 // "COPY items (id, name, category, price, quantity, active, tags, rating_score,
 // rating_count) FROM stdin;": one tab-separated row per line, booleans t/f, tags a JSON
@@ -167,7 +167,7 @@ func (r dbRow) equal(obj map[string]any, where string) error {
 	return nil
 }
 
-// asyncDBQueries are the load's queries (runner/arenadata's async-db-*.raw): min 10, max
+// asyncDBQueries are the load's queries (arenadata's async-db-*.raw): min 10, max
 // 50 and these limits.
 var asyncDBLimits = []int{5, 10, 20, 35, 50}
 

@@ -28,7 +28,7 @@
 // exactly count stream replies; the runner's grpc-status sample beside h2load uses the same
 // client.
 //
-// Imports: the standard library, brotli, grpc-go and protobuf, and runner/profile and
+// Imports: the standard library, brotli, grpc-go and protobuf, and profile and
 // validate/protocol from this module; the dataset and the static files are read from the
 // data directory at run time. The package validatetest holds a server that fulfils every
 // contract and can be told to break any one check, and a gRPC fixture (StartGRPC) that

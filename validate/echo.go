@@ -9,7 +9,7 @@ import (
 )
 
 // echoSizes are the body sizes the 8gbit checks post to /echo: empty, one byte, small, the
-// load's 10 KB (runner/arenadata's echo-10k.bin is 10,240 bytes) and larger than a 64 KiB
+// load's 10 KB (arenadata's echo-10k.bin is 10,240 bytes) and larger than a 64 KiB
 // buffer.
 var echoSizes = []int{0, 1, 1000, 10240, 100000}
 

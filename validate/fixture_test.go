@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/arenabot/arenabot/runner/arenadata"
-	"github.com/arenabot/arenabot/runner/profile"
+	"github.com/arenabot/arenabot/arenadata"
+	"github.com/arenabot/arenabot/profile"
 	"github.com/arenabot/arenabot/validate"
 	"github.com/arenabot/arenabot/validate/validatetest"
 )

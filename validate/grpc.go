@@ -19,7 +19,7 @@ import (
 	"google.golang.org/protobuf/types/descriptorpb"
 	"google.golang.org/protobuf/types/dynamicpb"
 
-	"github.com/arenabot/arenabot/runner/profile"
+	"github.com/arenabot/arenabot/profile"
 	"github.com/arenabot/arenabot/validate/protocol"
 )
 

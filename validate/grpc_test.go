@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/arenabot/arenabot/runner/profile"
+	"github.com/arenabot/arenabot/profile"
 	"github.com/arenabot/arenabot/validate"
 	"github.com/arenabot/arenabot/validate/validatetest"
 )

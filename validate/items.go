@@ -13,7 +13,7 @@ import (
 	"strconv"
 )
 
-// datasetFile is the item dataset inside the data directory (runner/arenadata writes it).
+// datasetFile is the item dataset inside the data directory (arenadata writes it).
 const datasetFile = "dataset.json"
 
 // A dataset is dataset.json as generic JSON values (numbers as json.Number), in file order.

@@ -7,7 +7,7 @@ import (
 	"strings"
 )
 
-// The (count, m) pairs the load tool requests (runner/arenadata's
+// The (count, m) pairs the load tool requests (arenadata's
 // json-*.raw and json-gzip-*.raw).
 var (
 	jsonPairs     = [][2]int{{1, 3}, {5, 7}, {10, 2}, {15, 5}, {25, 4}, {40, 8}, {50, 6}}

@@ -13,7 +13,7 @@ import (
 	"strings"
 )
 
-// The large files inside the data directory (runner/arenadata's LargeDir), mounted into the
+// The large files inside the data directory (arenadata's LargeDir), mounted into the
 // servers at /data/large.
 const (
 	largeDir     = "large"
@@ -21,7 +21,7 @@ const (
 )
 
 // largeTextFiles are the compressible large files the static-large profile requests
-// (runner/arenadata's LargePage and LargeBundle).
+// (arenadata's LargePage and LargeBundle).
 var largeTextFiles = []string{"page-1m.html", "bundle-2m.js"}
 
 // largeMissingCheck wants 404 for a name that is not in the large directory.

@@ -9,7 +9,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/arenabot/arenabot/runner/profile"
+	"github.com/arenabot/arenabot/profile"
 )
 
 // staticDir is the static files' directory inside the data directory.

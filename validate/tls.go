@@ -18,7 +18,7 @@ import (
 	"github.com/arenabot/arenabot/validate/protocol"
 )
 
-// certFile is the arena's TLS certificate inside the data directory (runner/arenadata's
+// certFile is the arena's TLS certificate inside the data directory (arenadata's
 // CertFile), mounted into every server at /certs/server.crt with its key beside it.
 const certFile = "certs/server.crt"
 

@@ -10,7 +10,7 @@ import (
 	"time"
 )
 
-// uploadSizes are the load's body sizes (runner/arenadata's upload-*.raw).
+// uploadSizes are the load's body sizes (arenadata's upload-*.raw).
 var uploadSizes = []struct {
 	name string
 	size int

@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/arenabot/arenabot/frameworks"
-	"github.com/arenabot/arenabot/runner/profile"
+	"github.com/arenabot/arenabot/profile"
 	"github.com/arenabot/arenabot/validate/protocol"
 )
 
@@ -116,7 +116,7 @@ func (o Outcome) String() string {
 // A Target is a running server to check.
 type Target struct {
 	Host string // "127.0.0.1"; empty means 127.0.0.1
-	Port int    // 0: the profile's port (runner/profile); tests point it elsewhere
+	Port int    // 0: the profile's port (profile); tests point it elsewhere
 	// Ports replace the profiles' ports one by one (8443 → 41235), before Port does: tests
 	// whose server listens for each protocol on a port of its own.
 	Ports   map[int]int
@@ -161,7 +161,7 @@ func Describe(profileName string) []Info {
 }
 
 // Run runs the checks of the given profiles against a server and returns one outcome per
-// check, in profile order (runner/profile) and then check order (Checks), whatever the
+// check, in profile order (profile) and then check order (Checks), whatever the
 // order of profiles. A profile the harness cannot run yet yields one SKIP with the reason;
 // an unknown name yields one FAIL. Checks run concurrently, at most 8 at a time, except the
 // malformed-request checks, which run one after another once the others are done, each

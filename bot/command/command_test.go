@@ -10,7 +10,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 
-	"github.com/arenabot/arenabot/bot/md/mdtest"
+	"github.com/arenabot/arenabot/md/mdtest"
 )
 
 // parseTests covers every form and every error of the grammar. A case with errText set

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/arenabot/arenabot/bot/md"
+	"github.com/arenabot/arenabot/md"
 )
 
 // leading returns the indentation of line in columns (a tab advances to the next multiple

@@ -3,8 +3,8 @@ package plan
 import (
 	"strings"
 
-	"github.com/arenabot/arenabot/bot/md"
-	"github.com/arenabot/arenabot/runner/profile"
+	"github.com/arenabot/arenabot/md"
+	"github.com/arenabot/arenabot/profile"
 )
 
 // HelpTests is the part of the /benchmark-help reply that names the tests: every test the

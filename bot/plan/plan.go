@@ -5,7 +5,7 @@
 // reported as a [*ResolveError] naming the problem and the closest valid choices, in
 // Markdown a reply can show as it is.
 //
-// The rows (and the reasons a named test is not measured) are runner/profile/selection's,
+// The rows (and the reasons a named test is not measured) are profile/selection's,
 // the computation the runner measures with, in the runner's mode ([Options].Lite); the
 // queued job carries them, so the ack shows what the runner will measure.
 //
@@ -35,10 +35,10 @@ import (
 	"time"
 
 	"github.com/arenabot/arenabot/bot/command"
-	"github.com/arenabot/arenabot/bot/md"
 	"github.com/arenabot/arenabot/frameworks"
-	"github.com/arenabot/arenabot/runner/profile"
-	"github.com/arenabot/arenabot/runner/profile/selection"
+	"github.com/arenabot/arenabot/md"
+	"github.com/arenabot/arenabot/profile"
+	"github.com/arenabot/arenabot/profile/selection"
 )
 
 // Root is the directory of the entries in the repository.

@@ -13,10 +13,10 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/arenabot/arenabot/bot/command"
-	"github.com/arenabot/arenabot/bot/md/mdtest"
 	"github.com/arenabot/arenabot/frameworks"
-	"github.com/arenabot/arenabot/runner/profile"
-	"github.com/arenabot/arenabot/runner/profile/selection"
+	"github.com/arenabot/arenabot/md/mdtest"
+	"github.com/arenabot/arenabot/profile"
+	"github.com/arenabot/arenabot/profile/selection"
 )
 
 // fakeSource is a PR head held in memory. errs injects errors by operation:

@@ -10,10 +10,10 @@ import (
 	"time"
 
 	"github.com/arenabot/arenabot/bot/command"
-	"github.com/arenabot/arenabot/bot/md/mdtest"
 	"github.com/arenabot/arenabot/bot/plan"
 	"github.com/arenabot/arenabot/bot/report"
-	"github.com/arenabot/arenabot/runner/result"
+	"github.com/arenabot/arenabot/md/mdtest"
+	"github.com/arenabot/arenabot/result"
 )
 
 // hostileInputs try every way out of their context: mentions of a team and of everyone,

@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/arenabot/arenabot/runner/result"
+	"github.com/arenabot/arenabot/result"
 )
 
 // fixedRate is a fixed-rate result: target 10,000/s, the given achieved rate.

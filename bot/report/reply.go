@@ -3,7 +3,7 @@ package report
 import (
 	"strings"
 
-	"github.com/arenabot/arenabot/bot/md"
+	"github.com/arenabot/arenabot/md"
 )
 
 // Reply returns the whole body of a reply to requester: the mention (md.Mention: "@alice",

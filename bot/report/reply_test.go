@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/arenabot/arenabot/bot/md/mdtest"
+	"github.com/arenabot/arenabot/md/mdtest"
 )
 
 // TestReply: the mention stands alone on the first line, so a body that starts with a

@@ -11,8 +11,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/arenabot/arenabot/runner/result"
-	"github.com/arenabot/arenabot/runner/stats"
+	"github.com/arenabot/arenabot/result"
+	"github.com/arenabot/arenabot/stats"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/*.golden from current output")

@@ -11,9 +11,9 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/arenabot/arenabot/bot/md"
-	"github.com/arenabot/arenabot/bot/md/mdtest"
-	"github.com/arenabot/arenabot/runner/result"
+	"github.com/arenabot/arenabot/md"
+	"github.com/arenabot/arenabot/md/mdtest"
+	"github.com/arenabot/arenabot/result"
 )
 
 // measuredResult is a realistic result of three runs whose RPS spread by spreadPct percent.

@@ -9,7 +9,7 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/arenabot/arenabot/bot/md"
+	"github.com/arenabot/arenabot/md"
 )
 
 // A Phase is where a request is in its life (the README's `arenabot serve` section walks through them).

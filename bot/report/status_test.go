@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/arenabot/arenabot/bot/md/mdtest"
+	"github.com/arenabot/arenabot/md/mdtest"
 )
 
 const hostile = "@everyone <script> [x](http://e) | `"

@@ -4,9 +4,9 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/arenabot/arenabot/bot/md"
-	"github.com/arenabot/arenabot/runner/result"
-	"github.com/arenabot/arenabot/runner/stats"
+	"github.com/arenabot/arenabot/md"
+	"github.com/arenabot/arenabot/result"
+	"github.com/arenabot/arenabot/stats"
 )
 
 // A Measured row is what a run produced for one entry × profile × connection count.

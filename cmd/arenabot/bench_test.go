@@ -13,8 +13,8 @@ import (
 	"time"
 
 	"github.com/arenabot/arenabot/bot/report"
+	"github.com/arenabot/arenabot/result"
 	"github.com/arenabot/arenabot/runner/docker"
-	"github.com/arenabot/arenabot/runner/result"
 )
 
 // repoRoot is the repository this test runs in.

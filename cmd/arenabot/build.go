@@ -10,9 +10,9 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/arenabot/arenabot/frameworks"
+	"github.com/arenabot/arenabot/profile"
 	"github.com/arenabot/arenabot/runner"
 	"github.com/arenabot/arenabot/runner/docker"
-	"github.com/arenabot/arenabot/runner/profile"
 )
 
 type buildConfig struct {

@@ -9,9 +9,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/arenabot/arenabot/profile"
+	"github.com/arenabot/arenabot/result"
 	"github.com/arenabot/arenabot/runner/loadgen"
-	"github.com/arenabot/arenabot/runner/profile"
-	"github.com/arenabot/arenabot/runner/result"
 )
 
 // TestBenchFixedRateProfiles measures the fixed-rate, async and bandwidth profiles in --lite

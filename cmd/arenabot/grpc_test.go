@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/arenabot/arenabot/runner/result"
+	"github.com/arenabot/arenabot/result"
 )
 
 // TestBenchGRPCProfiles measures the real grpc-go entry on the four gRPC profiles in --lite

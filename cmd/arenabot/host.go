@@ -12,8 +12,8 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/arenabot/arenabot/arenadata"
 	"github.com/arenabot/arenabot/runner"
-	"github.com/arenabot/arenabot/runner/arenadata"
 	"github.com/arenabot/arenabot/runner/docker"
 )
 

@@ -17,7 +17,7 @@ import (
 
 	"github.com/arenabot/arenabot/bot/githubtest"
 	"github.com/arenabot/arenabot/bot/report"
-	"github.com/arenabot/arenabot/runner/result"
+	"github.com/arenabot/arenabot/result"
 )
 
 // resultsCommit returns the one commit the bot made on top of parent, failing unless there

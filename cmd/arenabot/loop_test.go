@@ -20,7 +20,7 @@ import (
 	"github.com/arenabot/arenabot/bot/hook"
 	"github.com/arenabot/arenabot/queue"
 	"github.com/arenabot/arenabot/queue/queuetest"
-	"github.com/arenabot/arenabot/runner/result"
+	"github.com/arenabot/arenabot/result"
 )
 
 // The whole loop in tests: a real git remote standing in for the arena repository (the

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/arenabot/arenabot/runner/result"
+	"github.com/arenabot/arenabot/result"
 )
 
 // TestBenchProtocolProfiles measures the TLS, h2 and h2c profiles in --lite on real

@@ -6,7 +6,7 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/arenabot/arenabot/runner/stats"
+	"github.com/arenabot/arenabot/stats"
 )
 
 // ruleFlags are the flags of the rule that rows measured against a base follow (bench

@@ -27,9 +27,9 @@ import (
 
 	"github.com/arenabot/arenabot/bot"
 	"github.com/arenabot/arenabot/bot/ghapi"
+	"github.com/arenabot/arenabot/profile"
 	"github.com/arenabot/arenabot/queue"
 	"github.com/arenabot/arenabot/runner"
-	"github.com/arenabot/arenabot/runner/profile"
 )
 
 type serveConfig struct {

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/arenabot/arenabot/runner/result"
+	"github.com/arenabot/arenabot/result"
 )
 
 func runCmd(t *testing.T, args ...string) (stdout, stderr string, err error) {

@@ -14,7 +14,7 @@ import (
 
 	"github.com/arenabot/arenabot/queue"
 	"github.com/arenabot/arenabot/runner"
-	"github.com/arenabot/arenabot/runner/stats"
+	"github.com/arenabot/arenabot/stats"
 )
 
 // workConfig is the runner service's configuration: where jobs come from (the queue, the

@@ -6,9 +6,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/arenabot/arenabot/profile"
+	"github.com/arenabot/arenabot/result"
 	"github.com/arenabot/arenabot/runner/loadgen"
-	"github.com/arenabot/arenabot/runner/profile"
-	"github.com/arenabot/arenabot/runner/result"
 )
 
 // TestBenchWebSocketAndH3Profiles measures the WebSocket profiles on nethttp (gorilla's echo

@@ -15,7 +15,7 @@ const Module = "github.com/arenabot/arenabot"
 // Rules say what one package's production build may depend on.
 type Rules struct {
 	// Module lists the packages of this module it may import, as paths below the module
-	// ("runner/profile"); the package itself is always allowed.
+	// ("profile"); the package itself is always allowed.
 	Module []string
 	// ThirdParty lists the import path prefixes of other modules it may use; nil allows any,
 	// StdOnly allows none.

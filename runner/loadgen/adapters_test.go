@@ -14,7 +14,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/arenabot/arenabot/runner/profile"
+	"github.com/arenabot/arenabot/profile"
 )
 
 // Profiles shaped like the arena's rows (docs/profiles.md), written out here so the
@@ -259,7 +259,7 @@ func TestForProfile(t *testing.T) {
 	}
 }
 
-// TestDeps keeps the package a leaf: only the standard library and runner/profile.
+// TestDeps keeps the package a leaf: only the standard library and profile.
 func TestDeps(t *testing.T) {
-	deptest.Check(t, deptest.Rules{Module: []string{"runner/profile"}, StdOnly: true})
+	deptest.Check(t, deptest.Rules{Module: []string{"profile"}, StdOnly: true})
 }

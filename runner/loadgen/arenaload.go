@@ -10,7 +10,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/arenabot/arenabot/runner/profile"
+	"github.com/arenabot/arenabot/profile"
 )
 
 // Arenaload is the adapter for this module's own generator, cmd/arenaload, which runs the

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/arenabot/arenabot/arenaload"
-	"github.com/arenabot/arenabot/runner/profile"
+	"github.com/arenabot/arenabot/profile"
 )
 
 func TestArenaloadVersionIsTheGenerators(t *testing.T) {

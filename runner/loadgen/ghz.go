@@ -17,7 +17,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/arenabot/arenabot/runner/profile"
+	"github.com/arenabot/arenabot/profile"
 )
 
 // GhzProto is the file Ghz.WriteFiles writes into Spec.ScriptDir: the arena's

@@ -14,8 +14,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/arenabot/arenabot/runner/arenadata"
-	"github.com/arenabot/arenabot/runner/profile"
+	"github.com/arenabot/arenabot/arenadata"
+	"github.com/arenabot/arenabot/profile"
 	"github.com/arenabot/arenabot/validate/validatetest"
 )
 

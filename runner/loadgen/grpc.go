@@ -5,7 +5,7 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/arenabot/arenabot/runner/profile"
+	"github.com/arenabot/arenabot/profile"
 )
 
 // GRPCSumFile is the body file the unary gRPC profiles send with h2load -d, written into

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/arenabot/arenabot/runner/profile"
+	"github.com/arenabot/arenabot/profile"
 	"github.com/arenabot/arenabot/validate/validatetest"
 )
 

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/arenabot/arenabot/runner/profile"
+	"github.com/arenabot/arenabot/profile"
 )
 
 // H2load is the adapter for h2load (nghttp2 1.52.0) over TCP: h2 over TLS (scheme "h2",

@@ -22,7 +22,7 @@ import (
 // Test helpers shared by the Lua test and the recorder: request fixtures, local servers on
 // loopback, and running a real tool for a bounded time.
 
-// requestFiles are raw requests shaped like the arena's (runner/arenadata): CRLF line ends.
+// requestFiles are raw requests shaped like the arena's (arenadata): CRLF line ends.
 var requestFiles = map[string]string{
 	"get.raw":          "GET /baseline11?a=13&b=42 HTTP/1.1\r\nHost: localhost:8080\r\n\r\n",
 	"post_cl.raw":      "POST /baseline11?a=13&b=42 HTTP/1.1\r\nHost: localhost:8080\r\nContent-Type: text/plain\r\nContent-Length: 2\r\n\r\n20",

@@ -9,7 +9,7 @@ import (
 	"errors"
 	"time"
 
-	"github.com/arenabot/arenabot/runner/profile"
+	"github.com/arenabot/arenabot/profile"
 )
 
 // ErrNoResult is wrapped by parse errors when the output holds no summary at all (the tool

@@ -21,7 +21,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/arenabot/arenabot/runner/profile"
+	"github.com/arenabot/arenabot/profile"
 )
 
 // TestWrkLua runs the real wrk with arena.lua against a raw HTTP/1.1 server on 127.0.0.1

@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/arenabot/arenabot/runner/profile"
+	"github.com/arenabot/arenabot/profile"
 )
 
 var (

@@ -11,7 +11,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/arenabot/arenabot/runner/profile"
+	"github.com/arenabot/arenabot/profile"
 )
 
 // arenaLua is the one wrk script every wrk run uses (arena.lua beside this file).

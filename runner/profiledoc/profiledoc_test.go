@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/arenabot/arenabot/runner/profile"
+	"github.com/arenabot/arenabot/profile"
 	"github.com/arenabot/arenabot/runner/profiledoc"
 	"github.com/arenabot/arenabot/validate"
 )

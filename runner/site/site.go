@@ -19,7 +19,7 @@ import (
 	"strings"
 
 	"github.com/arenabot/arenabot/frameworks"
-	"github.com/arenabot/arenabot/runner/result"
+	"github.com/arenabot/arenabot/result"
 )
 
 // FrameworksFile is the name of the file that describes every entry.

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/arenabot/arenabot/runner/result"
+	"github.com/arenabot/arenabot/result"
 )
 
 // writeEntry creates root/frameworks/<name> with a meta.json and the given results.

@@ -1,5 +1,5 @@
 // Package protocol is the arena's protocols as this harness speaks them, one unit per
-// profile scheme (runner/profile's Scheme* constants): how to reach a server that speaks
+// profile scheme (profile's Scheme* constants): how to reach a server that speaks
 // it, for the runner's readiness probe and for validate's checks alike.
 //
 // Every unit is a [Protocol]: it knows its scheme and how to probe a path. What else it
@@ -41,7 +41,7 @@ import (
 	"time"
 )
 
-// Schemes, as runner/profile spells them (this package imports nothing from the module;
+// Schemes, as profile spells them (this package imports nothing from the module;
 // a test keeps the two lists the same).
 const (
 	SchemeHTTP  = "http"

@@ -20,7 +20,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/arenabot/arenabot/internal/deptest"
-	"github.com/arenabot/arenabot/runner/profile"
+	"github.com/arenabot/arenabot/profile"
 	"github.com/arenabot/arenabot/validate/protocol"
 )
 

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/arenabot/arenabot/runner/arenadata"
+	"github.com/arenabot/arenabot/arenadata"
 )
 
 func loadPair(t *testing.T) (tls.Certificate, *x509.Certificate) {

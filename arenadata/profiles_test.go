@@ -4,8 +4,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/arenabot/arenabot/runner/arenadata"
-	"github.com/arenabot/arenabot/runner/profile"
+	"github.com/arenabot/arenabot/arenadata"
+	"github.com/arenabot/arenabot/profile"
 )
 
 // TestProfileRequests checks the profile table against the data: every request file a

@@ -11,7 +11,7 @@ import (
 
 	"github.com/andybalholm/brotli"
 
-	"github.com/arenabot/arenabot/runner/arenadata"
+	"github.com/arenabot/arenabot/arenadata"
 )
 
 func TestStaticFiles(t *testing.T) {

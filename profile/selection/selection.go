@@ -7,17 +7,17 @@
 // The bot plans its ack with it and the runner measures with it (and the queued job
 // carries the rows between them), so what the ack promises and what the runner measures
 // are one computation. The reasons are worded here once, as values: the bot renders them
-// into Markdown (a Style of bot/md's Code and Text), the runner into its row failures and
+// into Markdown (a Style of md's Code and Text), the runner into its row failures and
 // its log (Plain).
 //
-// It does no I/O; it imports only frameworks and runner/profile.
+// It does no I/O; it imports only frameworks and profile.
 package selection
 
 import (
 	"slices"
 
 	"github.com/arenabot/arenabot/frameworks"
-	"github.com/arenabot/arenabot/runner/profile"
+	"github.com/arenabot/arenabot/profile"
 )
 
 // A Row is one measurement: an entry, a test (a profile's name) and a connection count.

@@ -6,7 +6,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/arenabot/arenabot/runner/arenadata"
+	"github.com/arenabot/arenabot/arenadata"
 )
 
 func TestDataset(t *testing.T) {

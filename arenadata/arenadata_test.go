@@ -16,7 +16,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/arenabot/arenabot/runner/arenadata"
+	"github.com/arenabot/arenabot/arenadata"
 )
 
 var update = flag.Bool("update", false, "rewrite SHA256SUMS from the generator's current output")
@@ -124,7 +124,7 @@ func TestWriteReplacesStale(t *testing.T) {
 
 // TestSHA256SUMS checks the generated tree against the committed SHA256SUMS, so any change
 // to the generator's output shows up in review, and a generator that is not deterministic
-// fails on the next run. After an intended change, run go test ./runner/arenadata -update.
+// fails on the next run. After an intended change, run go test ./arenadata -update.
 // (Generating a second copy to compare cost a minute of CI under -race; the committed sums
 // are the same check across runs, and TestWriteReplacesStale covers writing over old files.)
 func TestSHA256SUMS(t *testing.T) {
@@ -136,7 +136,7 @@ func TestSHA256SUMS(t *testing.T) {
 	}
 	want, err := os.ReadFile("SHA256SUMS")
 	if err != nil {
-		t.Fatalf("%v (run go test ./runner/arenadata -update to create it)", err)
+		t.Fatalf("%v (run go test ./arenadata -update to create it)", err)
 	}
 	if got == string(want) {
 		return
@@ -153,7 +153,7 @@ func TestSHA256SUMS(t *testing.T) {
 			t.Errorf("%s: sha256 %s, SHA256SUMS has %s", p, g, w)
 		}
 	}
-	t.Errorf("the generated data differs from SHA256SUMS; if intended, rerun go test ./runner/arenadata -update")
+	t.Errorf("the generated data differs from SHA256SUMS; if intended, rerun go test ./arenadata -update")
 }
 
 func parseSums(s string) map[string]string {

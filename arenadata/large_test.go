@@ -11,7 +11,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/arenabot/arenabot/runner/arenadata"
+	"github.com/arenabot/arenabot/arenadata"
 )
 
 // TestLargeFiles checks the large/ files: exact sizes, a download that does not compress

@@ -53,7 +53,7 @@ const (
 )
 
 // generatorVersion is part of Ensure's cache key. The committed checksums are the other
-// part, so a change to the output (go test ./runner/arenadata -update rewrites SHA256SUMS)
+// part, so a change to the output (go test ./arenadata -update rewrites SHA256SUMS)
 // changes the key by itself; bump this for changes the checksums do not see, such as file
 // modes.
 //

@@ -5,8 +5,8 @@ import (
 	"testing"
 	"unicode/utf8"
 
-	"github.com/arenabot/arenabot/bot/md"
-	"github.com/arenabot/arenabot/bot/md/mdtest"
+	"github.com/arenabot/arenabot/md"
+	"github.com/arenabot/arenabot/md/mdtest"
 )
 
 // hostile are inputs that try every way out of their context.

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/arenabot/arenabot/runner/arenadata"
+	"github.com/arenabot/arenabot/arenadata"
 )
 
 // seedHead and seedTail are the fixed lines around the items rows and the users rows.

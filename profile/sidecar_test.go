@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/arenabot/arenabot/runner/arenadata"
-	"github.com/arenabot/arenabot/runner/profile"
+	"github.com/arenabot/arenabot/arenadata"
+	"github.com/arenabot/arenabot/profile"
 )
 
 // TestSidecars: every sidecar a profile lists is in the table under its own name, and the two

@@ -39,7 +39,7 @@ const (
 	jsonH2CURIs  = "json-h2c-uris.txt"  // json's 7 (count, m) pairs on 8082
 )
 
-// Request files, in the arena data's requests/ directory (runner/arenadata).
+// Request files, in the arena data's requests/ directory (arenadata).
 var (
 	baselineRequests = []string{"get.raw", "post_cl.raw", "post_chunked.raw"}
 	jsonRequests     = []string{"json-1.raw", "json-5.raw", "json-10.raw", "json-15.raw", "json-25.raw", "json-40.raw", "json-50.raw"}

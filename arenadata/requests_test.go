@@ -13,7 +13,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/arenabot/arenabot/runner/arenadata"
+	"github.com/arenabot/arenabot/arenadata"
 )
 
 type rawWant struct {

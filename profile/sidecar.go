@@ -52,7 +52,7 @@ var Sidecars = map[string]Sidecar{
 		Env:   []string{"POSTGRES_USER=bench", "POSTGRES_PASSWORD=bench", "POSTGRES_DB=benchmark"},
 		CPUs:  ServerCPUsStd,
 		Tmpfs: map[string]string{"/var/lib/postgresql": "rw,size=2g"},
-		// The seed of the items table (runner/arenadata), run by the image's entrypoint on
+		// The seed of the items table (arenadata), run by the image's entrypoint on
 		// its empty data directory.
 		Mounts:    []DataMount{{Source: "db/seed.sql", Target: "/docker-entrypoint-initdb.d/seed.sql"}},
 		ServerEnv: []string{"DATABASE_URL=postgres://bench:bench@localhost:5432/benchmark", "DATABASE_MAX_CONN=256"},

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/arenabot/arenabot/runner/arenadata"
+	"github.com/arenabot/arenabot/arenadata"
 )
 
 // entries lists the names in root.
