@@ -1,0 +1,24 @@
+package bot
+
+import "github.com/prometheus/client_golang/prometheus"
+
+// ReplyMetrics registers the final replies' metrics with reg (the replies posted, by how the
+// job ended, and the time from reading a job's final event to its results commit and to its
+// reply) and returns the hook that records one reply: Config.OnReply.
+func ReplyMetrics(reg prometheus.Registerer) func(ReplyTiming) {
+	replies := prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "arena_final_replies_total", Help: "Final replies posted, by how the job ended.",
+	}, []string{"state"})
+	latency := prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name: "arena_final_reply_seconds", Help: "Time from reading a job's final event to its results commit (step=commit) and to its reply posted (step=reply).",
+		Buckets: []float64{0.01, 0.1, 0.5, 1, 2, 5, 10, 30, 60, 300},
+	}, []string{"step"})
+	reg.MustRegister(replies, latency)
+	return func(t ReplyTiming) {
+		replies.WithLabelValues(string(t.State)).Inc()
+		if t.Commit > 0 {
+			latency.WithLabelValues("commit").Observe(t.Commit.Seconds())
+		}
+		latency.WithLabelValues("reply").Observe(t.Reply.Seconds())
+	}
+}

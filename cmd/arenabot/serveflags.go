@@ -1,0 +1,193 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"github.com/arenabot/arenabot/bot"
+	"github.com/arenabot/arenabot/bot/ghapi"
+	"github.com/arenabot/arenabot/profile"
+)
+
+type serveConfig struct {
+	Listen        string
+	Secret        []byte
+	APIURL        string
+	Token         string
+	AppID         int64
+	PrivateKey    []byte
+	BotLogin      string
+	RedisURL      string
+	Prefix        string
+	Depth         int
+	ApprovalPoll  time.Duration
+	ApprovalTTL   time.Duration
+	ProgressEvery time.Duration
+	ReapEvery     time.Duration
+	Consumer      string
+	// StateDir holds the embedded store (arenabot.db: the queue, the pending requests and
+	// the webhook inbox) when RedisURL is empty.
+	StateDir string
+	// ShutdownWait bounds how long serve waits, once it has stopped taking webhooks, for its
+	// loops to return: the runner's job in flight is stopped and its containers removed.
+	ShutdownWait time.Duration
+	// Runner runs the runner in the same process (serve --runner): the single-machine mode.
+	Runner         bool
+	Work           workConfig
+	ReadyListening func(addr string) // tests: called with the bound address
+	// WrapLoop, when set, wraps each loop serve starts ("bot", "events", "reaper",
+	// "runner"); tests see when they return.
+	WrapLoop func(name string, loop func(context.Context) error) func(context.Context) error
+}
+
+// runnerListen is where serve --runner listens unless told otherwise: the default :8080 is
+// the entries' own port on the same host.
+const runnerListen = ":9090"
+
+func parseServe(args []string, getenv func(string) string, stderr io.Writer) (serveConfig, error) {
+	fs := pflag.NewFlagSet("serve", pflag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "usage: arenabot serve [flags]\n\nThe webhook service: answers PR commands, takes approvals and queues jobs.\nEvery flag defaults to its ARENA_* variable.\n\nflags:")
+		fs.PrintDefaults()
+	}
+	var c serveConfig
+	var secretFile, keyFile, appID, depth, poll, ttl, progress string
+	fs.StringVar(&c.Listen, "listen", envOr(getenv, "ARENA_LISTEN", ":8080"), "address of the HTTP server (ARENA_LISTEN)")
+	fs.StringVar(&secretFile, "webhook-secret-file", "", "file holding the webhook secret (default: ARENA_WEBHOOK_SECRET; a flag names a file because flag values show in ps)")
+	fs.StringVar(&c.APIURL, "github-api-url", envOr(getenv, "ARENA_GITHUB_API_URL", ghapi.DefaultBaseURL), "GitHub REST API root (ARENA_GITHUB_API_URL)")
+	fs.StringVar(&appID, "github-app-id", getenv("ARENA_GITHUB_APP_ID"), "GitHub App id (ARENA_GITHUB_APP_ID)")
+	fs.StringVar(&keyFile, "github-private-key-file", getenv("ARENA_GITHUB_PRIVATE_KEY_FILE"), "GitHub App private key, PEM (ARENA_GITHUB_PRIVATE_KEY_FILE)")
+	fs.StringVar(&c.BotLogin, "bot-login", envOr(getenv, "ARENA_BOT_LOGIN", ""), "the bot's own login, e.g. arenabot[bot] (ARENA_BOT_LOGIN)")
+	fs.StringVar(&c.RedisURL, "redis-url", getenv("ARENA_REDIS_URL"), "the queue's Redis; unset: the embedded store in --state-dir (ARENA_REDIS_URL)")
+	fs.StringVar(&c.StateDir, "state-dir", defaultStateDir(getenv), "where the embedded store keeps the queue, the pending requests and the webhook inbox (arenabot.db) when no Redis URL is set (ARENA_STATE_DIR)")
+	fs.StringVar(&c.Prefix, "redis-prefix", envOr(getenv, "ARENA_REDIS_PREFIX", "arena:"), "key prefix in Redis (ARENA_REDIS_PREFIX)")
+	fs.StringVar(&depth, "queue-depth", envOr(getenv, "ARENA_QUEUE_DEPTH", "1"), "waiting places per runner pool (ARENA_QUEUE_DEPTH)")
+	fs.StringVar(&poll, "approval-poll", envOr(getenv, "ARENA_APPROVAL_POLL", "15s"), "how often pending requests' reactions are read (ARENA_APPROVAL_POLL)")
+	fs.StringVar(&ttl, "approval-ttl", envOr(getenv, "ARENA_APPROVAL_TTL", "72h"), "how long a request waits for approval (ARENA_APPROVAL_TTL)")
+	fs.StringVar(&progress, "progress-every", envOr(getenv, "ARENA_PROGRESS_EVERY", "5s"), "least time between two progress edits of a running job's status comment (ARENA_PROGRESS_EVERY)")
+	fs.DurationVar(&c.ReapEvery, "reap-every", 5*time.Second, "how often jobs whose runner stopped heart-beating are looked for")
+	fs.DurationVar(&c.ShutdownWait, "shutdown-wait", time.Minute, "how long serve waits on SIGTERM for its loops to stop (the runner's job in flight is stopped and its containers removed) before it exits anyway")
+	fs.StringVar(&c.Consumer, "consumer", envOr(getenv, "ARENA_BOT_CONSUMER", "arenabot"), "the bot's stable name on the runner event stream; keep it across restarts (ARENA_BOT_CONSUMER)")
+	fs.BoolVar(&c.Runner, "runner", false, "also run the runner in this process (the single-machine mode; the runner flags below apply)")
+	c.Work.runnerFlags(fs, getenv)
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, pflag.ErrHelp) {
+			return c, errReported
+		}
+		return c, fmt.Errorf("serve: %w; run 'arenabot serve --help'", err)
+	}
+	if fs.NArg() > 0 {
+		return c, fmt.Errorf("serve: unexpected argument %q; serve takes flags only", fs.Arg(0))
+	}
+	c.Token = getenv("ARENA_GITHUB_TOKEN")
+	secret := getenv("ARENA_WEBHOOK_SECRET")
+	if secretFile != "" {
+		b, err := os.ReadFile(secretFile)
+		if err != nil {
+			return c, fmt.Errorf("serve: webhook secret: %w", err)
+		}
+		secret = strings.TrimSpace(string(b))
+	}
+	if secret == "" {
+		return c, fmt.Errorf("serve: no webhook secret; set ARENA_WEBHOOK_SECRET (or --webhook-secret-file) to the secret configured on the GitHub App or webhook — serve refuses to accept unsigned deliveries")
+	}
+	c.Secret = []byte(secret)
+	var err error
+	if appID != "" {
+		if c.AppID, err = strconv.ParseInt(appID, 10, 64); err != nil || c.AppID <= 0 {
+			return c, fmt.Errorf("serve: ARENA_GITHUB_APP_ID %q is not an App id (a positive number)", appID)
+		}
+		if keyFile == "" {
+			return c, fmt.Errorf("serve: ARENA_GITHUB_APP_ID is set but ARENA_GITHUB_PRIVATE_KEY_FILE is not; point it at the App's private key (.pem)")
+		}
+		if c.PrivateKey, err = os.ReadFile(keyFile); err != nil {
+			return c, fmt.Errorf("serve: GitHub App private key: %w", err)
+		}
+	}
+	if c.AppID == 0 && c.Token == "" {
+		return c, fmt.Errorf("serve: no GitHub credentials; set ARENA_GITHUB_TOKEN, or ARENA_GITHUB_APP_ID and ARENA_GITHUB_PRIVATE_KEY_FILE")
+	}
+	if c.AppID != 0 && c.Token != "" {
+		return c, fmt.Errorf("serve: both ARENA_GITHUB_TOKEN and ARENA_GITHUB_APP_ID are set; use one")
+	}
+	if c.Depth, err = strconv.Atoi(depth); err != nil || c.Depth < 1 {
+		return c, fmt.Errorf("serve: ARENA_QUEUE_DEPTH %q: want a whole number ≥ 1", depth)
+	}
+	if c.ApprovalPoll, err = time.ParseDuration(poll); err != nil || c.ApprovalPoll <= 0 {
+		return c, fmt.Errorf("serve: ARENA_APPROVAL_POLL %q: want a duration such as 15s", poll)
+	}
+	if c.ApprovalTTL, err = time.ParseDuration(ttl); err != nil || c.ApprovalTTL <= 0 {
+		return c, fmt.Errorf("serve: ARENA_APPROVAL_TTL %q: want a duration such as 72h", ttl)
+	}
+	if c.ProgressEvery, err = time.ParseDuration(progress); err != nil || c.ProgressEvery <= 0 {
+		return c, fmt.Errorf("serve: ARENA_PROGRESS_EVERY %q: want a duration such as 5s", progress)
+	}
+	if c.ReapEvery <= 0 {
+		return c, fmt.Errorf("serve: --reap-every %s: want a positive duration", c.ReapEvery)
+	}
+	if c.ShutdownWait <= 0 {
+		return c, fmt.Errorf("serve: --shutdown-wait %s: want a positive duration", c.ShutdownWait)
+	}
+	if err := c.Work.checkLite("serve"); err != nil {
+		return c, err
+	}
+	if c.RedisURL == "" && c.StateDir == "" {
+		return c, fmt.Errorf("serve: no state directory for the embedded store (neither $XDG_STATE_HOME nor $HOME is set); set ARENA_STATE_DIR (or --state-dir), or ARENA_REDIS_URL")
+	}
+	if c.Runner {
+		if err := c.Work.check("serve --runner"); err != nil {
+			return c, err
+		}
+		c.Work.RedisURL, c.Work.Prefix = c.RedisURL, c.Prefix
+		explicit := fs.Changed("listen") || getenv("ARENA_LISTEN") != ""
+		if port := listenPort(c.Listen); entryPort(port) {
+			if explicit {
+				return c, fmt.Errorf("serve --runner: ARENA_LISTEN %s is port %d, which the entries listen on when they are measured on this host; use another port, e.g. %s", c.Listen, port, runnerListen)
+			}
+			c.Listen = runnerListen
+		}
+	}
+	return c, nil
+}
+
+// listenPort returns the port of a listen address, 0 when it has none.
+func listenPort(addr string) int {
+	_, p, err := net.SplitHostPort(addr)
+	if err != nil {
+		return 0
+	}
+	n, _ := strconv.Atoi(p)
+	return n
+}
+
+// entryPort reports whether the entries' servers listen on port (docs/profiles.md).
+func entryPort(port int) bool {
+	switch port {
+	case profile.PortH1, profile.PortH1TLS, profile.PortH2C, profile.PortTLS:
+		return true
+	}
+	return false
+}
+
+// botConfig is the bot's configuration from serve's: the runner's mode too (--lite,
+// ARENA_LITE), so that the acks' rows are those the runners measure.
+func (c serveConfig) botConfig() bot.Config {
+	return bot.Config{
+		BotLogin:      c.BotLogin,
+		ApprovalTTL:   c.ApprovalTTL,
+		ApprovalPoll:  c.ApprovalPoll,
+		WebhookSecret: c.Secret,
+		ProgressEvery: c.ProgressEvery,
+		Lite:          c.Work.Lite,
+	}
+}

@@ -1,0 +1,70 @@
+package metrics
+
+import (
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/arenabot/arenabot/queue"
+)
+
+// TestCollector: /metrics gives the requests awaiting approval and how long ago each
+// pool's runner was seen (+Inf: never).
+func TestCollector(t *testing.T) {
+	ctx := t.Context()
+	now := time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
+	clock := func() time.Time { return now }
+	q := queue.NewMemory(queue.Options{Now: clock})
+	for i, who := range []string{"alice", "bob"} {
+		if _, _, err := q.Submit(ctx, queue.Job{ID: fmt.Sprint("p", i), Repo: "octo/arena", PR: i + 1, Requester: who, Kind: queue.Benchmark, SHA: "abc", Expires: now.Add(time.Hour)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, _, err := q.Enqueue(ctx, queue.Job{ID: "j1", Repo: "octo/arena", PR: 3, Kind: queue.Benchmark, SHA: "abc"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := q.Enqueue(ctx, queue.Job{ID: "j2", Repo: "octo/arena", PR: 4, Kind: queue.Benchmark, SHA: "abc", Pool: "big"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := q.Claim(ctx, queue.DefaultPool); err != nil {
+		t.Fatal(err)
+	}
+	now = now.Add(42 * time.Second)
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(NewCollector(q, clock))
+	srv := httptest.NewServer(promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+	defer srv.Close()
+	body := get(t, srv.URL)
+	for _, want := range []string{
+		"arena_pending_requests 2\n",
+		`arena_runner_last_seen_seconds{pool="default"} 42` + "\n",
+		`arena_runner_last_seen_seconds{pool="big"} +Inf` + "\n",
+		`arena_queue_jobs{pool="default",state="running"} 1` + "\n",
+		`arena_queue_jobs{pool="big",state="queued"} 1` + "\n",
+	} {
+		if !strings.Contains(body, want) {
+			t.Errorf("/metrics lacks %q:\n%s", want, body)
+		}
+	}
+}
+
+func get(t *testing.T, url string) string {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("GET %s = %d %s", url, resp.StatusCode, b)
+	}
+	return string(b)
+}
