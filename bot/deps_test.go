@@ -8,7 +8,7 @@ import (
 
 func TestDeps(t *testing.T) {
 	deptest.Check(t, deptest.Rules{
-		Module: []string{
+		Module: []string{"text",
 			"frameworks", "queue", "profile", "profile/selection", "result", "stats",
 			"bot/command", "bot/hook", "bot/ghapi", "md", "bot/plan", "bot/report",
 		},

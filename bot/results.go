@@ -17,6 +17,7 @@ import (
 	"github.com/arenabot/arenabot/bot/report"
 	"github.com/arenabot/arenabot/queue"
 	"github.com/arenabot/arenabot/result"
+	"github.com/arenabot/arenabot/text"
 )
 
 // A ReplyTiming says how long the final reply of one job took, measured on the wall clock
@@ -269,7 +270,7 @@ func commitMessage(j queue.Job, r result.Report, files map[string][]byte, status
 	}
 	var sb strings.Builder
 	sb.WriteString(subject + "\n\n")
-	fmt.Fprintf(&sb, "Request: %s (%s)\n", j.ID, oneLine(j.Command))
+	fmt.Fprintf(&sb, "Request: %s (%s)\n", j.ID, text.OneLine(j.Command))
 	fmt.Fprintf(&sb, "Requested by: %s\n", j.Requester)
 	if j.Approver != "" {
 		fmt.Fprintf(&sb, "Approved by: %s\n", j.Approver)
@@ -280,7 +281,7 @@ func commitMessage(j queue.Job, r result.Report, files map[string][]byte, status
 	}
 	fmt.Fprintf(&sb, "Measured commit: %s\n", measuredSHA)
 	if r.Host != "" {
-		fmt.Fprintf(&sb, "Host: %s\n", oneLine(r.Host))
+		fmt.Fprintf(&sb, "Host: %s\n", text.OneLine(r.Host))
 	}
 	if j.State == queue.Cancelled {
 		sb.WriteString("The job was cancelled; these are the measurements made before it stopped.\n")
@@ -476,7 +477,7 @@ func (rp *Reporter) supersededBy(ctx context.Context, j queue.Job) (string, repo
 
 // errText renders an error for a reply: one line, at most 300 bytes, as inline code.
 func errText(err error) string {
-	s := oneLine(err.Error())
+	s := text.OneLine(err.Error())
 	if len(s) > 300 {
 		s = strings.ToValidUTF8(s[:300], "") + "…"
 	}

@@ -1,8 +1,6 @@
 package bot
 
 import (
-	"strings"
-
 	"github.com/arenabot/arenabot/bot/report"
 	"github.com/arenabot/arenabot/md"
 )
@@ -16,6 +14,3 @@ func problemText(line, problem, fix string) string { return report.RenderProblem
 
 // codeSpan renders untrusted s as inline code.
 func codeSpan(s string) string { return md.Code(s) }
-
-// oneLine collapses the whitespace of s, for commit messages and logs.
-func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }

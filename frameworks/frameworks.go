@@ -25,6 +25,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/arenabot/arenabot/text"
 )
 
 // Meta is an entry's meta.json, in the arena's existing format.
@@ -88,15 +90,7 @@ func (e *MetaError) Error() string {
 		b.WriteString("; fix: ")
 		b.WriteString(e.Fix)
 	}
-	return oneLine(b.String())
-}
-
-// oneLine replaces line breaks so an error always prints as one line.
-func oneLine(s string) string {
-	if !strings.ContainsAny(s, "\r\n") {
-		return s
-	}
-	return strings.NewReplacer("\r\n", " ", "\n", " ", "\r", " ").Replace(s)
+	return text.JoinLines(b.String(), " ")
 }
 
 // Load reads and checks the entry root/name. root is the frameworks directory
@@ -499,7 +493,7 @@ func Closest(name string, names []string, n int) []string {
 		// only needed for names of about the same length.
 		d := abs(utf8.RuneCountInString(lname) - utf8.RuneCountInString(lc))
 		if d <= limit {
-			d = levenshtein(lname, lc)
+			d = text.Distance(lname, lc)
 		}
 		switch {
 		case d <= limit && d < max(utf8.RuneCountInString(lname), utf8.RuneCountInString(lc)):
@@ -533,26 +527,4 @@ func abs(x int) int {
 		return -x
 	}
 	return x
-}
-
-// levenshtein is the edit distance between a and b, counted in runes.
-func levenshtein(a, b string) int {
-	ra, rb := []rune(a), []rune(b)
-	prev := make([]int, len(rb)+1)
-	cur := make([]int, len(rb)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(ra); i++ {
-		cur[0] = i
-		for j := 1; j <= len(rb); j++ {
-			cost := 1
-			if ra[i-1] == rb[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(rb)]
 }

@@ -4,10 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
-	"unicode/utf8"
 
 	"github.com/arenabot/arenabot/result"
+	"github.com/arenabot/arenabot/text"
 )
 
 // ShortMax is about how long a failed row's table cell may be; the whole reason goes under
@@ -41,7 +40,7 @@ func ShortReason(err error) string {
 	}
 	var s interface{ Short() string }
 	if errors.As(err, &s) {
-		return clipCell(s.Short())
+		return text.Clip(s.Short(), ShortMax)
 	}
 	if errors.Is(err, context.Canceled) {
 		return "cancelled"
@@ -49,21 +48,7 @@ func ShortReason(err error) string {
 	if errors.Is(err, context.DeadlineExceeded) {
 		return "timed out"
 	}
-	return clipCell(err.Error())
-}
-
-// clipCell makes s one line of at most ShortMax characters, cut at a word with "…".
-func clipCell(s string) string {
-	s = strings.Join(strings.Fields(s), " ")
-	if utf8.RuneCountInString(s) <= ShortMax {
-		return s
-	}
-	r := []rune(s)[:ShortMax-1]
-	cut := string(r)
-	if i := strings.LastIndexByte(cut, ' '); i > ShortMax/2 {
-		cut = cut[:i]
-	}
-	return strings.TrimRight(cut, " ,;:") + "…"
+	return text.Clip(err.Error(), ShortMax)
 }
 
 // A NoSuccessError is a run in which the server gave no response the profile counts (no

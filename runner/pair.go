@@ -11,6 +11,7 @@ import (
 	"github.com/arenabot/arenabot/profile"
 	"github.com/arenabot/arenabot/result"
 	"github.com/arenabot/arenabot/stats"
+	"github.com/arenabot/arenabot/text"
 )
 
 // A Base is what a target's rows are measured against in the same run, interleaved run by
@@ -176,7 +177,7 @@ func (b *Bencher) measurePair(ctx context.Context, image string, e frameworks.En
 	}
 	side := &result.Side{Entry: base.Entry.Name, Ref: base.Ref, Commit: base.Commit, Image: base.image}
 	if err := base.failed(p.Name); err != nil {
-		side.Err = oneLine(err.Error())
+		side.Err = text.OneLine(err.Error())
 		r, err := b.measureOne(ctx, image, e, p, conns, t.ran)
 		if r != nil {
 			r.Base = side
@@ -206,7 +207,7 @@ func (b *Bencher) measurePair(ctx context.Context, image string, e frameworks.En
 				if ctx.Err() != nil {
 					return nil, ctx.Err()
 				}
-				side.Err = fmt.Sprintf("run %d of the base: %s", len(side.Runs)+1, oneLine(err.Error()))
+				side.Err = fmt.Sprintf("run %d of the base: %s", len(side.Runs)+1, text.OneLine(err.Error()))
 				b.note(fmt.Sprintf("%s %s %dc: the base failed, measuring the head alone: %s", e.Name, p.Name, conns, side.Err))
 				// The head's runs so far stand; it gets the rest of Runs alone.
 				for len(head.runs) < b.cfg.Runs {

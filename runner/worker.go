@@ -20,6 +20,7 @@ import (
 	"github.com/arenabot/arenabot/profile/selection"
 	"github.com/arenabot/arenabot/queue"
 	"github.com/arenabot/arenabot/result"
+	"github.com/arenabot/arenabot/text"
 )
 
 // WorkQueue is the part of the queue the worker uses; *queue.Redis and *queue.Memory
@@ -694,7 +695,7 @@ func (j *jobRun) fail(err error) (queue.State, string) {
 	j.log.Error("job failed", "err", msg)
 	j.report.Error = msg
 	j.sortRows()
-	return queue.Failed, truncate(msg, 1000)
+	return queue.Failed, text.Cut(msg, 1000)
 }
 
 // rowStart is Config.OnRowStart: a progress event.
@@ -751,7 +752,7 @@ func (j *jobRun) rowDone(r Row) {
 func (j *jobRun) public(msg string) string {
 	msg = strings.ReplaceAll(msg, filepath.Join(j.dir, "src")+string(filepath.Separator), "")
 	msg = strings.ReplaceAll(msg, j.dir+string(filepath.Separator), "")
-	return oneLine(msg)
+	return text.OneLine(msg)
 }
 
 // sortRows puts the report's rows in the job's framework order, then in the order of the
@@ -812,22 +813,10 @@ func errorLines(rows []Row) []string {
 	var out []string
 	for _, r := range rows {
 		if r.Err != nil {
-			out = append(out, oneLine(r.Err.Error()))
+			out = append(out, text.OneLine(r.Err.Error()))
 		}
 	}
 	return out
-}
-
-// oneLine joins the lines of a message.
-func oneLine(s string) string {
-	return strings.Join(strings.Fields(s), " ")
-}
-
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n] + "…"
 }
 
 // safeName turns a job ID into a directory name.

@@ -282,7 +282,7 @@ func TestMissingDataDir(t *testing.T) {
 // validate/protocol from this module, brotli, grpc-go, quic-go, gorilla/websocket, the
 // standard library; no test code.
 func TestDeps(t *testing.T) {
-	deptest.Check(t, deptest.Rules{Module: []string{"frameworks", "profile", "validate/protocol"},
+	deptest.Check(t, deptest.Rules{Module: []string{"frameworks", "profile", "text", "validate/protocol"},
 		ThirdParty: []string{"github.com/andybalholm/brotli",
 			// grpc-go and what it needs (validate/protocol's TestDeps)
 			"google.golang.org/grpc", "google.golang.org/protobuf", "google.golang.org/genproto",

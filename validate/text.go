@@ -3,7 +3,6 @@ package validate
 import (
 	"fmt"
 	"strings"
-	"unicode/utf8"
 )
 
 // maxShown is roughly how many bytes of a request or response an outcome shows.
@@ -39,18 +38,6 @@ func printable(b []byte, limit int) string {
 
 // show is printable with the outcome limit.
 func show(b []byte) string { return printable(b, maxShown) }
-
-// clip cuts s to about n bytes, at a character boundary, noting what was left out.
-func clip(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	i := n
-	for i > 0 && !utf8.RuneStart(s[i]) {
-		i--
-	}
-	return fmt.Sprintf("%s…(+%d bytes)", s[:i], len(s)-i)
-}
 
 // describe summarises a response for an outcome's Got: status line, the fields the checks
 // look at, framing and body.

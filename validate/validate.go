@@ -14,6 +14,7 @@ import (
 
 	"github.com/arenabot/arenabot/frameworks"
 	"github.com/arenabot/arenabot/profile"
+	"github.com/arenabot/arenabot/text"
 	"github.com/arenabot/arenabot/validate/protocol"
 )
 
@@ -286,7 +287,7 @@ func runCheck(ctx context.Context, e *env, c check, o Outcome) Outcome {
 	defer cancel()
 	r := c.run(cctx, e)
 	o.Elapsed = time.Since(start)
-	o.Request, o.Expected, o.Got = clip(r.request, 400), clip(r.expected, 400), clip(r.got, 700)
+	o.Request, o.Expected, o.Got = text.CutNoting(r.request, 400), text.CutNoting(r.expected, 400), text.CutNoting(r.got, 700)
 	o.Status, o.Reason = r.status, r.reason
 	if o.Status == Fail && (c.tier == Advisory || r.advisory) {
 		o.Status, o.Tier = Warn, Advisory

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/arenabot/arenabot/md"
+	"github.com/arenabot/arenabot/text"
 )
 
 // leading returns the indentation of line in columns (a tab advances to the next multiple
@@ -447,7 +448,7 @@ func closest(word string) string {
 	word = strings.ToLower(word)
 	best, names := -1, []string(nil)
 	for _, k := range Kinds {
-		d := distance(word, k.Word())
+		d := text.Distance(word, k.Word())
 		switch {
 		case best < 0 || d < best:
 			best, names = d, []string{md.Code(k.Word())}
@@ -459,25 +460,4 @@ func closest(word string) string {
 		return names[0]
 	}
 	return strings.Join(names[:len(names)-1], ", ") + " or " + names[len(names)-1]
-}
-
-// distance is the Levenshtein distance of a and b, by bytes.
-func distance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }

@@ -7,5 +7,5 @@ import (
 )
 
 func TestDeps(t *testing.T) {
-	deptest.Check(t, deptest.Rules{Module: []string{"bot/command", "md", "frameworks", "profile", "profile/selection"}, StdOnly: true})
+	deptest.Check(t, deptest.Rules{Module: []string{"text", "bot/command", "md", "frameworks", "profile", "profile/selection"}, StdOnly: true})
 }

@@ -39,6 +39,7 @@ import (
 	"github.com/arenabot/arenabot/md"
 	"github.com/arenabot/arenabot/profile"
 	"github.com/arenabot/arenabot/profile/selection"
+	"github.com/arenabot/arenabot/text"
 )
 
 // Root is the directory of the entries in the repository.
@@ -207,7 +208,7 @@ func (e *ResolveError) Error() string {
 	if e.Fix != "" {
 		s += "; " + e.Fix
 	}
-	return oneLine(s)
+	return text.JoinLines(s, "; ")
 }
 
 // Unwrap returns ErrResolve and the underlying error, if any, so errors.As finds a
@@ -221,12 +222,6 @@ func (e *ResolveError) Unwrap() []error {
 
 func resolveErr(problem, fix string) error {
 	return &ResolveError{Problem: problem, Fix: fix}
-}
-
-// oneLine joins the lines of s (errors.Join output) with "; ".
-func oneLine(s string) string {
-	s = strings.ReplaceAll(s, "\r\n", "\n")
-	return strings.ReplaceAll(strings.ReplaceAll(s, "\r", "\n"), "\n", "; ")
 }
 
 // Options say how to plan.
@@ -368,7 +363,7 @@ func (r *resolver) testTargets(c command.Command) ([]Target, []string, error) {
 			if !isMetaError(err) {
 				return nil, nil, err
 			}
-			skipped = append(skipped, oneLine(err.Error()))
+			skipped = append(skipped, text.JoinLines(err.Error(), "; "))
 			skippedNames = append(skippedNames, name)
 			continue
 		}
@@ -538,7 +533,7 @@ func (r *resolver) loadNamed(name string, c command.Command) (frameworks.Entry, 
 			return frameworks.Entry{}, err
 		}
 		return frameworks.Entry{}, &ResolveError{
-			Problem: fmt.Sprintf("framework %s cannot run: %s", md.Code(name), md.Text(oneLine(err.Error()))),
+			Problem: fmt.Sprintf("framework %s cannot run: %s", md.Code(name), md.Text(text.JoinLines(err.Error(), "; "))),
 			Fix:     fmt.Sprintf("push the correction and comment %s again", md.Code(c.String())),
 			err:     err,
 		}

@@ -7,5 +7,5 @@ import (
 )
 
 func TestDeps(t *testing.T) {
-	deptest.Check(t, deptest.Rules{Module: []string{"md", "result", "profile", "stats"}, Banned: map[string]string{"github.com/docker/docker/client": "the bot never runs containers"}})
+	deptest.Check(t, deptest.Rules{Module: []string{"text", "md", "result", "profile", "stats"}, Banned: map[string]string{"github.com/docker/docker/client": "the bot never runs containers"}})
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/arenabot/arenabot/md"
 	"github.com/arenabot/arenabot/result"
 	"github.com/arenabot/arenabot/stats"
+	"github.com/arenabot/arenabot/text"
 )
 
 // A Row is one profile × connection count of one framework.
@@ -62,7 +63,7 @@ func (r Row) cell() string {
 	if s := strings.TrimSpace(r.Short); s != "" {
 		return s
 	}
-	return md.Clip(oneLine(r.Err), cellMax)
+	return md.Clip(text.FirstLine(r.Err, 200), cellMax)
 }
 
 // explained reports whether the cell says all of Err, so nothing goes under the table.
@@ -223,7 +224,7 @@ func (t Table) Limits() []string {
 		if r.Result == nil || r.Result.ToolLimit == "" {
 			continue
 		}
-		lines = append(lines, fmt.Sprintf("⚠️ %s %d: the load generator, not the server, was the limit: %s", md.Code(r.Profile), r.Conns, md.Text(md.Clip(oneLine(r.Result.ToolLimit), 300))))
+		lines = append(lines, fmt.Sprintf("⚠️ %s %d: the load generator, not the server, was the limit: %s", md.Code(r.Profile), r.Conns, md.Text(md.Clip(text.FirstLine(r.Result.ToolLimit, 200), 300))))
 	}
 	return lines
 }
@@ -268,13 +269,4 @@ func FormatBytes(b int64) string {
 	default:
 		return fmt.Sprintf("%.1fGiB", float64(b)/(1<<30))
 	}
-}
-
-// oneLine keeps the first line of s, trimmed and capped, for a table cell.
-func oneLine(s string) string {
-	s, _, _ = strings.Cut(strings.TrimSpace(s), "\n")
-	if len(s) > 200 {
-		s = s[:200] + "…"
-	}
-	return s
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/arenabot/arenabot/md"
 	"github.com/arenabot/arenabot/result"
 	"github.com/arenabot/arenabot/stats"
+	"github.com/arenabot/arenabot/text"
 )
 
 // MaxComment is the largest results comment the bot posts, in bytes (GitHub refuses bodies
@@ -326,7 +327,7 @@ func measuredRows(rows []result.Row, entries, profiles map[string]string) []Meas
 		if row.Result == nil {
 			short := row.Short
 			if strings.TrimSpace(short) == "" {
-				short = oneLine(row.Err)
+				short = text.FirstLine(row.Err, 200)
 			}
 			m.Short = md.Clip(short, cellMax)
 		}

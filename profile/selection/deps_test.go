@@ -7,5 +7,5 @@ import (
 )
 
 func TestDeps(t *testing.T) {
-	deptest.Check(t, deptest.Rules{Module: []string{"frameworks", "profile"}, StdOnly: true})
+	deptest.Check(t, deptest.Rules{Module: []string{"text", "frameworks", "profile"}, StdOnly: true})
 }

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/arenabot/arenabot/frameworks"
+	"github.com/arenabot/arenabot/text"
 )
 
 // A Cause is why a requested pair is not measured.
@@ -80,7 +81,7 @@ func (r Reason) Problem(s Style) string {
 	case NotSubscribed:
 		return fmt.Sprintf("%s does not subscribe to test %s (its tests: %s)", s.Code(r.Entry), t, list(s, r.Subscribed))
 	case Unsupported:
-		return fmt.Sprintf("test %s cannot run here yet: %s", t, s.Text(oneLine(r.Detail)))
+		return fmt.Sprintf("test %s cannot run here yet: %s", t, s.Text(text.OneLine(r.Detail)))
 	case NoLite:
 		return fmt.Sprintf("test %s has no %s variant: it runs only on a benchmark host without %s", t, s.Code("--lite"), s.Code("--lite"))
 	case NoTest:
@@ -158,9 +159,4 @@ func orList(s Style, names []string) string {
 		return list(s, names)
 	}
 	return list(s, names[:len(names)-1]) + " or " + s.Code(names[len(names)-1])
-}
-
-// oneLine joins the lines of s with spaces.
-func oneLine(s string) string {
-	return strings.Join(strings.Fields(s), " ")
 }

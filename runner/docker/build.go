@@ -15,6 +15,8 @@ import (
 
 	cerrdefs "github.com/containerd/errdefs"
 	"github.com/docker/docker/api/types/build"
+
+	"github.com/arenabot/arenabot/text"
 )
 
 // tailLines is how many log lines a BuildError keeps.
@@ -317,6 +319,4 @@ func cleanLine(s string) string {
 }
 
 // oneLine joins a multi-line message into one line.
-func oneLine(s string) string {
-	return strings.Join(strings.Fields(ansi.ReplaceAllString(s, "")), " ")
-}
+func oneLine(s string) string { return text.OneLine(ansi.ReplaceAllString(s, "")) }

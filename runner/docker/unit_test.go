@@ -15,7 +15,7 @@ import (
 )
 
 func TestDeps(t *testing.T) {
-	deptest.Check(t, deptest.Rules{})
+	deptest.Check(t, deptest.Rules{Module: []string{"text"}})
 }
 
 // tarNames writes the context of dir and returns the names in the tar, in order.

@@ -7,5 +7,5 @@ import (
 )
 
 func TestDeps(t *testing.T) {
-	deptest.Check(t, deptest.Rules{Module: []string{"frameworks", "result"}, StdOnly: true})
+	deptest.Check(t, deptest.Rules{Module: []string{"text", "frameworks", "result"}, StdOnly: true})
 }
