@@ -224,11 +224,15 @@ func (r *Result) FromRuns(runs []Run) {
 // Spread returns the noise band of the result's runs as a fraction of the best RPS.
 func (r Result) Spread() float64 { return r.SpreadPct / 100 }
 
-// FormatLatency renders microseconds the way the arena's tools print latency.
+// FormatLatency renders a duration given in microseconds, for the result files' latency
+// strings and the replies' latency and CPU cells alike: 6.18us, 850us, 1.25ms, 2.10s; zero
+// (nothing measured) is "0us", which a table shows as "—".
 func FormatLatency(us float64) string {
 	switch {
 	case us <= 0:
 		return "0us"
+	case us < 10:
+		return fmt.Sprintf("%.2fus", us)
 	case us < 1000:
 		return fmt.Sprintf("%.0fus", us)
 	case us < 1e6:

@@ -37,6 +37,8 @@ func TestFromRunsReportsBestRunWithSpread(t *testing.T) {
 
 func TestFormatting(t *testing.T) {
 	for _, tt := range []struct{ got, want string }{
+		{FormatLatency(0), "0us"},
+		{FormatLatency(6.184), "6.18us"},
 		{FormatLatency(173), "173us"},
 		{FormatLatency(4900), "4.90ms"},
 		{FormatLatency(1.07e6), "1.07s"},

@@ -241,20 +241,13 @@ func FormatCount(v float64) string {
 	}
 }
 
-// FormatMicros renders a duration given in microseconds: 850us, 1.25ms, 2.10s.
+// FormatMicros renders a duration given in microseconds as a table cell: result's
+// FormatLatency, and "—" for a figure that was not measured.
 func FormatMicros(us float64) string {
-	switch {
-	case us <= 0:
+	if us <= 0 {
 		return "—"
-	case us < 10:
-		return fmt.Sprintf("%.2fus", us)
-	case us < 1000:
-		return fmt.Sprintf("%.0fus", us)
-	case us < 1e6:
-		return fmt.Sprintf("%.2fms", us/1e3)
-	default:
-		return fmt.Sprintf("%.2fs", us/1e6)
 	}
+	return result.FormatLatency(us)
 }
 
 // FormatBytes renders a memory size: 512KiB, 76MiB, 2.4GiB.
