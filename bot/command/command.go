@@ -103,9 +103,6 @@ const (
 // the base branch (measured at another time) instead of measuring the base in the job.
 const BaselineCommitted = "committed"
 
-// Kinds lists every command, in the order Help shows them.
-var Kinds = []Kind{KindBenchmark, KindMultiple, KindTest, KindCancel, KindApprove, KindHelp}
-
 // Word returns the command word as written in a comment: "/benchmark-test".
 func (k Kind) Word() string { return "/" + string(k) }
 

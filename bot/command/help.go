@@ -5,19 +5,12 @@ package command
 // front of the first line; every heading stands on its own line between blank lines. Every
 // command, flag and placeholder is a code span, and the examples sit in a code fence, so
 // the reply itself holds no command.
-const help = "These are the benchmark commands. Write one at the start of a line of a new comment; " +
+var help = "These are the benchmark commands. Write one at the start of a line of a new comment; " +
 	"the first command in a comment counts, and commands in code blocks and `>` quotes are ignored.\n" +
 	"\n" +
 	"### Commands\n" +
 	"\n" +
-	"| command | does |\n" +
-	"|---|---|\n" +
-	"| `/benchmark [-f <framework>] [-t <test>,...] [--save] [--compare <framework>] [--baseline committed]` | measures one framework; without `-f`, the one framework this PR changes |\n" +
-	"| `/benchmark-multiple [-f <framework>,...] [-t <test>,...] [--save] [--baseline committed]` | measures several frameworks in one job; without `-f`, every framework this PR changes |\n" +
-	"| `/benchmark-test -t <test> [--save] [--baseline committed]` | measures one test on every framework subscribed to it |\n" +
-	"| `/benchmark-cancel` | cancels this PR's waiting or running job |\n" +
-	"| `/benchmark-approve` | approves this PR's pending request (collaborators; same as 👍 on the status comment) |\n" +
-	"| `/benchmark-help` | shows this help |\n" +
+	table(false) +
 	"\n" +
 	"### Flags\n" +
 	"\n" +

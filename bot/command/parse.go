@@ -185,19 +185,6 @@ var (
 	allFlags      = []flag{flagFramework, flagTest, flagSave, flagCompare, flagBaseline}
 )
 
-// flagsOf lists the flags kind takes.
-func flagsOf(k Kind) []flag {
-	switch k {
-	case KindBenchmark:
-		return allFlags
-	case KindMultiple:
-		return []flag{flagFramework, flagTest, flagSave, flagBaseline}
-	case KindTest:
-		return []flag{flagTest, flagSave, flagBaseline}
-	}
-	return nil
-}
-
 // takes says which flags k takes, for error messages: "`/benchmark` takes
 // `-f`/`--framework`, `-t`/`--test`, `--save`, `--compare`, `--baseline`".
 func takes(k Kind) string {
