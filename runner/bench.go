@@ -27,6 +27,7 @@ import (
 	"github.com/arenabot/arenabot/result"
 	"github.com/arenabot/arenabot/runner/cgroup"
 	"github.com/arenabot/arenabot/runner/docker"
+	"github.com/arenabot/arenabot/runner/host"
 	"github.com/arenabot/arenabot/runner/loadgen"
 	"github.com/arenabot/arenabot/stats"
 	"github.com/arenabot/arenabot/validate"
@@ -187,8 +188,8 @@ func New(eng Engine, cfg Config) *Bencher {
 		cfg.ReadyTimeout = 30 * time.Second
 	}
 	if cfg.Nofile <= 0 {
-		_ = raiseNofile() // as far as it may; a failure shows in the limit itself
-		cfg.Nofile = hardNofile()
+		_ = host.RaiseNofile() // as far as it may; a failure shows in the limit itself
+		cfg.Nofile = host.HardNofile()
 	}
 	if cfg.CgroupRoot == "" {
 		cfg.CgroupRoot = "/sys/fs/cgroup"
@@ -200,7 +201,7 @@ func New(eng Engine, cfg Config) *Bencher {
 		cfg.Log = slog.New(slog.DiscardHandler)
 	}
 	if cfg.ServerCPUs == "" && cfg.LoadgenCPUs == "" && !cfg.Lite {
-		cfg.ServerCPUs, cfg.LoadgenCPUs = SplitCPUs(numCPU())
+		cfg.ServerCPUs, cfg.LoadgenCPUs = host.SplitCPUs(host.NumCPU())
 	}
 	return &Bencher{eng: eng, cfg: cfg, tools: map[string]toolCheck{},
 		sidecarTable: profile.Sidecars, seedItems: arenadata.DBItemCount, sidecarNoted: map[string]bool{}, builds: map[string]error{}}
@@ -670,7 +671,7 @@ func (s *session) close() {
 // open starts the profile's sidecars and a fresh server container from image, waits until it
 // answers and prepares the load tool's run for conns connections.
 func (b *Bencher) open(ctx context.Context, image string, e frameworks.Entry, p profile.Profile, conns int) (*session, error) {
-	if need := int64(conns) + nofileMargin; b.cfg.Nofile < need {
+	if need := int64(conns) + host.NofileMargin; b.cfg.Nofile < need {
 		return nil, fmt.Errorf("%s %dc needs an open-files limit of at least %d for the server and the load tool; this host allows %d: raise the runner's and the Docker daemon's limit (LimitNOFILE= in their systemd units, or ulimit -n) or run fewer connections", p.Name, conns, need, b.cfg.Nofile)
 	}
 	side, err := b.startSidecars(ctx, e, p, p.Sidecars)
@@ -869,7 +870,7 @@ func (b *Bencher) execTool(ctx context.Context, tool loadgen.Tool, args []string
 		}
 		return []byte(out.String()), nil
 	}
-	if err := raiseNofile(); err != nil {
+	if err := host.RaiseNofile(); err != nil {
 		b.cfg.Log.Warn("cannot raise the open-files limit for the load tools", "err", err)
 	}
 	if b.cfg.LoadgenCPUs != "" {
@@ -920,7 +921,7 @@ func us(d time.Duration) float64 { return float64(d) / float64(time.Microsecond)
 // nofile limit, the arena data mounted read-only, labels for cleanup.
 func (b *Bencher) serverContainer(image string, e frameworks.Entry, p profile.Profile) docker.RunOptions {
 	cpus := b.cfg.ServerCPUs
-	if p.ServerCPUs != profile.ServerCPUsStd && !b.cfg.Lite && cpusetFits(p.ServerCPUs, numCPU()) {
+	if p.ServerCPUs != profile.ServerCPUsStd && !b.cfg.Lite && host.CPUSetFits(p.ServerCPUs, host.NumCPU()) {
 		cpus = p.ServerCPUs
 	}
 	if b.cfg.Lite {
@@ -1118,9 +1119,9 @@ func (b *Bencher) threads() int {
 		return b.cfg.Threads
 	}
 	if b.cfg.Lite || b.cfg.LoadgenCPUs == "" {
-		return max(numCPU()/2, 1)
+		return max(host.NumCPU()/2, 1)
 	}
-	return max(cpusetSize(b.cfg.LoadgenCPUs), 1)
+	return max(host.CPUSetSize(b.cfg.LoadgenCPUs), 1)
 }
 
 // scratch returns the directory for scripts and build logs, making a temporary one on first

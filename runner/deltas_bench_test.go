@@ -16,6 +16,7 @@ import (
 	"github.com/arenabot/arenabot/frameworks"
 	"github.com/arenabot/arenabot/profile"
 	"github.com/arenabot/arenabot/result"
+	"github.com/arenabot/arenabot/runner/host"
 	"github.com/arenabot/arenabot/stats"
 )
 
@@ -42,7 +43,7 @@ func BenchmarkDeltas(b *testing.B) {
 	}
 	ctx := context.Background()
 	eng, data := benchEngine(b)
-	unlock, err := LockHost(ctx, func(holder string) { b.Logf("waiting for the host lock (%s)", holder) })
+	unlock, err := host.LockHost(ctx, func(holder string) { b.Logf("waiting for the host lock (%s)", holder) })
 	if err != nil {
 		b.Fatal(err)
 	}

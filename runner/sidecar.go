@@ -20,6 +20,7 @@ import (
 	"github.com/arenabot/arenabot/frameworks"
 	"github.com/arenabot/arenabot/profile"
 	"github.com/arenabot/arenabot/runner/docker"
+	"github.com/arenabot/arenabot/runner/host"
 )
 
 // LabelSidecar is on the containers of the sidecars, with the sidecar's name.
@@ -160,7 +161,7 @@ func (b *Bencher) startSidecar(ctx context.Context, e frameworks.Entry, p profil
 // sidecarCPUs is a sidecar's cpuset: its own on the benchmark host, none in --lite or on a
 // host that lacks its CPUs.
 func (b *Bencher) sidecarCPUs(sc profile.Sidecar) string {
-	if b.cfg.Lite || sc.CPUs == "" || !cpusetFits(sc.CPUs, numCPU()) {
+	if b.cfg.Lite || sc.CPUs == "" || !host.CPUSetFits(sc.CPUs, host.NumCPU()) {
 		return ""
 	}
 	return sc.CPUs

@@ -25,6 +25,7 @@ import (
 	"github.com/arenabot/arenabot/frameworks"
 	"github.com/arenabot/arenabot/profile"
 	"github.com/arenabot/arenabot/runner/docker"
+	"github.com/arenabot/arenabot/runner/host"
 	"github.com/arenabot/arenabot/validate"
 )
 
@@ -80,7 +81,7 @@ func sidecarHost(t *testing.T) (*recording, string) {
 			t.Skipf("no %s on this host; run deploy/base-images.sh", img)
 		}
 	}
-	unlock, err := LockHost(t.Context(), func(holder string) { t.Logf("waiting for the host lock (%s)", holder) })
+	unlock, err := host.LockHost(t.Context(), func(holder string) { t.Logf("waiting for the host lock (%s)", holder) })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -261,8 +262,8 @@ func TestSidecarWaitsForTheSeed(t *testing.T) {
 			o.Labels[LabelEntry] != "sidecars" || o.Labels[LabelProfile] != "async-db" || !slices.Equal(o.Cmd, sc.Args) || !slices.Equal(o.Env, sc.Env) {
 			t.Errorf("sidecar %s started with %+v", name, o)
 		}
-		if wantCPUs := map[bool]string{true: "0,64", false: ""}[name == profile.SidecarRedis && numCPU() > 64]; o.CPUSet != wantCPUs {
-			t.Errorf("sidecar %s on CPUs %q, want %q on this %d-CPU host", name, o.CPUSet, wantCPUs, numCPU())
+		if wantCPUs := map[bool]string{true: "0,64", false: ""}[name == profile.SidecarRedis && host.NumCPU() > 64]; o.CPUSet != wantCPUs {
+			t.Errorf("sidecar %s on CPUs %q, want %q on this %d-CPU host", name, o.CPUSet, wantCPUs, host.NumCPU())
 		}
 	}
 	if starts[0].Tmpfs["/var/lib/postgresql"] != "rw,size=2g" {
@@ -570,7 +571,7 @@ func TestSidecarArenaSeed(t *testing.T) {
 // TestSidecarCPUs: Redis gets its own CPUs 0,64 on a benchmark host that has them, Postgres
 // the host's scheduler; in --lite, or on a host without CPU 64, nothing is pinned.
 func TestSidecarCPUs(t *testing.T) {
-	defer func(n func() int) { numCPU = n }(numCPU)
+	defer func(n func() int) { host.NumCPU = n }(host.NumCPU)
 	pg, rd := profile.Sidecars[profile.SidecarPostgres], profile.Sidecars[profile.SidecarRedis]
 	for _, c := range []struct {
 		cpus      int
@@ -581,7 +582,7 @@ func TestSidecarCPUs(t *testing.T) {
 		{128, true, "", ""},
 		{64, false, "", ""},
 	} {
-		numCPU = func() int { return c.cpus }
+		host.NumCPU = func() int { return c.cpus }
 		b := New(nil, Config{Lite: c.lite, ServerCPUs: "0", LoadgenCPUs: "1"})
 		if got, want := [2]string{b.sidecarCPUs(pg), b.sidecarCPUs(rd)}, [2]string{c.pg, c.redis}; got != want {
 			t.Errorf("%d CPUs, lite %v: postgres, redis on %q, want %q", c.cpus, c.lite, got, want)

@@ -20,6 +20,7 @@ import (
 	"github.com/arenabot/arenabot/profile/selection"
 	"github.com/arenabot/arenabot/queue"
 	"github.com/arenabot/arenabot/result"
+	"github.com/arenabot/arenabot/runner/host"
 	"github.com/arenabot/arenabot/text"
 )
 
@@ -156,7 +157,7 @@ func (w *Worker) Run(ctx context.Context) error {
 // removeLeftovers removes what a worker that stopped mid-job left: containers, job-labelled
 // images and workspaces.
 func (w *Worker) removeLeftovers(ctx context.Context) {
-	unlock, err := LockHost(ctx, func(holder string) {
+	unlock, err := host.LockHost(ctx, func(holder string) {
 		w.log.Info("waiting for another arenabot run on this host to finish", "holder", holder)
 	})
 	if err != nil {
@@ -438,7 +439,7 @@ func (j *jobRun) run(ctx context.Context) (queue.State, string) {
 	// the CPUs: a local bench or validate on this host and the job take turns. RunJob
 	// releases the lock after cleanup.
 	b.Prebuild(ctx, plan)
-	unlock, err := LockHost(ctx, func(holder string) {
+	unlock, err := host.LockHost(ctx, func(holder string) {
 		j.note(fmt.Sprintf("waiting for another arenabot run on this host to finish (%s holds the host lock)", orNone(holder)))
 	})
 	if ctx.Err() != nil {

@@ -26,6 +26,7 @@ import (
 	"github.com/arenabot/arenabot/queue/queuetest"
 	"github.com/arenabot/arenabot/result"
 	"github.com/arenabot/arenabot/runner/docker"
+	"github.com/arenabot/arenabot/runner/host"
 )
 
 // testCacheDir is where the arena data is generated once for every test run (shared with
@@ -709,7 +710,7 @@ func TestWorkerEngineNeverComesBack(t *testing.T) {
 // building meanwhile, says so, and goes on when it is released.
 func TestWorkerTakesTurnsOnTheHost(t *testing.T) {
 	privateHostLock(t)
-	unlock, err := LockHost(t.Context(), nil)
+	unlock, err := host.LockHost(t.Context(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -750,7 +751,7 @@ func TestWorkerTakesTurnsOnTheHost(t *testing.T) {
 	// The job released the lock.
 	ctx, cancel := context.WithTimeout(t.Context(), time.Second)
 	defer cancel()
-	if unlock, err := LockHost(ctx, nil); err != nil {
+	if unlock, err := host.LockHost(ctx, nil); err != nil {
 		t.Errorf("host lock after the job: %v", err)
 	} else {
 		unlock()
@@ -760,9 +761,9 @@ func TestWorkerTakesTurnsOnTheHost(t *testing.T) {
 // privateHostLock gives a test that starts no real server its own host lock, so it does not
 // wait for real runs on this host.
 func privateHostLock(t *testing.T) {
-	old := HostLockPath
-	HostLockPath = filepath.Join(t.TempDir(), "host.lock")
-	t.Cleanup(func() { HostLockPath = old })
+	old := host.LockPath
+	host.LockPath = filepath.Join(t.TempDir(), "host.lock")
+	t.Cleanup(func() { host.LockPath = old })
 }
 
 // TestRingLog keeps the last lines in order.

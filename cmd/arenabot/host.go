@@ -15,6 +15,7 @@ import (
 	"github.com/arenabot/arenabot/arenadata"
 	"github.com/arenabot/arenabot/runner"
 	"github.com/arenabot/arenabot/runner/docker"
+	"github.com/arenabot/arenabot/runner/host"
 )
 
 // hostConfig is what every subcommand that builds and starts entries on this host needs.
@@ -99,8 +100,8 @@ func (h *hostConfig) runnerConfig(ctx context.Context, dataDir string) runner.Co
 // the servers' fixed ports and the CPUs), saying so once. Callers connect and build first:
 // a build needs no lock, so a run that waits has its images ready when its turn comes.
 func claimHost(ctx context.Context, stderr io.Writer) (unlock func(), err error) {
-	return runner.LockHost(ctx, func(holder string) {
-		fmt.Fprintf(stderr, "waiting for another arenabot run on this host to finish (%s holds %s)\n", orNone(holder), runner.HostLockPath)
+	return host.LockHost(ctx, func(holder string) {
+		fmt.Fprintf(stderr, "waiting for another arenabot run on this host to finish (%s holds %s)\n", orNone(holder), host.LockPath)
 	})
 }
 

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/arenabot/arenabot/runner"
+	"github.com/arenabot/arenabot/runner/host"
 )
 
 // TestBenchBuildsWhileItWaits holds the host lock in another process (flock(1) on a private
@@ -21,17 +22,17 @@ func TestBenchBuildsWhileItWaits(t *testing.T) {
 		t.Skip("builds an image")
 	}
 	needDocker(t)
-	old := runner.HostLockPath
-	runner.HostLockPath = filepath.Join(t.TempDir(), "host.lock")
-	t.Cleanup(func() { runner.HostLockPath = old })
-	os.WriteFile(runner.HostLockPath, []byte("pid 1 on elsewhere"), 0o644)
-	holder := exec.Command("flock", "-x", runner.HostLockPath, "sleep", "600")
+	old := host.LockPath
+	host.LockPath = filepath.Join(t.TempDir(), "host.lock")
+	t.Cleanup(func() { host.LockPath = old })
+	os.WriteFile(host.LockPath, []byte("pid 1 on elsewhere"), 0o644)
+	holder := exec.Command("flock", "-x", host.LockPath, "sleep", "600")
 	if err := holder.Start(); err != nil {
 		t.Fatalf("flock(1) (apt-get install util-linux): %v", err)
 	}
 	t.Cleanup(func() { holder.Process.Kill(); holder.Wait() })
 	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(50 * time.Millisecond) {
-		if exec.Command("flock", "-n", runner.HostLockPath, "true").Run() != nil {
+		if exec.Command("flock", "-n", host.LockPath, "true").Run() != nil {
 			break // the holder has it
 		}
 		if time.Now().After(deadline) {

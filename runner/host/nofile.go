@@ -1,4 +1,4 @@
-package runner
+package host
 
 import (
 	"os"
@@ -8,10 +8,10 @@ import (
 	"syscall"
 )
 
-// hardNofile is this process's hard limit on open files, the arena's choice for containers:
+// HardNofile is this process's hard limit on open files, the arena's choice for containers:
 // the daemon cannot grant more than the host allows, and Docker refuses "unlimited", so an
 // unlimited (or larger than 1048576) or unreadable limit becomes 1048576.
-func hardNofile() int64 {
+func HardNofile() int64 {
 	var r syscall.Rlimit
 	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &r); err != nil || r.Max > 1<<20 {
 		return 1 << 20
@@ -19,26 +19,26 @@ func hardNofile() int64 {
 	return int64(r.Max)
 }
 
-// nofileMargin is what a server or a load tool needs open beyond one file per connection.
-const nofileMargin = 1024
+// NofileMargin is what a server or a load tool needs open beyond one file per connection.
+const NofileMargin = 1024
 
-// nofileWant is the open-files limit the runner asks for: room for async's 32,000
+// NofileWant is the open-files limit the runner asks for: room for async's 32,000
 // connections on both sides with margin (Docker's own cap, 1048576).
-const nofileWant = 1 << 20
+const NofileWant = 1 << 20
 
-// raiseNofile raises this process's open-files limit, once: the hard limit to nofileWant
+// RaiseNofile raises this process's open-files limit, once: the hard limit to NofileWant
 // where it may (as root, within fs.nr_open), and the soft limit to the hard one, so that the
-// load tools it starts natively and the containers it asks for (hardNofile) may open as many
+// load tools it starts natively and the containers it asks for (HardNofile) may open as many
 // connections as a profile asks for (async: 32,000). Go raises its own soft limit at start
 // but gives child processes the original one back unless the program sets the limit itself,
 // which this does.
-var raiseNofile = sync.OnceValue(func() error {
+var RaiseNofile = sync.OnceValue(func() error {
 	var r syscall.Rlimit
 	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &r); err != nil {
 		return err
 	}
-	if r.Max < nofileWant {
-		want := uint64(nofileWant)
+	if r.Max < NofileWant {
+		want := uint64(NofileWant)
 		if b, err := os.ReadFile("/proc/sys/fs/nr_open"); err == nil {
 			if n, err := strconv.ParseUint(strings.TrimSpace(string(b)), 10, 64); err == nil {
 				want = min(want, n)

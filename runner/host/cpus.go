@@ -1,4 +1,4 @@
-package runner
+package host
 
 import (
 	"fmt"
@@ -7,7 +7,8 @@ import (
 	"strings"
 )
 
-var numCPU = runtime.NumCPU
+// NumCPU is the number of CPUs this host has; tests replace it.
+var NumCPU = runtime.NumCPU
 
 // SplitCPUs divides n CPUs between servers (the lower half) and load tools (the upper half),
 // the arena's layout. One CPU is shared by both.
@@ -66,9 +67,11 @@ func CheckCPUSet(s string, n int) error {
 	return nil
 }
 
-func cpusetFits(s string, n int) bool { return CheckCPUSet(s, n) == nil }
+// CPUSetFits reports whether a cpuset names only CPUs of an n-CPU host.
+func CPUSetFits(s string, n int) bool { return CheckCPUSet(s, n) == nil }
 
-func cpusetSize(s string) int {
+// CPUSetSize is the number of CPUs a cpuset names (0 for a bad one).
+func CPUSetSize(s string) int {
 	cpus, _ := ParseCPUSet(s)
 	return len(cpus)
 }

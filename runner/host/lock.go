@@ -1,4 +1,4 @@
-package runner
+package host
 
 import (
 	"context"
@@ -10,18 +10,18 @@ import (
 	"time"
 )
 
-// HostLockPath is the file every arenabot process that starts servers on this host locks
+// LockPath is the file every arenabot process that starts servers on this host locks
 // first: servers listen on fixed host ports (8080…) and measurements own the host's CPUs, so
 // a bench, a validate and the runner service must take turns.
-var HostLockPath = filepath.Join(os.TempDir(), "arenabot-host.lock")
+var LockPath = filepath.Join(os.TempDir(), "arenabot-host.lock")
 
 // LockHost takes the host lock, waiting while another process holds it; waiting is called
 // once when it has to wait (nil: nothing). It returns the function that releases the lock.
 // Cancelling ctx ends the wait with ctx's error.
 func LockHost(ctx context.Context, waiting func(holder string)) (unlock func(), err error) {
-	f, err := os.OpenFile(HostLockPath, os.O_RDWR|os.O_CREATE, 0o666)
+	f, err := os.OpenFile(LockPath, os.O_RDWR|os.O_CREATE, 0o666)
 	if err != nil {
-		return nil, fmt.Errorf("host lock %s: %w", HostLockPath, err)
+		return nil, fmt.Errorf("host lock %s: %w", LockPath, err)
 	}
 	told, asked := false, time.Now()
 	for {
@@ -31,10 +31,10 @@ func LockHost(ctx context.Context, waiting func(holder string)) (unlock func(), 
 		}
 		if !errors.Is(err, syscall.EWOULDBLOCK) {
 			f.Close()
-			return nil, fmt.Errorf("host lock %s: %w", HostLockPath, err)
+			return nil, fmt.Errorf("host lock %s: %w", LockPath, err)
 		}
 		if !told && waiting != nil {
-			holder, _ := os.ReadFile(HostLockPath)
+			holder, _ := os.ReadFile(LockPath)
 			waiting(string(holder))
 			told = true
 		}

@@ -1,4 +1,4 @@
-package runner
+package host
 
 import (
 	"context"
@@ -22,12 +22,12 @@ func TestLockHostExcludesOtherProcesses(t *testing.T) {
 		}
 		t.Skip("flock(1) not installed")
 	}
-	old := HostLockPath
-	HostLockPath = filepath.Join(t.TempDir(), "host.lock")
-	t.Cleanup(func() { HostLockPath = old })
-	os.WriteFile(HostLockPath, []byte("pid 1 on elsewhere"), 0o644)
+	old := LockPath
+	LockPath = filepath.Join(t.TempDir(), "host.lock")
+	t.Cleanup(func() { LockPath = old })
+	os.WriteFile(LockPath, []byte("pid 1 on elsewhere"), 0o644)
 
-	child := exec.Command(flock, "-x", HostLockPath, "sleep", "1.5")
+	child := exec.Command(flock, "-x", LockPath, "sleep", "1.5")
 	if err := child.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -54,7 +54,7 @@ func TestLockHostExcludesOtherProcesses(t *testing.T) {
 	if waited := time.Since(start); waited < 500*time.Millisecond {
 		t.Errorf("got the lock after %s, before the child released it", waited)
 	}
-	b, _ := os.ReadFile(HostLockPath)
+	b, _ := os.ReadFile(LockPath)
 	if !strings.Contains(string(b), "pid ") {
 		t.Errorf("lock file holds %q, want this process named", b)
 	}
@@ -64,7 +64,7 @@ func TestLockHostExcludesOtherProcesses(t *testing.T) {
 		t.Errorf("%s holds %q; want one line with the wait of at least 0.5s", HoldLogEnv, line)
 	}
 	// Released: another process gets it at once.
-	if out, err := exec.Command(flock, "-n", "-x", HostLockPath, "true").CombinedOutput(); err != nil {
+	if out, err := exec.Command(flock, "-n", "-x", LockPath, "true").CombinedOutput(); err != nil {
 		t.Errorf("after unlock, flock -n failed: %v %s", err, out)
 	}
 }
