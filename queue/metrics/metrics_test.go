@@ -2,7 +2,6 @@ package metrics
 
 import (
 	"fmt"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -39,9 +38,12 @@ func TestCollector(t *testing.T) {
 	now = now.Add(42 * time.Second)
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(NewCollector(q, clock))
-	srv := httptest.NewServer(promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
-	defer srv.Close()
-	body := get(t, srv.URL)
+	rec := httptest.NewRecorder()
+	promhttp.HandlerFor(reg, promhttp.HandlerOpts{}).ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/metrics", nil))
+	if rec.Code != http.StatusOK {
+		t.Fatalf("GET /metrics = %d %s", rec.Code, rec.Body)
+	}
+	body := rec.Body.String()
 	for _, want := range []string{
 		"arena_pending_requests 2\n",
 		`arena_runner_last_seen_seconds{pool="default"} 42` + "\n",
@@ -53,18 +55,4 @@ func TestCollector(t *testing.T) {
 			t.Errorf("/metrics lacks %q:\n%s", want, body)
 		}
 	}
-}
-
-func get(t *testing.T, url string) string {
-	t.Helper()
-	resp, err := http.Get(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	if resp.StatusCode != http.StatusOK {
-		t.Fatalf("GET %s = %d %s", url, resp.StatusCode, b)
-	}
-	return string(b)
 }
