@@ -19,6 +19,8 @@ import (
 
 	"github.com/HdrHistogram/hdrhistogram-go"
 	"golang.org/x/sys/unix"
+
+	"github.com/arenabot/arenabot/result"
 )
 
 // Version is the generators' version, the one the runner is pinned to. Change it with every
@@ -53,15 +55,9 @@ func FullVersion() string {
 	return fmt.Sprintf("%s (vcs %.12s%s)", Version, rev, modified)
 }
 
-// Latency is a latency summary in microseconds.
-type Latency struct {
-	Mean float64 `json:"mean"`
-	P50  float64 `json:"p50"`
-	P90  float64 `json:"p90"`
-	P99  float64 `json:"p99"`
-	P999 float64 `json:"p99_9"`
-	Max  float64 `json:"max"`
-}
+// Latency is a latency summary in microseconds: the result files' own type, so a
+// generator's summary goes into a result as it is.
+type Latency = result.Latency
 
 // Errors counts what went wrong in a run.
 type Errors struct {
