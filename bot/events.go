@@ -50,12 +50,15 @@ func LaneName(consumer string, i int) string {
 // and the final replies (see RunEvents).
 type Reporter struct {
 	*core
+	fin finisher // the final replies and the results commit
 	// evMu serialises the passes over the event stream (HandleEvents) and guards ev.
 	evMu sync.Mutex
 	ev   eventState
 }
 
-func newReporter(c *core) *Reporter { return &Reporter{core: c, ev: newEventState()} }
+func newReporter(c *core) *Reporter {
+	return &Reporter{core: c, fin: finisher{core: c}, ev: newEventState()}
+}
 
 // NewReporter returns the reporter alone, for a process that only reports.
 func NewReporter(cfg Config, gh GitHub, q queue.Queue, log *slog.Logger) *Reporter {
@@ -296,7 +299,7 @@ func (rp *Reporter) handleDelivery(ctx context.Context, lane string, d queue.Del
 	if cur, err := rp.q.Get(fctx, j.ID); err == nil && cur.State.Terminal() {
 		j = cur
 	}
-	saved, err := rp.finalReply(fctx, d.Kind, j, p)
+	saved, err := rp.fin.finalReply(fctx, d.Kind, j, p)
 	p.attempt++
 	switch {
 	case err == nil:

@@ -114,7 +114,7 @@ func diffName(prefix, path string) string {
 // files: a replacement of the whole file where it exists at ref, else a new file. A file
 // that could not be read (other than not found) is given as a new file, and the failure
 // logged: the patch then fails to apply loudly rather than silently losing the file.
-func (rp *Reporter) resultPatches(ctx context.Context, inst int64, repo, ref string, files map[string][]byte) []string {
+func (rp *finisher) resultPatches(ctx context.Context, inst int64, repo, ref string, files map[string][]byte) []string {
 	var out []string
 	for _, p := range slices.Sorted(maps.Keys(files)) {
 		old, err := rp.gh.File(ctx, inst, repo, ref, p)

@@ -155,7 +155,7 @@ func TestResultPatchesReadTheHead(t *testing.T) {
 		"frameworks/nethttp/results/json-512.json":      []byte("same\n"),
 		"frameworks/nethttp/results/baseline-4096.json": []byte("{\"rps\": 3}\n"),
 	}
-	patches := b.Reporter.resultPatches(context.Background(), 0, repo, sha1, files)
+	patches := b.Reporter.fin.resultPatches(context.Background(), 0, repo, sha1, files)
 	if len(patches) != 2 || !strings.Contains(patches[0], "baseline-4096.json") || !strings.Contains(patches[0], "new file mode") ||
 		!strings.Contains(patches[1], "-{\"rps\": 1}") {
 		t.Fatalf("patches = %q", patches)

@@ -890,9 +890,9 @@ func (e *rEnv) wantFinal(j queue.Job, comments []githubtest.Comment) []string {
 	var res report.Results
 	results := ranToResults(kind, j)
 	if results {
-		res = rp.results(kind, j)
+		res = rp.fin.results(kind, j)
 	}
-	s := rp.finalStatus(e.t.Context(), kind, j, res)
+	s := rp.fin.finalStatus(e.t.Context(), kind, j, res)
 	if results {
 		for _, c := range comments {
 			if strings.Contains(c.Body, report.ResultsMarker(j.ID, 1)) {

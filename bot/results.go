@@ -20,6 +20,13 @@ import (
 	"github.com/arenabot/arenabot/text"
 )
 
+// A finisher ends what the event loop reports: the one final reply of a job (its results
+// tables, or why it ended without), the results commit of a --save job, and the status
+// comment's final phase. The Reporter hands it each final event.
+type finisher struct {
+	*core
+}
+
 // A ReplyTiming says how long the final reply of one job took, measured on the wall clock
 // from the first read of its final event (the final reply). RunEvents logs it and hands
 // it to Config.OnReply.
@@ -46,7 +53,7 @@ type ReplyTiming struct {
 // edits are repeated harmlessly; so a redelivered event or a retry after a failure posts
 // nothing twice. It returns the reply as built when its --save step reached a final
 // answer, for the next attempt to reuse.
-func (rp *Reporter) finalReply(ctx context.Context, kind string, j queue.Job, p *parked) (*report.Results, error) {
+func (rp *finisher) finalReply(ctx context.Context, kind string, j queue.Job, p *parked) (*report.Results, error) {
 	tm := ReplyTiming{Job: j.ID, Event: kind, State: j.State, Attempt: p.attempt + 1}
 	if err := rp.findStatus(ctx, &j); err != nil {
 		return nil, err
@@ -83,7 +90,7 @@ func (rp *Reporter) finalReply(ctx context.Context, kind string, j queue.Job, p 
 		if firstID != 0 {
 			s.ResultsURL = rp.commentURL(j.Repo, j.PR, firstID)
 		}
-		if err := rp.write(ctx, j, report.RenderStatus(s)); err != nil {
+		if err := rp.writeStatus(ctx, j, report.RenderStatus(s)); err != nil {
 			return settled, err
 		}
 	}
@@ -100,7 +107,7 @@ func (rp *Reporter) finalReply(ctx context.Context, kind string, j queue.Job, p 
 // renderResults is report.RenderResults, with a short fallback reply when it fails, so
 // that a rendering bug can neither keep a job without its reply nor stop the event loop
 // on an event that would fail again after every restart.
-func (rp *Reporter) renderResults(res report.Results) (parts []string) {
+func (rp *finisher) renderResults(res report.Results) (parts []string) {
 	defer func() {
 		if r := recover(); r != nil || len(parts) == 0 {
 			rp.log.Error("render results", "job", res.RequestID, "panic", r, "stack", string(debug.Stack()))
@@ -121,7 +128,7 @@ func (rp *Reporter) renderResults(res report.Results) (parts []string) {
 }
 
 // results builds the reply of a job from the job and the runner's report it carries.
-func (rp *Reporter) results(kind string, j queue.Job) report.Results {
+func (rp *finisher) results(kind string, j queue.Job) report.Results {
 	res := report.Results{
 		RequestID: j.ID, Command: j.Command, Requester: j.Requester, State: string(j.State),
 		Reason: j.Reason, SHA: j.SHA, Compare: j.Compare,
@@ -168,7 +175,7 @@ func measured(r result.Report) bool {
 // refused or impossible, a note saying why and the files as a patch. It fills res's
 // CommitSHA, CommitURL, SaveNote and Patch, and reports whether its answer is final (a
 // failure other than a refusal may succeed on a later attempt).
-func (rp *Reporter) saveResults(ctx context.Context, j queue.Job, res *report.Results) bool {
+func (rp *finisher) saveResults(ctx context.Context, j queue.Job, res *report.Results) bool {
 	nothing := func(why string) bool {
 		res.SaveNote = "`--save`: nothing was committed: " + why + "."
 		return true
@@ -299,7 +306,7 @@ func commitMessage(j queue.Job, r result.Report, files map[string][]byte, status
 // postResults posts the parts of a reply, each found again by its marker first so that
 // nothing is posted twice, and returns the first part's comment id. A part found with
 // other content (a retry whose reply changed) is edited to the new content.
-func (rp *Reporter) postResults(ctx context.Context, j queue.Job, parts []string) (int64, error) {
+func (rp *finisher) postResults(ctx context.Context, j queue.Job, parts []string) (int64, error) {
 	var first int64
 	for i, body := range parts {
 		marker := report.ResultsMarker(j.ID, i+1)
@@ -337,7 +344,7 @@ func (rp *Reporter) postResults(ctx context.Context, j queue.Job, parts []string
 // findStatus fills in the status comment of a job that ended before the reporter learnt
 // its id (the answer to the post was lost, then the job ended): the comment is found by its
 // marker and recorded, so the final edit reaches it.
-func (rp *Reporter) findStatus(ctx context.Context, j *queue.Job) error {
+func (rp *finisher) findStatus(ctx context.Context, j *queue.Job) error {
 	if j.StatusCommentID != 0 {
 		return nil
 	}
@@ -375,7 +382,7 @@ func ranToResults(kind string, j queue.Job) bool {
 // endingReply posts the reply of a request that ended without results (declined,
 // expired, cancelled, superseded, failed or lost before any row) and shows the end on its
 // status comment.
-func (rp *Reporter) endingReply(ctx context.Context, kind string, j queue.Job, p *parked, tm ReplyTiming) error {
+func (rp *finisher) endingReply(ctx context.Context, kind string, j queue.Job, p *parked, tm ReplyTiming) error {
 	e := report.Ending{
 		RequestID: j.ID, Requester: j.Requester, Command: j.Command, Reason: j.Reason,
 	}
@@ -416,7 +423,7 @@ func (rp *Reporter) endingReply(ctx context.Context, kind string, j queue.Job, p
 	}
 	tm.Reply, tm.Parts = time.Since(p.received), 1
 	if j.StatusCommentID != 0 {
-		if err := rp.write(ctx, j, report.RenderStatus(rp.finalStatus(ctx, kind, j, report.Results{}))); err != nil {
+		if err := rp.writeStatus(ctx, j, report.RenderStatus(rp.finalStatus(ctx, kind, j, report.Results{}))); err != nil {
 			return err
 		}
 	}
@@ -430,7 +437,7 @@ func (rp *Reporter) endingReply(ctx context.Context, kind string, j queue.Job, p
 }
 
 // finalStatus is what the status comment of a job shows once its reply is posted.
-func (rp *Reporter) finalStatus(ctx context.Context, kind string, j queue.Job, res report.Results) report.Status {
+func (rp *finisher) finalStatus(ctx context.Context, kind string, j queue.Job, res report.Results) report.Status {
 	s := baseStatus(j)
 	switch {
 	case j.State == queue.Superseded:
@@ -453,7 +460,7 @@ func (rp *Reporter) finalStatus(ctx context.Context, kind string, j queue.Job, r
 // command comment while it has none; and says how it took it (the same requester's newer
 // request replaced j while it awaited approval, or a newer approved request took j's
 // waiting place).
-func (rp *Reporter) supersededBy(ctx context.Context, j queue.Job) (string, report.SupersededHow) {
+func (rp *finisher) supersededBy(ctx context.Context, j queue.Job) (string, report.SupersededHow) {
 	how := report.SupersededDisplaced
 	if j.Approved.IsZero() {
 		how = report.SupersededReplaced

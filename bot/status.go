@@ -164,12 +164,12 @@ func (rp *Reporter) show(ctx context.Context, id string) error {
 		return nil
 	}
 	body := report.RenderStatus(rp.openStatus(ctx, j))
-	return rp.write(ctx, j, body)
+	return rp.writeStatus(ctx, j, body)
 }
 
 // write puts body in j's status comment unless it shows it already, creating the comment
 // when j has none, and records the digest.
-func (rp *Reporter) write(ctx context.Context, j queue.Job, body string) error {
+func (rp *core) writeStatus(ctx context.Context, j queue.Job, body string) error {
 	d := digest(body)
 	if j.StatusCommentID != 0 && d == j.Shown {
 		return nil
