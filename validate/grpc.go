@@ -13,10 +13,7 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
-	"google.golang.org/protobuf/proto"
-	"google.golang.org/protobuf/reflect/protodesc"
 	"google.golang.org/protobuf/reflect/protoreflect"
-	"google.golang.org/protobuf/types/descriptorpb"
 	"google.golang.org/protobuf/types/dynamicpb"
 
 	"github.com/arenabot/arenabot/profile"
@@ -39,45 +36,10 @@ const StreamCount = 5000
 // connection: h2load's -m 100.
 const grpcConcurrent = 100
 
-// sumMessages are the descriptors of SumRequest, StreamRequest and SumReply (all fields
-// int32; a, b and count are fields 1, 2 and 3, result is field 1).
-var sumMessages = sync.OnceValues(func() (map[string]protoreflect.MessageDescriptor, error) {
-	field := func(name string, n int32) *descriptorpb.FieldDescriptorProto {
-		return &descriptorpb.FieldDescriptorProto{
-			Name: proto.String(name), JsonName: proto.String(name), Number: proto.Int32(n),
-			Label: descriptorpb.FieldDescriptorProto_LABEL_OPTIONAL.Enum(),
-			Type:  descriptorpb.FieldDescriptorProto_TYPE_INT32.Enum(),
-		}
-	}
-	msg := func(name string, fields ...string) *descriptorpb.DescriptorProto {
-		d := &descriptorpb.DescriptorProto{Name: proto.String(name)}
-		for i, f := range fields {
-			d.Field = append(d.Field, field(f, int32(i+1)))
-		}
-		return d
-	}
-	fd, err := protodesc.NewFile(&descriptorpb.FileDescriptorProto{
-		Name: proto.String("arenabot/validate/benchmark.proto"), Package: proto.String("benchmark"),
-		Syntax: proto.String("proto3"),
-		MessageType: []*descriptorpb.DescriptorProto{
-			msg("SumRequest", "a", "b"), msg("StreamRequest", "a", "b", "count"), msg("SumReply", "result"),
-		},
-	}, nil)
-	if err != nil {
-		return nil, fmt.Errorf("benchmark.proto descriptor: %w", err)
-	}
-	out := map[string]protoreflect.MessageDescriptor{}
-	for i := range fd.Messages().Len() {
-		m := fd.Messages().Get(i)
-		out[string(m.Name())] = m
-	}
-	return out, nil
-})
-
 // newMessage returns an empty message of the named type, with values for its fields in
 // order.
 func newMessage(name string, values ...int32) (*dynamicpb.Message, error) {
-	ds, err := sumMessages()
+	ds, err := protocol.BenchmarkMessages()
 	if err != nil {
 		return nil, err
 	}

@@ -17,11 +17,10 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/status"
-	"google.golang.org/protobuf/proto"
-	"google.golang.org/protobuf/reflect/protodesc"
 	"google.golang.org/protobuf/reflect/protoreflect"
-	"google.golang.org/protobuf/types/descriptorpb"
 	"google.golang.org/protobuf/types/dynamicpb"
+
+	"github.com/arenabot/arenabot/validate/protocol"
 )
 
 // grpcBehaviours break the checks of the gRPC profiles, each for the profiles listed.
@@ -126,32 +125,11 @@ func (ms messages) reply(v int32) *dynamicpb.Message {
 
 // benchmarkService describes BenchmarkService's GetSum and StreamSum, served by s.
 func benchmarkService(s *GRPCServer) (*grpc.ServiceDesc, error) {
-	field := func(name string, n int32) *descriptorpb.FieldDescriptorProto {
-		return &descriptorpb.FieldDescriptorProto{
-			Name: proto.String(name), Number: proto.Int32(n),
-			Label: descriptorpb.FieldDescriptorProto_LABEL_OPTIONAL.Enum(),
-			Type:  descriptorpb.FieldDescriptorProto_TYPE_INT32.Enum(),
-		}
-	}
-	msg := func(name string, fields ...string) *descriptorpb.DescriptorProto {
-		d := &descriptorpb.DescriptorProto{Name: proto.String(name)}
-		for i, f := range fields {
-			d.Field = append(d.Field, field(f, int32(i+1)))
-		}
-		return d
-	}
-	fd, err := protodesc.NewFile(&descriptorpb.FileDescriptorProto{
-		Name: proto.String("arenabot/validatetest/benchmark.proto"), Package: proto.String("benchmark"),
-		Syntax:      proto.String("proto3"),
-		MessageType: []*descriptorpb.DescriptorProto{msg("SumRequest", "a", "b"), msg("StreamRequest", "a", "b", "count"), msg("SumReply", "result")},
-	}, nil)
+	ds, err := protocol.BenchmarkMessages()
 	if err != nil {
-		return nil, fmt.Errorf("validatetest: benchmark.proto descriptor: %w", err)
+		return nil, fmt.Errorf("validatetest: %w", err)
 	}
-	ms := messages{}
-	for i := range fd.Messages().Len() {
-		ms[string(fd.Messages().Get(i).Name())] = fd.Messages().Get(i)
-	}
+	ms := messages(ds)
 	return &grpc.ServiceDesc{
 		ServiceName: "benchmark.BenchmarkService",
 		HandlerType: (*any)(nil),
