@@ -65,7 +65,9 @@ func buildEntries(ctx context.Context, c buildConfig, stdout, stderr io.Writer) 
 	cfg.Log = c.logger(stderr)
 	b := runner.New(eng, cfg)
 	var failed []string
+	total := len(entries) // images asked for
 	if c.Loadgen {
+		total++
 		start := time.Now()
 		if err := b.BuildLoadgen(ctx); err != nil {
 			failed = append(failed, "the load-generator image")
@@ -90,14 +92,7 @@ func buildEntries(ctx context.Context, c buildConfig, stdout, stderr io.Writer) 
 		fmt.Fprintf(stdout, "built %s (%s) in %s\n", tag, e.Name, time.Since(start).Round(100*time.Millisecond))
 	}
 	if len(failed) > 0 {
-		return fmt.Errorf("%d of %d images did not build (%v); %w", len(failed), len(entries)+btoi(c.Loadgen), failed, errReported)
+		return fmt.Errorf("%d of %d images did not build (%v); %w", len(failed), total, failed, errReported)
 	}
 	return nil
-}
-
-func btoi(b bool) int {
-	if b {
-		return 1
-	}
-	return 0
 }
