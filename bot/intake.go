@@ -13,6 +13,7 @@ import (
 	"github.com/arenabot/arenabot/bot/ghapi"
 	"github.com/arenabot/arenabot/bot/hook"
 	"github.com/arenabot/arenabot/bot/plan"
+	"github.com/arenabot/arenabot/profile"
 	"github.com/arenabot/arenabot/queue"
 )
 
@@ -56,16 +57,31 @@ func (in *Intake) HandleComment(ctx context.Context, c hook.Comment) error {
 		}
 		return in.replyOnce(ctx, c, problemText(cmd.Line, problem, fix))
 	}
-	switch cmd.Kind {
-	case command.KindHelp:
-		return in.replyOnce(ctx, c, command.Help()+"\n"+plan.HelpTests())
-	case command.KindApprove:
-		return in.approveCommand(ctx, c)
-	case command.KindCancel:
-		return in.cancelCommand(ctx, c)
-	default:
-		return in.request(ctx, c, cmd)
+	handle, ok := handlers[cmd.Kind]
+	if !ok { // a command of the grammar the bot has no handler for: TestEveryCommandHandled
+		return fmt.Errorf("no handler for %s", cmd.Kind.Word())
 	}
+	return handle(in, ctx, c, cmd)
+}
+
+// A handler answers one command of a comment.
+type handler func(in *Intake, ctx context.Context, c hook.Comment, cmd command.Command) error
+
+// handlers is what the bot does for each command of command.Specs (its word, flags, help
+// and who may use it): the grammar is data there, the behaviour here, and
+// TestEveryCommandHandled keeps the two tables the same set.
+var handlers = map[command.Kind]handler{
+	command.KindBenchmark: (*Intake).request,
+	command.KindMultiple:  (*Intake).request,
+	command.KindTest:      (*Intake).request,
+	command.KindCancel:    (*Intake).cancelCommand,
+	command.KindApprove:   (*Intake).approveCommand,
+	command.KindHelp:      (*Intake).helpCommand,
+}
+
+// helpCommand replies with the grammar and the tests a request may name.
+func (in *Intake) helpCommand(ctx context.Context, c hook.Comment, _ command.Command) error {
+	return in.replyOnce(ctx, c, command.Help()+"\n"+plan.HelpTests())
 }
 
 // replyMarker keys a reply to the comment it answers, so a retried event never
@@ -128,12 +144,10 @@ func (in *Intake) request(ctx context.Context, c hook.Comment, cmd command.Comma
 	}
 	now := in.cfg.Now()
 	frameworks := make([]string, 0, len(p.Targets))
-	var rows []queue.Row // what the ack promises: the runner measures exactly these
+	var rows []profile.Row // what the ack promises: the runner measures exactly these
 	for _, t := range p.Targets {
 		frameworks = append(frameworks, t.Entry)
-		for _, r := range t.Rows {
-			rows = append(rows, queue.Row{Entry: t.Entry, Test: r.Test, Conns: r.Conns})
-		}
+		rows = append(rows, t.Rows...)
 	}
 	j := queue.Job{
 		ID: requestID(c.CommentID), Repo: c.Repo, PR: c.Number, Requester: c.Author,
@@ -184,7 +198,7 @@ func (in *Intake) openJobs(ctx context.Context, repo string, pr int, states ...q
 
 // approveCommand handles /benchmark-approve: a user with write access approves every
 // request of the PR that awaits approval.
-func (in *Intake) approveCommand(ctx context.Context, c hook.Comment) error {
+func (in *Intake) approveCommand(ctx context.Context, c hook.Comment, _ command.Command) error {
 	perm, err := in.permission(ctx, c.Installation, c.Repo, c.Author)
 	if err != nil {
 		return in.replyOnce(ctx, c, problemText("/benchmark-approve",
@@ -230,7 +244,7 @@ func (in *Intake) approveCommand(ctx context.Context, c hook.Comment) error {
 // cancelCommand handles /benchmark-cancel: the requester cancels their own requests of the
 // PR, a user with write access every request of the PR, whether it awaits approval, waits
 // in line or runs. The reporter tells each one's end.
-func (in *Intake) cancelCommand(ctx context.Context, c hook.Comment) error {
+func (in *Intake) cancelCommand(ctx context.Context, c hook.Comment, _ command.Command) error {
 	js, err := in.openJobs(ctx, c.Repo, c.Number, queue.AwaitingApproval, queue.Queued, queue.Running)
 	if err != nil {
 		return err
