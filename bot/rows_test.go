@@ -7,7 +7,6 @@ import (
 	"testing"
 
 	"github.com/arenabot/arenabot/bot/ghapi"
-	"github.com/arenabot/arenabot/bot/report"
 	"github.com/arenabot/arenabot/frameworks"
 	"github.com/arenabot/arenabot/profile"
 	"github.com/arenabot/arenabot/profile/selection"
@@ -35,10 +34,7 @@ func TestAckRowsAreTheJobs(t *testing.T) {
 			if len(js) != 1 {
 				t.Fatalf("jobs = %+v", js)
 			}
-			var want []queue.Row
-			for _, r := range selection.Select(selection.Request{Entries: []frameworks.Entry{nethttp}, Tests: []string{"baseline", "json"}, Lite: lite}).Rows {
-				want = append(want, queue.Row{Entry: r.Entry, Test: r.Test, Conns: r.Conns})
-			}
+			want := selection.Select(selection.Request{Entries: []frameworks.Entry{nethttp}, Tests: []string{"baseline", "json"}, Lite: lite}).Rows
 			if !slices.Equal(js[0].Rows, want) {
 				t.Errorf("job rows %v, want the selection's %v", js[0].Rows, want)
 			}
@@ -57,7 +53,7 @@ func TestAckRowsAreTheJobs(t *testing.T) {
 }
 
 // conns renders the connection counts of test's rows as the status comment's plan does.
-func conns(rows []queue.Row, test string) string {
+func conns(rows []profile.Row, test string) string {
 	var s []string
 	for _, r := range rows {
 		if r.Test == test {
@@ -73,11 +69,11 @@ func conns(rows []queue.Row, test string) string {
 func TestStatusShowsTheJobsRows(t *testing.T) {
 	j := queue.Job{ID: "r1", State: queue.Queued, Command: "/benchmark -f gin", Frameworks: []string{"gin"},
 		Payload: []byte(`{"plan":{"Targets":[{"Entry":"gin","Tests":["baseline"],"Rows":[{"Test":"baseline","Conns":512},{"Test":"baseline","Conns":4096}]}]}}`)}
-	if got := baseStatus(j).Rows; !slices.Equal(got, []report.StatusRow{{Entry: "gin", Test: "baseline", Conns: 512}, {Entry: "gin", Test: "baseline", Conns: 4096}}) {
+	if got := baseStatus(j).Rows; !slices.Equal(got, []profile.Row{{Entry: "gin", Test: "baseline", Conns: 512}, {Entry: "gin", Test: "baseline", Conns: 4096}}) {
 		t.Errorf("rows of a job without rows = %v, want the payload's plan", got)
 	}
-	j.Rows = []queue.Row{{Entry: "gin", Test: "baseline", Conns: 512}}
-	if got := baseStatus(j).Rows; !slices.Equal(got, []report.StatusRow{{Entry: "gin", Test: "baseline", Conns: 512}}) {
+	j.Rows = []profile.Row{{Entry: "gin", Test: "baseline", Conns: 512}}
+	if got := baseStatus(j).Rows; !slices.Equal(got, []profile.Row{{Entry: "gin", Test: "baseline", Conns: 512}}) {
 		t.Errorf("rows = %v, want the job's", got)
 	}
 	j.Payload = nil // an operator's job

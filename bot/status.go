@@ -64,15 +64,13 @@ func baseStatus(j queue.Job) report.Status {
 				}
 			}
 			for _, r := range t.Rows {
-				s.Rows = append(s.Rows, report.StatusRow{Entry: t.Entry, Test: r.Test, Conns: r.Conns})
+				r.Entry = t.Entry // a plan recorded before its rows named their entry
+				s.Rows = append(s.Rows, r)
 			}
 		}
 	}
 	if len(j.Rows) > 0 { // the rows the job carries, which the runner measures
-		s.Rows = s.Rows[:0]
-		for _, r := range j.Rows {
-			s.Rows = append(s.Rows, report.StatusRow{Entry: r.Entry, Test: r.Test, Conns: r.Conns})
-		}
+		s.Rows = append(s.Rows[:0], j.Rows...)
 	}
 	switch j.State {
 	case queue.AwaitingApproval:

@@ -7,10 +7,11 @@ import (
 )
 
 // TestDeps keeps the import arrow one way: bot and runner import queue;
-// queue imports nothing from this module, and only go-redis and bbolt (with
-// what they need) from outside.
+// queue imports of this module only profile (the row key its jobs carry), and
+// only go-redis and bbolt (with what they need) from outside.
 func TestDeps(t *testing.T) {
 	deptest.Check(t, deptest.Rules{
+		Module: []string{"profile"},
 		ThirdParty: []string{
 			"github.com/redis/go-redis/v9",
 			"github.com/cespare/xxhash/v2", // go-redis

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"errors"
 	"time"
+
+	"github.com/arenabot/arenabot/profile"
 )
 
 // A State is where a job is in its life. The values are the design's words;
@@ -123,12 +125,8 @@ type Job struct {
 	Result json.RawMessage `json:"result,omitempty"`
 }
 
-// A Row is one measurement of a job: a framework, a test, a connection count.
-type Row struct {
-	Entry string `json:"entry"` // "gin"
-	Test  string `json:"test"`  // "baseline"
-	Conns int    `json:"conns"` // 512
-}
+// Row is one measurement of a job: the key every stage shares.
+type Row = profile.Row
 
 // A Lease is a runner's hold on the one running job of a pool. Token proves
 // ownership to Heartbeat and Finish; Fence increases with every claim across

@@ -62,18 +62,12 @@ type Source interface {
 	File(ctx context.Context, path string) ([]byte, error)
 }
 
-// A Row is one measurement of a target: one test at one connection count.
-type Row struct {
-	Test  string
-	Conns int
-}
-
 // A Target is one framework of a plan and what it runs.
 type Target struct {
-	Entry   string   // directory name, as in -f
-	Display string   // meta.json display_name
-	Tests   []string // the selected tests, in profile order
-	Rows    []Row    // in profile order, then connection count
+	Entry   string        // directory name, as in -f
+	Display string        // meta.json display_name
+	Tests   []string      // the selected tests, in profile order
+	Rows    []profile.Row // in profile order, then connection count
 }
 
 // A Plan is a resolved benchmark command.
@@ -409,7 +403,7 @@ func targetOf(e frameworks.Entry, sel selection.Selection) Target {
 	t := Target{Entry: e.Name, Display: e.Meta.DisplayName, Tests: sel.Tests(e.Name)}
 	for _, r := range sel.Rows {
 		if r.Entry == e.Name {
-			t.Rows = append(t.Rows, Row{Test: r.Test, Conns: r.Conns})
+			t.Rows = append(t.Rows, r)
 		}
 	}
 	return t

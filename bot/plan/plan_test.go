@@ -126,12 +126,12 @@ func mustParse(t *testing.T, line string) command.Command {
 
 var (
 	ginAll = Target{Entry: "gin", Display: "Gin", Tests: []string{"baseline", "pipelined", "json", "upload"},
-		Rows: []Row{{"baseline", 512}, {"baseline", 4096}, {"pipelined", 512}, {"pipelined", 4096}, {"json", 4096}, {"upload", 32}, {"upload", 256}}}
+		Rows: rows("gin", "baseline", 512, "baseline", 4096, "pipelined", 512, "pipelined", 4096, "json", 4096, "upload", 32, "upload", 256)}
 	fiberAll = Target{Entry: "fiber", Display: "Fiber", Tests: []string{"baseline", "json"},
-		Rows: []Row{{"baseline", 512}, {"baseline", 4096}, {"json", 4096}}}
-	ginBaseline   = Target{Entry: "gin", Display: "Gin", Tests: []string{"baseline"}, Rows: []Row{{"baseline", 512}, {"baseline", 4096}}}
-	fiberBaseline = Target{Entry: "fiber", Display: "Fiber", Tests: []string{"baseline"}, Rows: []Row{{"baseline", 512}, {"baseline", 4096}}}
-	rustyBaseline = Target{Entry: "rusty", Display: "rusty", Tests: []string{"baseline"}, Rows: []Row{{"baseline", 512}, {"baseline", 4096}}}
+		Rows: rows("fiber", "baseline", 512, "baseline", 4096, "json", 4096)}
+	ginBaseline   = Target{Entry: "gin", Display: "Gin", Tests: []string{"baseline"}, Rows: rows("gin", "baseline", 512, "baseline", 4096)}
+	fiberBaseline = Target{Entry: "fiber", Display: "Fiber", Tests: []string{"baseline"}, Rows: rows("fiber", "baseline", 512, "baseline", 4096)}
+	rustyBaseline = Target{Entry: "rusty", Display: "rusty", Tests: []string{"baseline"}, Rows: rows("rusty", "baseline", 512, "baseline", 4096)}
 )
 
 func TestResolve(t *testing.T) {
@@ -149,13 +149,13 @@ func TestResolve(t *testing.T) {
 			want: Plan{Kind: command.KindBenchmark, Targets: []Target{ginAll}}},
 		{name: "named, tests in profile order", line: "/benchmark -f gin -t json,baseline --save",
 			want: Plan{Kind: command.KindBenchmark, Save: true, Targets: []Target{{Entry: "gin", Display: "Gin",
-				Tests: []string{"baseline", "json"}, Rows: []Row{{"baseline", 512}, {"baseline", 4096}, {"json", 4096}}}}}},
+				Tests: []string{"baseline", "json"}, Rows: rows("gin", "baseline", 512, "baseline", 4096, "json", 4096)}}}},
 		{name: "disabled entry may be named", line: "/benchmark -f fasthttp",
 			want: Plan{Kind: command.KindBenchmark, Targets: []Target{{Entry: "fasthttp", Display: "fasthttp",
-				Tests: []string{"baseline"}, Rows: []Row{{"baseline", 512}, {"baseline", 4096}}}}}},
+				Tests: []string{"baseline"}, Rows: rows("fasthttp", "baseline", 512, "baseline", 4096)}}}},
 		{name: "entry without Go source needs no go.mod", line: "/benchmark -f rusty", want: Plan{Kind: command.KindBenchmark, Targets: []Target{rustyBaseline}}},
 		{name: "go.mod check is shallow", line: "/benchmark -f deep",
-			want: Plan{Kind: command.KindBenchmark, Targets: []Target{{Entry: "deep", Display: "deep", Tests: []string{"json"}, Rows: []Row{{"json", 4096}}}}}},
+			want: Plan{Kind: command.KindBenchmark, Targets: []Target{{Entry: "deep", Display: "deep", Tests: []string{"json"}, Rows: rows("deep", "json", 4096)}}}},
 		{name: "unknown framework", line: "/benchmark -f gni -t baseline",
 			problem: "unknown framework `gni`", fix: "did you mean `gin`? type `/benchmark -f gin -t baseline`"},
 		{name: "directory without meta.json is unknown", line: "/benchmark -f notes", problem: "unknown framework `notes`", fix: "the frameworks are: `broken`, `deep`"},
@@ -189,7 +189,7 @@ func TestResolve(t *testing.T) {
 		// --compare.
 		{name: "compare target need not subscribe", line: "/benchmark -f gin -t json --compare fasthttp",
 			want: Plan{Kind: command.KindBenchmark, Compare: "fasthttp", Targets: []Target{{Entry: "gin", Display: "Gin",
-				Tests: []string{"json"}, Rows: []Row{{"json", 4096}}}}}},
+				Tests: []string{"json"}, Rows: rows("gin", "json", 4096)}}}},
 		{name: "unknown compare target", line: "/benchmark -f gin --compare fibr",
 			problem: "unknown framework `fibr`", fix: "did you mean `fiber`? type `--compare fiber`"},
 		{name: "compare with the touched framework", line: "/benchmark --compare gin", changed: []string{"frameworks/gin/main.go"},
@@ -545,7 +545,7 @@ func TestResolveLite(t *testing.T) {
 	}
 	want := Plan{Kind: command.KindBenchmark, Lite: true, Targets: []Target{{Entry: "gin", Display: "Gin",
 		Tests: []string{"baseline", "pipelined", "json", "upload"},
-		Rows:  []Row{{"baseline", 512}, {"pipelined", 512}, {"json", 512}, {"upload", 128}}}}}
+		Rows:  rows("gin", "baseline", 512, "pipelined", 512, "json", 512, "upload", 128)}}}
 	if diff := cmp.Diff(want, got, cmp.FilterPath(func(p cmp.Path) bool { return p.String() == "Estimate" }, cmp.Ignore())); diff != "" {
 		t.Errorf("lite plan (-want +got):\n%s", diff)
 	}
@@ -569,16 +569,14 @@ func TestPlanIsTheSelection(t *testing.T) {
 				t.Fatalf("Resolve(%q, lite %v): %v", line, lite, err)
 			}
 			var entries []frameworks.Entry
-			var got []selection.Row
+			var got []profile.Row
 			for _, tg := range p.Targets {
 				e, err := parse(tg.Entry, []byte(src.files["frameworks/"+tg.Entry+"/meta.json"]), nil)
 				if err != nil {
 					t.Fatal(err)
 				}
 				entries = append(entries, e)
-				for _, r := range tg.Rows {
-					got = append(got, selection.Row{Entry: tg.Entry, Test: r.Test, Conns: r.Conns})
-				}
+				got = append(got, tg.Rows...)
 			}
 			want := selection.Select(selection.Request{Entries: entries, Tests: c.Tests, Lite: lite, Subscribers: c.Kind == command.KindTest}).Rows
 			if diff := cmp.Diff(want, got); diff != "" || len(got) == 0 {
@@ -586,4 +584,13 @@ func TestPlanIsTheSelection(t *testing.T) {
 			}
 		}
 	}
+}
+
+// rows lays out entry's rows from test, conns pairs: rows("gin", "baseline", 512, "json", 4096).
+func rows(entry string, testConns ...any) []profile.Row {
+	var rs []profile.Row
+	for i := 0; i+1 < len(testConns); i += 2 {
+		rs = append(rs, profile.Row{Entry: entry, Test: testConns[i].(string), Conns: testConns[i+1].(int)})
+	}
+	return rs
 }

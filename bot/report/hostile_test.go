@@ -13,6 +13,7 @@ import (
 	"github.com/arenabot/arenabot/bot/plan"
 	"github.com/arenabot/arenabot/bot/report"
 	"github.com/arenabot/arenabot/md/mdtest"
+	"github.com/arenabot/arenabot/profile"
 	"github.com/arenabot/arenabot/result"
 )
 
@@ -87,7 +88,7 @@ func replies(t *testing.T) map[string]string {
 			Expires: time.Date(2024, 5, 3, 14, 0, 0, 0, time.UTC),
 		}
 		for _, h := range hostileInputs {
-			s.Rows = append(s.Rows, report.StatusRow{Entry: h, Test: h, Conns: 1})
+			s.Rows = append(s.Rows, profile.Row{Entry: h, Test: h, Conns: 1})
 		}
 		out["status "+string(p)] = report.RenderStatus(s)
 	}

@@ -10,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/arenabot/arenabot/md"
+	"github.com/arenabot/arenabot/profile"
 )
 
 // A Phase is where a request is in its life (the README's `arenabot serve` section walks through them).
@@ -41,14 +42,6 @@ func (p Phase) Final() bool {
 		return true
 	}
 	return false
-}
-
-// A StatusRow is one planned measurement: a framework entry, a test (profile) and a connection
-// count.
-type StatusRow struct {
-	Entry string
-	Test  string
-	Conns int
 }
 
 // SupersededHow says how a request was superseded.
@@ -87,7 +80,7 @@ type Status struct {
 	HeadMoved  string
 	Frameworks []string
 	Tests      []string
-	Rows       []StatusRow // the plan: frameworks × tests × connection counts
+	Rows       []profile.Row // the plan: frameworks × tests × connection counts
 	Estimate   time.Duration
 	Position   int           // queued: place in line (1 = next)
 	ETA        time.Duration // queued: expected wait

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/arenabot/arenabot/md/mdtest"
+	"github.com/arenabot/arenabot/profile"
 )
 
 const hostile = "@everyone <script> [x](http://e) | `"
@@ -30,7 +31,7 @@ func baseStatus(p Phase) Status {
 	for _, fw := range s.Frameworks {
 		for _, t := range s.Tests {
 			for _, c := range []int{512, 4096} {
-				s.Rows = append(s.Rows, StatusRow{Entry: fw, Test: t, Conns: c})
+				s.Rows = append(s.Rows, profile.Row{Entry: fw, Test: t, Conns: c})
 			}
 		}
 	}
@@ -82,7 +83,7 @@ func statusCases() map[string]Status {
 	note.RunnerNote = "No runner of pool `default` has been seen since 10:04 UTC; the job runs when one starts."
 	cases["queued-runner-note"] = note
 	one := baseStatus(PhaseRunning)
-	one.Frameworks, one.Tests, one.Rows, one.Done, one.Total = []string{"gin"}, []string{"json"}, []StatusRow{{Entry: "gin", Test: "json", Conns: 4096}}, 0, 1
+	one.Frameworks, one.Tests, one.Rows, one.Done, one.Total = []string{"gin"}, []string{"json"}, []profile.Row{{Entry: "gin", Test: "json", Conns: 4096}}, 0, 1
 	one.Progress = "json 4096c — 1 of 1"
 	cases["running-one"] = one
 	return cases
@@ -97,7 +98,7 @@ func hugeStatus(p Phase, n int) Status {
 		fw := fmt.Sprintf("framework-%04d", i)
 		s.Frameworks = append(s.Frameworks, fw)
 		for _, c := range []int{64, 512, 4096} {
-			s.Rows = append(s.Rows, StatusRow{Entry: fw, Test: "baseline", Conns: c})
+			s.Rows = append(s.Rows, profile.Row{Entry: fw, Test: "baseline", Conns: c})
 		}
 	}
 	s.Estimate = time.Duration(n) * 6 * time.Minute
@@ -137,7 +138,7 @@ func TestStatusMarkerOnceAndLast(t *testing.T) {
 	evil.Command = "/benchmark " + Marker(evil.RequestID)
 	evil.Requester = Marker(evil.RequestID)
 	evil.ForkNote = Marker(evil.RequestID) + " <!-- open"
-	evil.Rows = append(evil.Rows, StatusRow{Entry: Marker(evil.RequestID), Test: Marker(evil.RequestID)})
+	evil.Rows = append(evil.Rows, profile.Row{Entry: Marker(evil.RequestID), Test: Marker(evil.RequestID)})
 	cases["evil"] = evil
 	for name, s := range cases {
 		for _, p := range append(Phases, s.Phase) {
@@ -195,7 +196,7 @@ func TestStatusHostileTextEscaped(t *testing.T) {
 		s.Progress, s.SupersededBy, s.SHA, s.HeadMoved = hostile, hostile, hostile, hostile
 		s.Frameworks = append(s.Frameworks, hostile)
 		s.Tests = append(s.Tests, hostile)
-		s.Rows = append(s.Rows, StatusRow{Entry: hostile, Test: hostile, Conns: 1})
+		s.Rows = append(s.Rows, profile.Row{Entry: hostile, Test: hostile, Conns: 1})
 		s.ResultsURL, s.CommitURL = "javascript:alert(1)", "https://e/x) [y](https://evil"
 		out := RenderStatus(s)
 		if strings.Contains(out, "@everyone") {
@@ -246,7 +247,7 @@ func TestStatusSize(t *testing.T) {
 	s.Rows = nil
 	for i := range 10_000 {
 		name := fmt.Sprint(i, strings.Repeat("@&", 200))
-		s.Rows = append(s.Rows, StatusRow{Entry: name, Test: name, Conns: i})
+		s.Rows = append(s.Rows, profile.Row{Entry: name, Test: name, Conns: i})
 	}
 	out = RenderStatus(s)
 	if len(out) >= MaxStatusBytes || len(out) < MaxStatusBytes-2000 {
@@ -264,7 +265,7 @@ func TestStatusSize(t *testing.T) {
 	for range 3000 {
 		s.Frameworks = append(s.Frameworks, big)
 		s.Tests = append(s.Tests, big)
-		s.Rows = append(s.Rows, StatusRow{Entry: big, Test: big, Conns: 1}, StatusRow{Entry: big, Test: big, Conns: 2})
+		s.Rows = append(s.Rows, profile.Row{Entry: big, Test: big, Conns: 1}, profile.Row{Entry: big, Test: big, Conns: 2})
 	}
 	for _, p := range append(Phases, "weird") {
 		s.Phase = p
@@ -398,7 +399,7 @@ var oneManyRE = regexp.MustCompile(`(?:^|[^0-9.,/])1 (?:measurements|frameworks|
 // TestPlurals: a count of one takes the singular everywhere.
 func TestPlurals(t *testing.T) {
 	one := baseStatus(PhaseQueued)
-	one.Frameworks, one.Tests, one.Rows = []string{"gin"}, []string{"json"}, []StatusRow{{Entry: "gin", Test: "json", Conns: 4096}}
+	one.Frameworks, one.Tests, one.Rows = []string{"gin"}, []string{"json"}, []profile.Row{{Entry: "gin", Test: "json", Conns: 4096}}
 	running := one
 	running.Phase, running.Done, running.Total = PhaseRunning, 0, 1
 	failed := running

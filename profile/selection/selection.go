@@ -20,13 +20,8 @@ import (
 	"github.com/arenabot/arenabot/profile"
 )
 
-// A Row is one measurement: an entry, a test (a profile's name) and a connection count.
-// queue.Row is the same triple as the queued job carries it.
-type Row struct {
-	Entry string // "gin"
-	Test  string // "baseline"
-	Conns int    // 512
-}
+// Row is the measurement key every stage shares.
+type Row = profile.Row
 
 // A Request is what to select from.
 type Request struct {
