@@ -896,13 +896,8 @@ func toRun(m loadgen.Measurement, u cgroup.Usage) result.Run {
 		NonSuccess: m.Requests - m.Status2xx,
 		DurationS:  m.Duration.Seconds(),
 		Bytes:      m.Bytes,
-		LatencyUS: result.Latency{
-			Mean: us(m.Latency.Mean), P50: us(m.Latency.P50), P90: us(m.Latency.P90),
-			P99: us(m.Latency.P99), P999: us(m.Latency.P999), Max: us(m.Latency.Max),
-		},
-		Errors: result.SocketErrors{
-			Connect: m.Errors.Connect, Read: m.Errors.Read, Write: m.Errors.Write, Timeout: m.Errors.Timeout,
-		},
+		LatencyUS:  m.Latency,
+		Errors:     m.Errors,
 		CPUCores:   u.Cores(),
 		MemoryPeak: u.MemoryPeak,
 	}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/arenabot/arenabot/profile"
+	"github.com/arenabot/arenabot/result"
 )
 
 // Arenaload is the adapter for this module's own generator, cmd/arenaload, which runs the
@@ -153,11 +154,8 @@ func (Arenaload) Parse(out []byte) (Measurement, error) {
 		Status4xx:  r.Status.S4xx,
 		Status5xx:  r.Status.S5xx,
 		NonSuccess: r.Requests - r.OK - r.Status.S3xx - r.Status.S4xx - r.Status.S5xx,
-		Latency: Latency{
-			Mean: usDuration(r.Latency.Mean), P50: usDuration(r.Latency.P50), P90: usDuration(r.Latency.P90),
-			P99: usDuration(r.Latency.P99), P999: usDuration(r.Latency.P999), Max: usDuration(r.Latency.Max),
-		},
-		Errors: SocketErrors{
+		Latency:    r.Latency,
+		Errors: result.SocketErrors{
 			Connect: r.Errors.Connect,
 			Read:    r.Errors.Read + r.Errors.Mismatch,
 			Write:   r.Errors.Write,
@@ -193,21 +191,14 @@ type arenaloadJSON struct {
 		S4xx int64 `json:"4xx"`
 		S5xx int64 `json:"5xx"`
 	} `json:"status"`
-	Bytes          int64   `json:"bytes"`
-	TargetRate     float64 `json:"target_rate"`
-	AchievedRate   float64 `json:"achieved_rate"`
-	RateRatio      float64 `json:"rate_ratio"`
-	MaxScheduleLag float64 `json:"max_schedule_lag_us"`
-	Reconnects     int64   `json:"reconnects"`
-	Latency        struct {
-		Mean float64 `json:"mean"`
-		P50  float64 `json:"p50"`
-		P90  float64 `json:"p90"`
-		P99  float64 `json:"p99"`
-		P999 float64 `json:"p99_9"`
-		Max  float64 `json:"max"`
-	} `json:"latency_us"`
-	Errors struct {
+	Bytes          int64          `json:"bytes"`
+	TargetRate     float64        `json:"target_rate"`
+	AchievedRate   float64        `json:"achieved_rate"`
+	RateRatio      float64        `json:"rate_ratio"`
+	MaxScheduleLag float64        `json:"max_schedule_lag_us"`
+	Reconnects     int64          `json:"reconnects"`
+	Latency        result.Latency `json:"latency_us"`
+	Errors         struct {
 		Connect  int64 `json:"connect"`
 		Read     int64 `json:"read"`
 		Write    int64 `json:"write"`

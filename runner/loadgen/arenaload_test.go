@@ -112,7 +112,7 @@ func TestArenaloadParse(t *testing.T) {
 	}
 	checkMeasurement(t, m)
 	if m.Requests != 2000 || m.Status2xx != 2000 || m.Duration != time.Second || m.Bytes != 236000 ||
-		m.Latency.P99 != 2695*time.Microsecond || m.Latency.P999 != 5507*time.Microsecond || m.Latency.Max != 6267*time.Microsecond {
+		m.Latency.P99 != 2695 || m.Latency.P999 != 5507 || m.Latency.Max != 6267 {
 		t.Errorf("Parse = %+v", m)
 	}
 	g := m.Generator

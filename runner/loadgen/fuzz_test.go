@@ -3,6 +3,8 @@ package loadgen
 import (
 	"bytes"
 	"testing"
+
+	"github.com/arenabot/arenabot/result"
 )
 
 // The fuzzers start from the captured outputs and check that a parser never panics and that
@@ -49,7 +51,7 @@ func FuzzParseRequestLog(f *testing.F) {
 		if rl.Responses < 0 || rl.Failed < 0 || l.P50 < 0 || l.P50 > l.P90 || l.P90 > l.P99 || l.P99 > l.P999 || l.P999 > l.Max {
 			t.Fatalf("ParseRequestLog = %+v: counts or percentiles out of order", rl)
 		}
-		if rl.Responses == 0 && l != (Latency{}) {
+		if rl.Responses == 0 && l != (result.Latency{}) {
 			t.Fatalf("ParseRequestLog = %+v: percentiles without a response", rl)
 		}
 	})

@@ -352,7 +352,7 @@ func ParseGhz(out []byte) (GhzReport, error) {
 	m.Errors.Read = unavailable
 	m.Errors.Timeout = r.Statuses["DeadlineExceeded"]
 
-	lat := func(ns int64) time.Duration { return time.Duration(max(ns, 0)) }
+	lat := func(ns int64) float64 { return micros(time.Duration(max(ns, 0))) }
 	m.Latency.Mean, m.Latency.Max = lat(j.Average), lat(j.Slowest)
 	for _, d := range j.LatencyDist {
 		switch d.Percentage {

@@ -243,7 +243,7 @@ func (H2load) Parse(out []byte) (Measurement, error) {
 	if !ok {
 		return Measurement{}, fmt.Errorf("h2load output lacks the %q row", "time for request")
 	}
-	m.Latency.Max, m.Latency.Mean = reqRow[1], reqRow[2]
+	m.Latency.Max, m.Latency.Mean = micros(reqRow[1]), micros(reqRow[2])
 	if conn, ok := rows["connect"]; ok && started == 0 && conn == [4]time.Duration{} {
 		var clients int64
 		for _, c := range h2loadClientsRE.FindAllSubmatch(out, -1) {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/arenabot/arenabot/profile"
+	"github.com/arenabot/arenabot/result"
 )
 
 // ErrNoResult is wrapped by parse errors when the output holds no summary at all (the tool
@@ -57,18 +58,8 @@ func (s Spec) timeout() time.Duration {
 // DefaultTimeout is wrk's own default timeout, which the old arena ran with.
 const DefaultTimeout = 2 * time.Second
 
-// Latency holds latency statistics of one run.
-type Latency struct {
-	Mean, P50, P90, P99, P999, Max time.Duration
-}
-
-// SocketErrors counts connection-level failures of one run.
-type SocketErrors struct {
-	Connect, Read, Write, Timeout int64
-}
-
-// Total is the sum of all socket errors.
-func (s SocketErrors) Total() int64 { return s.Connect + s.Read + s.Write + s.Timeout }
+// micros is d in microseconds, the unit of result.Latency.
+func micros(d time.Duration) float64 { return float64(d) / float64(time.Microsecond) }
 
 // A Measurement is what one run of a load tool reports.
 type Measurement struct {
@@ -83,8 +74,8 @@ type Measurement struct {
 	// NonSuccess counts responses known not to be 2xx whose class the tool did not report.
 	NonSuccess int64
 
-	Latency Latency
-	Errors  SocketErrors
+	Latency result.Latency // microseconds, as the result file keeps them
+	Errors  result.SocketErrors
 
 	// Generator is what a generator that reports on itself says (arenaload); nil for tools
 	// that do not.

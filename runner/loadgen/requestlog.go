@@ -9,6 +9,8 @@ import (
 	"math/bits"
 	"strconv"
 	"time"
+
+	"github.com/arenabot/arenabot/result"
 )
 
 // A RunLog is a Tool whose runs leave, beside their output, a file in Spec.OutDir that
@@ -28,7 +30,7 @@ type RequestLog struct {
 	Failed    int64 // lines with status -1: streams that failed
 	// Latency percentiles of the responses (Mean stays 0: the tool's summary has it),
 	// accurate to 1/1024 of the value (exact below 2048 µs).
-	Latency Latency
+	Latency result.Latency
 }
 
 // maxLogLine bounds one line of a request log.
@@ -71,8 +73,8 @@ func ParseRequestLog(r io.Reader) (RequestLog, error) {
 		h.add(dur)
 	}
 	if out.Responses > 0 {
-		us := func(q float64) time.Duration { return time.Duration(h.quantile(q)) * time.Microsecond }
-		out.Latency = Latency{P50: us(0.50), P90: us(0.90), P99: us(0.99), P999: us(0.999), Max: us(1)}
+		us := func(q float64) float64 { return float64(h.quantile(q)) }
+		out.Latency = result.Latency{P50: us(0.50), P90: us(0.90), P99: us(0.99), P999: us(0.999), Max: us(1)}
 	}
 	return out, nil
 }

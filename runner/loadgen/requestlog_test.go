@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/arenabot/arenabot/result"
 )
 
 // requestLogTests are the request logs h2load wrote (TestRecord, cases with log), with the
@@ -42,7 +44,7 @@ func TestRequestLogCaptured(t *testing.T) {
 			ref := exactPercentiles(t, b)
 			for i, c := range []struct {
 				name      string
-				got       time.Duration
+				got       float64 // µs
 				hand, ref int64
 			}{
 				{"p50", got.Latency.P50, tt.p50, ref[0]}, {"p90", got.Latency.P90, tt.p90, ref[1]},
@@ -52,7 +54,7 @@ func TestRequestLogCaptured(t *testing.T) {
 				if c.hand != c.ref {
 					t.Errorf("%s: the table says %d µs, the file %d µs (entry %d)", c.name, c.hand, c.ref, i)
 				}
-				us := int64(c.got / time.Microsecond)
+				us := int64(c.got)
 				if us < c.ref || float64(us-c.ref) > float64(c.ref)/1024 {
 					t.Errorf("%s = %d µs, want %d µs (at most 1/1024 above)", c.name, us, c.ref)
 				}
@@ -110,7 +112,7 @@ func TestReadLog(t *testing.T) {
 	if err := rl.ReadLog(spec, &m); err != nil {
 		t.Fatal(err)
 	}
-	want := Latency{Mean: 5800 * us, P50: 5547 * us, P90: 5763 * us, P99: 13167 * us, P999: 30171 * us, Max: 30170 * us}
+	want := result.Latency{Mean: 5800, P50: 5547, P90: 5763, P99: 13167, P999: 30171, Max: 30170}
 	if m.Latency != want || m.Requests != 1375 {
 		t.Errorf("latency %+v, %d requests; want %+v, 1375", m.Latency, m.Requests, want)
 	}
@@ -127,12 +129,12 @@ func TestParseRequestLog(t *testing.T) {
 	}{
 		{name: "empty", log: ""},
 		{name: "one", log: "1796127176617715\t200\t583\n", want: RequestLog{Responses: 1,
-			Latency: Latency{P50: 583 * us, P90: 583 * us, P99: 583 * us, P999: 583 * us, Max: 583 * us}}},
+			Latency: result.Latency{P50: 583, P90: 583, P99: 583, P999: 583, Max: 583}}},
 		{name: "failed only", log: "1\t-1\t5\n2\t-1\t7\n", want: RequestLog{Failed: 2}},
 		{name: "more columns, CRLF, blank line", log: "1\t404\t10\textra\r\n\n2\t200\t20\n", want: RequestLog{Responses: 2,
-			Latency: Latency{P50: 10 * us, P90: 20 * us, P99: 20 * us, P999: 20 * us, Max: 20 * us}}},
+			Latency: result.Latency{P50: 10, P90: 20, P99: 20, P999: 20, Max: 20}}},
 		{name: "last line cut short", log: "1\t200\t10\n2\t20", want: RequestLog{Responses: 1,
-			Latency: Latency{P50: 10 * us, P90: 10 * us, P99: 10 * us, P999: 10 * us, Max: 10 * us}}},
+			Latency: result.Latency{P50: 10, P90: 10, P99: 10, P999: 10, Max: 10}}},
 		{name: "two columns", log: "1\t200\n", wantErr: "columns"},
 		{name: "bad status", log: "1\t20\t5\n", wantErr: "status"},
 		{name: "negative duration", log: "1\t200\t-5\n", wantErr: "duration"},

@@ -247,17 +247,26 @@ func parseArenaBlock(out []byte) (m Measurement, ok bool, err error) {
 	}
 	durs := map[string]*time.Duration{
 		"summary.duration_us": &m.Duration,
-		"latency_us.mean":     &m.Latency.Mean,
-		"latency_us.p50":      &m.Latency.P50,
-		"latency_us.p90":      &m.Latency.P90,
-		"latency_us.p99":      &m.Latency.P99,
-		"latency_us.p99.9":    &m.Latency.P999,
-		"latency_us.max":      &m.Latency.Max,
 	}
 	for k, p := range durs {
 		if *p, err = scaled(vals[k], time.Microsecond); err != nil {
 			return Measurement{}, true, fmt.Errorf("wrk ARENA block: %s: %w", k, err)
 		}
+	}
+	lats := map[string]*float64{
+		"latency_us.mean":  &m.Latency.Mean,
+		"latency_us.p50":   &m.Latency.P50,
+		"latency_us.p90":   &m.Latency.P90,
+		"latency_us.p99":   &m.Latency.P99,
+		"latency_us.p99.9": &m.Latency.P999,
+		"latency_us.max":   &m.Latency.Max,
+	}
+	for k, p := range lats {
+		d, err := scaled(vals[k], time.Microsecond)
+		if err != nil {
+			return Measurement{}, true, fmt.Errorf("wrk ARENA block: %s: %w", k, err)
+		}
+		*p = micros(d)
 	}
 	wrkStatus(&m)
 	return m, true, nil
@@ -304,12 +313,15 @@ func parseWrkText(out []byte) (Measurement, error) {
 		}
 	}
 	if l := wrkLatencyRE.FindSubmatch(out); l != nil {
-		if m.Latency.Mean, err = durationUnit(string(l[1]), string(l[2])); err != nil {
+		mean, err := durationUnit(string(l[1]), string(l[2]))
+		if err != nil {
 			return Measurement{}, fmt.Errorf("wrk latency: %w", err)
 		}
-		if m.Latency.Max, err = durationUnit(string(l[3]), string(l[4])); err != nil {
+		maxLat, err := durationUnit(string(l[3]), string(l[4]))
+		if err != nil {
 			return Measurement{}, fmt.Errorf("wrk latency: %w", err)
 		}
+		m.Latency.Mean, m.Latency.Max = micros(mean), micros(maxLat)
 	}
 	for _, pc := range wrkPercentileRE.FindAllSubmatch(out, -1) {
 		d, err := durationUnit(string(pc[2]), string(pc[3]))
@@ -318,11 +330,11 @@ func parseWrkText(out []byte) (Measurement, error) {
 		}
 		switch string(pc[1]) {
 		case "50":
-			m.Latency.P50 = d
+			m.Latency.P50 = micros(d)
 		case "90":
-			m.Latency.P90 = d
+			m.Latency.P90 = micros(d)
 		case "99":
-			m.Latency.P99 = d
+			m.Latency.P99 = micros(d)
 		}
 	}
 	wrkStatus(&m)
