@@ -22,6 +22,9 @@ func (k redisKeys) pool(pool, what string) string { return k.key("pool", pool, w
 
 func (k redisKeys) job(id string) string { return k.key("job", id) }
 
+// lineOps are the commands that read their pool's line.
+var lineOps = map[op]bool{opApprove: true, opEnqueue: true, opClaim: true, opHeartbeat: true, opFinish: true, opCancel: true, opDrain: true, opReap: true}
+
 // A redisTxn is one attempt of an optimistic transaction: it WATCHes every
 // key it reads, builds the scene of a command from what it read, and writes
 // the transition's change in MULTI/EXEC, which fails when any watched key
@@ -83,7 +86,12 @@ func (t *redisTxn) load(ctx context.Context, cmd command, id, pool string) error
 		}
 		t.s.Op = t.raw[id]["op"]
 	}
-	needLine := pool != "" && cmd.Op != opSubmit && cmd.Op != opReject && cmd.Op != opExpire && cmd.Op != opAmend
+	needLine := pool != "" && lineOps[cmd.Op]
+	if j := t.s.Jobs[id]; cmd.Op == opCancel && (j == nil || j.State != Queued) {
+		needLine = false // only a waiting job's cancel changes its line
+	}
+	t.s.Line = lineState{Pool: pool}
+	t.old = t.s.Line
 	if !needLine && cmd.Op != opSubmit {
 		return t.awaiters(ctx)
 	}
@@ -124,7 +132,6 @@ func (t *redisTxn) load(ctx context.Context, cmd command, id, pool string) error
 	if err != nil {
 		return err
 	}
-	t.s.Line = lineState{Pool: pool}
 	var more []string
 	if needLine {
 		v := run.Val()
