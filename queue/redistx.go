@@ -22,8 +22,9 @@ func (k redisKeys) pool(pool, what string) string { return k.key("pool", pool, w
 
 func (k redisKeys) job(id string) string { return k.key("job", id) }
 
-// lineOps are the commands that read their pool's line.
-var lineOps = map[op]bool{opApprove: true, opEnqueue: true, opClaim: true, opHeartbeat: true, opFinish: true, opCancel: true, opDrain: true, opReap: true}
+// lineOps are the commands that read their pool's line when they are given
+// the pool; approve and cancel learn it from their job.
+var lineOps = map[op]bool{opEnqueue: true, opClaim: true, opHeartbeat: true, opFinish: true, opDrain: true, opReap: true}
 
 // A redisTxn is one attempt of an optimistic transaction: it WATCHes every
 // key it reads, builds the scene of a command from what it read, and writes
@@ -59,8 +60,10 @@ func (t *redisTxn) watch(ctx context.Context, keys []string, reads func(p redis.
 }
 
 // load reads the scene of cmd: the job it names (id), the line of pool (""
-// for the job's pool) when the command needs one, and the jobs that line's
-// next steps involve.
+// for the job's pool) when the command changes one, and the jobs that the
+// line's next steps involve, WATCHing every key it reads. It takes two round
+// trips after the WATCH when the pool is known, one more when only the job
+// tells it.
 func (t *redisTxn) load(ctx context.Context, cmd command, id, pool string) error {
 	t.raw = make(map[string]map[string]string)
 	t.owners = make(map[string]string)
@@ -70,38 +73,13 @@ func (t *redisTxn) load(ctx context.Context, cmd command, id, pool string) error
 	}
 	// The first WATCH goes through Tx.Watch, so the Tx knows to UNWATCH
 	// when the attempt ends before EXEC; later ones join the reads.
-	first := []string{}
-	if id != "" {
-		first = append(first, t.k.job(id))
-	}
-	if len(first) > 0 {
-		if err := t.tx.Watch(ctx, first...).Err(); err != nil {
-			return err
-		}
-		if err := t.records(ctx, nil, id); err != nil {
-			return err
-		}
-		if j := t.s.Jobs[id]; j != nil && pool == "" {
-			pool = j.Pool
-		}
-		t.s.Op = t.raw[id]["op"]
-	}
-	needLine := pool != "" && lineOps[cmd.Op]
-	if j := t.s.Jobs[id]; cmd.Op == opCancel && (j == nil || j.State != Queued) {
-		needLine = false // only a waiting job's cancel changes its line
-	}
-	t.s.Line = lineState{Pool: pool}
-	t.old = t.s.Line
-	if !needLine && cmd.Op != opSubmit {
-		return t.awaiters(ctx)
-	}
 	var keys []string
-	var run *redis.SliceCmd
-	var lease *redis.IntCmd
-	var retry, waiting *redis.StringSliceCmd
-	var fence, own *redis.StringCmd
-	if needLine {
-		keys = append(keys, t.k.pool(pool, "run"), t.k.pool(pool, "lease"), t.k.pool(pool, "retry"), t.k.pool(pool, "waiting"))
+	if id != "" {
+		keys = append(keys, t.k.job(id))
+	}
+	lineNow := pool != "" && lineOps[cmd.Op]
+	if lineNow {
+		keys = append(keys, t.lineKeys(pool)...)
 	}
 	if cmd.Op == opClaim {
 		keys = append(keys, t.k.key("fence"))
@@ -109,18 +87,18 @@ func (t *redisTxn) load(ctx context.Context, cmd command, id, pool string) error
 	if cmd.Op == opSubmit {
 		keys = append(keys, t.k.key("owners"))
 	}
-	if len(first) == 0 {
-		if err := t.tx.Watch(ctx, keys...).Err(); err != nil {
-			return err
-		}
-		keys = nil
+	if err := t.tx.Watch(ctx, keys...).Err(); err != nil {
+		return err
 	}
-	err := t.watch(ctx, keys, func(p redis.Pipeliner) {
-		if needLine {
-			run = p.HMGet(ctx, t.k.pool(pool, "run"), "job", "token")
-			lease = p.Exists(ctx, t.k.pool(pool, "lease"))
-			retry = p.LRange(ctx, t.k.pool(pool, "retry"), 0, -1)
-			waiting = p.LRange(ctx, t.k.pool(pool, "waiting"), 0, -1)
+	var job *redis.MapStringStringCmd
+	var fill func()
+	var fence, own *redis.StringCmd
+	err := t.watch(ctx, nil, func(p redis.Pipeliner) {
+		if id != "" {
+			job = p.HGetAll(ctx, t.k.job(id))
+		}
+		if lineNow {
+			fill = t.readLine(ctx, p, pool)
 		}
 		if cmd.Op == opClaim {
 			fence = p.Get(ctx, t.k.key("fence"))
@@ -132,103 +110,153 @@ func (t *redisTxn) load(ctx context.Context, cmd command, id, pool string) error
 	if err != nil {
 		return err
 	}
-	var more []string
-	if needLine {
-		v := run.Val()
-		if len(v) == 2 && v[0] != nil {
-			t.s.Line.Run, _ = v[0].(string)
-			t.s.Line.Token, _ = v[1].(string)
-			t.s.Line.Live = lease.Val() == 1
-			more = append(more, t.s.Line.Run)
+	if job != nil {
+		if err := t.record(id, job.Val()); err != nil {
+			return err
 		}
-		t.s.Line.Retry, t.s.Line.Waiting = retry.Val(), waiting.Val()
-		if len(t.s.Line.Retry) > 0 {
-			more = append(more, t.s.Line.Retry[0])
-		}
-		if len(t.s.Line.Waiting) > 0 {
-			more = append(more, t.s.Line.Waiting[0])
-		}
+		t.s.Op = t.raw[id]["op"]
 	}
+	if j := t.s.Jobs[id]; j != nil && pool == "" {
+		pool = j.Pool
+	}
+	t.s.Line = lineState{Pool: pool}
 	if fence != nil {
 		t.s.Fence, _ = strconv.ParseInt(fence.Val(), 10, 64)
 	}
 	if own != nil && own.Val() != "" {
 		t.s.Owner = own.Val()
 		t.owners[owner(cmd.Job)] = own.Val()
-		more = append(more, own.Val())
 	}
-	t.old = t.s.Line
-	var fresh []string
-	for _, m := range more {
-		if _, ok := t.raw[m]; !ok && !slices.Contains(fresh, m) {
-			fresh = append(fresh, m)
+	// Approve and cancel learn the pool from the job; approve changes the
+	// line only of a job awaiting approval, cancel only of one waiting in it.
+	j := t.s.Jobs[id]
+	if !lineNow && j != nil && (cmd.Op == opApprove && j.State == AwaitingApproval || cmd.Op == opCancel && j.State == Queued) {
+		err := t.watch(ctx, t.lineKeys(pool), func(p redis.Pipeliner) { fill = t.readLine(ctx, p, pool) })
+		if err != nil {
+			return err
 		}
 	}
-	var watch []string
-	for _, m := range fresh {
-		watch = append(watch, t.k.job(m))
+	if fill != nil {
+		fill()
 	}
-	if err := t.records(ctx, watch, fresh...); err != nil {
-		return err
-	}
-	return t.awaiters(ctx)
+	t.old = t.s.Line
+	return t.others(ctx, cmd)
 }
 
-// records reads job records (WATCHing watch first) into the scene.
-func (t *redisTxn) records(ctx context.Context, watch []string, ids ...string) error {
-	if len(ids) == 0 {
+func (t *redisTxn) lineKeys(pool string) []string {
+	return []string{t.k.pool(pool, "run"), t.k.pool(pool, "lease"), t.k.pool(pool, "retry"), t.k.pool(pool, "waiting")}
+}
+
+// readLine queues the reads of a pool's line in p; the function it returns
+// puts what they read in the scene.
+func (t *redisTxn) readLine(ctx context.Context, p redis.Pipeliner, pool string) func() {
+	run := p.HMGet(ctx, t.k.pool(pool, "run"), "job", "token")
+	lease := p.Exists(ctx, t.k.pool(pool, "lease"))
+	retry := p.LRange(ctx, t.k.pool(pool, "retry"), 0, -1)
+	waiting := p.LRange(ctx, t.k.pool(pool, "waiting"), 0, -1)
+	return func() {
+		l := lineState{Pool: pool, Retry: retry.Val(), Waiting: waiting.Val()}
+		if v := run.Val(); len(v) == 2 && v[0] != nil {
+			l.Run, _ = v[0].(string)
+			l.Token, _ = v[1].(string)
+			l.Live = lease.Val() == 1
+		}
+		t.s.Line = l
+	}
+}
+
+// record decodes a job record read into the scene; an empty one is no job.
+func (t *redisTxn) record(id string, m map[string]string) error {
+	if len(m) == 0 {
 		return nil
 	}
+	j, err := recordJob(m)
+	if err != nil {
+		return fmt.Errorf("job %s: %w", id, err)
+	}
+	t.raw[id], t.s.Jobs[id] = m, &j
+	return nil
+}
+
+// others reads, in one round trip, the records the command's next steps
+// involve (the job a claim starts, the one a lineup displaces, the one a
+// reap recovers, the same owner's request a submit replaces) and, for every job
+// awaiting approval, the ID that the owners hash gives for its owner, so the
+// change removes only the entry that is the job's own.
+func (t *redisTxn) others(ctx context.Context, cmd command) error {
+	l := t.s.Line
+	var heads []string
+	switch cmd.Op {
+	case opClaim:
+		heads = []string{first(l.Retry), first(l.Waiting)}
+		if l.Token == cmd.Token {
+			heads = append(heads, l.Run) // the same claim again
+		}
+	case opApprove, opEnqueue:
+		if len(l.Waiting) >= t.s.Depth {
+			heads = []string{first(l.Waiting)} // displaced
+		}
+	case opReap:
+		heads = []string{l.Run}
+	case opSubmit:
+		heads = []string{t.s.Owner}
+	}
+	var ids []string
+	for _, id := range heads {
+		if _, ok := t.raw[id]; id != "" && !ok && !slices.Contains(ids, id) {
+			ids = append(ids, id)
+		}
+	}
+	var owns []string
+	for id, j := range t.s.Jobs {
+		if o := t.raw[id]["owner"]; j.State == AwaitingApproval && o != "" && !slices.Contains(owns, o) {
+			if _, ok := t.owners[o]; !ok {
+				owns = append(owns, o)
+			}
+		}
+	}
+	if len(ids) == 0 && len(owns) == 0 {
+		return nil
+	}
+	var watch []string
+	for _, id := range ids {
+		watch = append(watch, t.k.job(id))
+	}
+	if len(owns) > 0 {
+		watch = append(watch, t.k.key("owners"))
+	}
 	cmds := make([]*redis.MapStringStringCmd, len(ids))
+	var got *redis.SliceCmd
 	err := t.watch(ctx, watch, func(p redis.Pipeliner) {
 		for i, id := range ids {
 			cmds[i] = p.HGetAll(ctx, t.k.job(id))
+		}
+		if len(owns) > 0 {
+			got = p.HMGet(ctx, t.k.key("owners"), owns...)
 		}
 	})
 	if err != nil {
 		return err
 	}
 	for i, id := range ids {
-		m := cmds[i].Val()
-		if len(m) == 0 {
-			continue
+		if err := t.record(id, cmds[i].Val()); err != nil {
+			return err
 		}
-		j, err := recordJob(m)
-		if err != nil {
-			return fmt.Errorf("job %s: %w", id, err)
+	}
+	if got != nil {
+		for i, v := range got.Val() {
+			s, _ := v.(string)
+			t.owners[owns[i]] = s
 		}
-		t.raw[id], t.s.Jobs[id] = m, &j
 	}
 	return nil
 }
 
-// awaiters reads, for every job read that awaits approval, the ID that the
-// owners hash gives for its owner, so the change may remove the entry that
-// is the job's own.
-func (t *redisTxn) awaiters(ctx context.Context) error {
-	var owns []string
-	for id, j := range t.s.Jobs {
-		if o := t.raw[id]["owner"]; j.State == AwaitingApproval && o != "" {
-			if _, ok := t.owners[o]; !ok {
-				owns = append(owns, o)
-			}
-		}
+func first(s []string) string {
+	if len(s) == 0 {
+		return ""
 	}
-	if len(owns) == 0 {
-		return nil
-	}
-	var got *redis.SliceCmd
-	err := t.watch(ctx, []string{t.k.key("owners")}, func(p redis.Pipeliner) {
-		got = p.HMGet(ctx, t.k.key("owners"), owns...)
-	})
-	if err != nil {
-		return err
-	}
-	for i, v := range got.Val() {
-		s, _ := v.(string)
-		t.owners[owns[i]] = s
-	}
-	return nil
+	return s[0]
 }
 
 // write queues the writes of ch in p (inside MULTI). nonce is the call's,
