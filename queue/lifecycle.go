@@ -34,7 +34,8 @@ const (
 // ops lists every command, for tests that go through all of them.
 var ops = []op{opSubmit, opApprove, opReject, opExpire, opAmend, opEnqueue, opClaim, opHeartbeat, opFinish, opCancel, opDrain, opReap}
 
-// Refusals that only the stores see: they end a loop or a wait, never a call.
+// Refusals the stores act on (Claim waits, Expire, Drain and Reap skip the
+// job) rather than return; errNoRecord and errBadCommand are faults.
 var (
 	errBusy       = errors.New("a job of the pool runs")                 // claim: wait
 	errEmpty      = errors.New("no job waits in the pool")               // claim: wait

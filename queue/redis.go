@@ -519,7 +519,8 @@ func decodeEvent(v map[string]any) (Event, error) {
 }
 
 // timeLayout is RFC 3339 with all nine fraction digits: its strings sort as
-// the times do, which the scripts rely on.
+// the times do (records written before the transitions moved to Go compared
+// them as strings; keep the layout so old and new records read alike).
 const timeLayout = "2006-01-02T15:04:05.000000000Z07:00"
 
 func formatTime(t time.Time) string { return t.UTC().Format(timeLayout) }
