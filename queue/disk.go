@@ -101,9 +101,8 @@ func (d *Disk) Close() error {
 	if d.err == nil {
 		d.err = errClosed
 	}
-	d.changedLocked()
-	close(d.evwake)
-	d.evwake = make(chan struct{})
+	d.life.changed()
+	d.stream.woken()
 	d.mu.Unlock()
 	return d.db.Close()
 }

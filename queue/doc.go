@@ -19,6 +19,18 @@
 // is published on the event stream in the same atomic step, so the bot
 // reports each exactly once.
 //
+// The lifecycle is written once, in Go: transition (lifecycle.go) takes the
+// part of the state a command reads (the job records, the pool's line and
+// running claim, the clock) and the command (submit, approve, reject,
+// expire, amend, enqueue, claim, heartbeat, finish, cancel, drain, reap)
+// and returns the change with the events to publish, or a refusal
+// (ErrNotFound, ErrExists, ErrFinished, ErrNotAwaiting, ErrLeaseLost). It
+// does no I/O. Memory (and so Disk) applies it under its mutex; Redis
+// applies it in an optimistic transaction: it WATCHes the keys it read,
+// computes the change in Go and writes it, with the events, in one
+// MULTI/EXEC, and tries again when another process changed those keys
+// first.
+//
 // Imports point one way: bot and runner import queue; queue imports nothing
 // from this module (go-redis and bbolt outside). queuetest holds the
 // conformance suite and a real redis-server for tests.
@@ -38,8 +50,8 @@
 //	                       submitted request owner (repository, PR and requester,
 //	                       lower case) and expires_at, and op (a nonce of the
 //	                       last Submit, Approve, Reject, Enqueue, Cancel or
-//	                       Finish, so a call that go-redis retries after a lost
-//	                       reply is not applied twice); the hash fields override
+//	                       Finish, so a call tried again after a lost reply
+//	                       succeeds once); the hash fields override
 //	                       the body's; expires Options.Retain after the job ends
 //	P active               set of the IDs of jobs not yet ended
 //	P awaiting             list of the IDs of requests awaiting approval, the
@@ -60,11 +72,13 @@
 //	P events               stream of events (about Options.MaxEvents kept)
 //	P delivery:<id>        webhook delivery ID, with the TTL SeenDelivery was given
 //
-// Every state change is one Lua script, so the queue needs a standalone Redis
-// or a Sentinel-managed primary (scripts derive keys from IDs they read,
-// which Redis Cluster does not allow). Run Redis with appendonly yes and
-// appendfsync always (or everysec, accepting a second of loss) so a restart
-// loses no job.
+// Every state change is one MULTI/EXEC guarded by WATCH on the keys its
+// transition read; the one script left is the read-only snapshot of the
+// lines behind Status, List and Position. Keys are derived from IDs read
+// from other keys, so the queue needs a standalone Redis or a
+// Sentinel-managed primary, not Redis Cluster. Run Redis with appendonly yes
+// and appendfsync always (or everysec, accepting a second of loss) so a
+// restart loses no job.
 //
 // # The Disk file
 //

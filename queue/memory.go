@@ -6,298 +6,126 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"strconv"
-	"strings"
 	"sync"
 	"time"
 )
 
 // Memory is the in-process Queue: the twin of Redis for tests, and the state
 // machine of Disk, which keeps the same state in a file. On its own its state
-// lives and dies with the process. One mutex guards it all.
+// lives and dies with the process. One mutex guards it all; under it, every
+// change of a job is the lifecycle's transition applied to the jobs and lines
+// in memory. The parts are small types: the jobs and lines (memLife), the
+// event stream with its consumer groups (memStream, behind Publish, Events
+// and Ack), the delivery IDs (memSeen, behind SeenDelivery and
+// ForgetDelivery) and when runners were seen (memRunners).
 type Memory struct {
+	*memCore
+	memEvents
+	memDeliveries
+}
+
+var _ Queue = (*Memory)(nil)
+
+// memCore is a Memory's state, the mutex that guards it and the store that
+// keeps it durable (Disk's file; nil for a Memory of its own).
+type memCore struct {
 	opts Options
 
-	mu       sync.Mutex
-	jobs     map[string]*memJob
-	pools    map[string]*memPool
-	awaiting []string             // IDs of jobs awaiting approval, the oldest first
-	recent   []string             // terminal job IDs, the latest first, at most opts.Recent
-	expiry   []string             // terminal job IDs in the order they became terminal, for pruning
-	fence    int64                // the last fencing number given out
-	wake     chan struct{}        // closed and replaced when a blocked Claim may proceed
-	evwake   chan struct{}        // closed and replaced when an event is appended
-	seen     map[string]time.Time // delivery ID -> when it is forgotten
-	sweepAt  int                  // sweep seen when it grows to this size
-	entries  []memEntry           // the event stream, oldest first
-	evseq    uint64
-	groups   map[string]*memGroup
-	runners  map[string]time.Time // pool -> Options.Now when a runner was last seen
-	claiming map[string]int       // pool -> Claims waiting on it now
+	mu      sync.Mutex
+	life    memLife
+	stream  memStream
+	seen    memSeen
+	runners memRunners
 
 	store memStore // nil for a Memory of its own; see persist.go
 	dirty memDirty
 	err   error // set when the store failed and the state could not be loaded again
 }
 
-type memJob struct {
-	Job
-	expires time.Time // zero until terminal
-}
-
-type memPool struct {
-	run     *memRun
-	retry   []string // jobs retried after a lost runner: they run before waiting ones
-	waiting []string
-}
-
-type memRun struct {
-	id, token string
-	deadline  time.Time
-}
-
-type memEntry struct {
-	n  uint64
-	id string
-	ev Event
-}
-
-type memGroup struct {
-	last    uint64              // the last entry delivered to the group
-	pending map[string][]uint64 // consumer -> delivered, unacknowledged entries in order
-}
-
-var _ Queue = (*Memory)(nil)
-
 // NewMemory returns an empty in-memory queue. Options.Prefix is ignored.
 func NewMemory(o Options) *Memory {
-	q := &Memory{opts: o.withDefaults()}
-	q.resetLocked()
-	return q
+	c := &memCore{opts: o.withDefaults()}
+	c.resetLocked()
+	return &Memory{memCore: c, memEvents: memEvents{c}, memDeliveries: memDeliveries{c}}
 }
 
-// resetLocked empties the queue.
-func (q *Memory) resetLocked() {
-	q.jobs = make(map[string]*memJob)
-	q.pools = make(map[string]*memPool)
-	q.awaiting, q.recent, q.expiry, q.entries = nil, nil, nil, nil
-	q.fence, q.evseq, q.sweepAt = 0, 0, 0
-	q.seen = make(map[string]time.Time)
-	q.groups = make(map[string]*memGroup)
-	q.runners = make(map[string]time.Time)
-	if q.claiming == nil {
-		q.claiming = make(map[string]int)
-	}
-	if q.wake != nil {
-		close(q.wake)
-		close(q.evwake)
-	}
-	q.wake = make(chan struct{})
-	q.evwake = make(chan struct{})
+// resetLocked empties the queue. Blocked Claims and Events are woken.
+func (c *memCore) resetLocked() {
+	c.life.reset()
+	c.stream.reset(c.opts.MaxEvents)
+	c.seen.reset()
+	c.runners.reset()
 }
 
 // lock locks the queue for an operation under ctx. It fails, unlocked, when
 // ctx is done or the queue is broken.
-func (q *Memory) lock(ctx context.Context) error {
+func (c *memCore) lock(ctx context.Context) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	q.mu.Lock()
-	if q.err != nil {
-		q.mu.Unlock()
-		return q.err
+	c.mu.Lock()
+	if c.err != nil {
+		c.mu.Unlock()
+		return c.err
 	}
 	return nil
 }
 
-// changedLocked wakes every blocked Claim.
-func (q *Memory) changedLocked() {
-	close(q.wake)
-	q.wake = make(chan struct{})
-}
-
-func (q *Memory) poolLocked(name string) *memPool {
-	p := q.pools[name]
-	if p == nil {
-		p = &memPool{}
-		q.pools[name] = p
+// applyLocked applies one lifecycle command to the jobs and lines of pool
+// ("" for the pool of the job it names) and publishes its events.
+func (c *memCore) applyLocked(cmd command, pool string) (change, error) {
+	now := c.opts.Now()
+	ch, err := transition(c.life.scene(cmd, pool, now, c.opts.Depth), cmd)
+	if err != nil || ch.Again {
+		return ch, err
 	}
-	return p
-}
-
-// getLocked returns a job, or nil when unknown or expired.
-func (q *Memory) getLocked(id string) *memJob {
-	j := q.jobs[id]
-	if j == nil || !j.expires.IsZero() && time.Now().After(j.expires) {
-		return nil
-	}
-	return j
-}
-
-func (q *Memory) pruneLocked() {
-	now := time.Now()
-	for len(q.expiry) > 0 {
-		id := q.expiry[0]
-		j := q.jobs[id]
-		ended := j != nil && !j.expires.IsZero() // not a job enqueued again under the same ID
-		if ended && now.Before(j.expires) {
-			break
+	c.life.apply(ch, c.opts)
+	for _, e := range ch.Events {
+		var data []byte
+		for _, j := range ch.Put {
+			if j.ID == e.Job {
+				data, _ = json.Marshal(j)
+			}
 		}
-		if ended {
-			delete(q.jobs, id)
-			q.touchLocked(id)
-		}
-		q.expiry = q.expiry[1:]
+		c.stream.append(Event{Job: e.Job, Kind: e.Kind, Data: data, Time: now})
 	}
+	return ch, nil
 }
 
-// endLocked moves a job to a terminal state.
-func (q *Memory) endLocked(j *memJob, s State, reason string) {
-	j.State = s
-	j.Reason = reason
-	j.Finished = q.opts.Now()
-	j.expires = time.Now().Add(q.opts.Retain)
-	q.touchLocked(j.ID)
-	q.recent = slices.Insert(q.recent, 0, j.ID)
-	if len(q.recent) > q.opts.Recent {
-		q.recent = q.recent[:q.opts.Recent]
+// apply locks the queue, applies one command, saves and unlocks. name and id
+// ("approve", "3f9c") prefix its errors.
+func (c *memCore) apply(ctx context.Context, name, id string, cmd command) (change, error) {
+	if err := c.lock(ctx); err != nil {
+		return change{}, err
 	}
-	q.expiry = append(q.expiry, j.ID)
-	q.pruneLocked()
-}
-
-// emitLocked publishes one of the queue's own events, the job as its data.
-func (q *Memory) emitLocked(j *memJob, kind string) {
-	q.touchLocked(j.ID)
-	data, _ := json.Marshal(j.Job)
-	q.appendLocked(Event{Job: j.ID, Kind: kind, Data: data, Time: q.opts.Now()})
-}
-
-func (q *Memory) appendLocked(e Event) {
-	q.evseq++
-	e.Data = slices.Clone(e.Data)
-	id := fmt.Sprintf("%d-%d", time.Now().UnixMilli(), q.evseq)
-	q.entries = append(q.entries, memEntry{n: q.evseq, id: id, ev: e})
-	if over := len(q.entries) - q.opts.MaxEvents; over > 0 {
-		q.entries = slices.Delete(q.entries, 0, over)
+	defer c.mu.Unlock()
+	ch, err := c.applyLocked(cmd, "")
+	if err != nil {
+		return ch, fmt.Errorf("%s %s: %w", name, id, err)
 	}
-	close(q.evwake)
-	q.evwake = make(chan struct{})
-}
-
-// unawaitLocked takes a job out of the jobs awaiting approval.
-func (q *Memory) unawaitLocked(id string) {
-	q.awaiting = slices.DeleteFunc(q.awaiting, func(s string) bool { return s == id })
-}
-
-// lineUpLocked puts a queued job at the back of its pool's line and returns
-// the waiting job it displaced, if any.
-func (q *Memory) lineUpLocked(j *memJob) *Job {
-	p := q.poolLocked(j.Pool)
-	p.waiting = append(p.waiting, j.ID)
-	var displaced *Job
-	if len(p.waiting) > q.opts.Depth {
-		old := q.jobs[p.waiting[0]]
-		p.waiting = p.waiting[1:]
-		old.SupersededBy = j.ID
-		q.endLocked(old, Superseded, "")
-		q.emitLocked(old, EventSuperseded)
-		d := cloneJob(old.Job)
-		displaced = &d
+	if err := c.commitLocked(); err != nil {
+		return change{}, fmt.Errorf("%s %s: %w", name, id, err)
 	}
-	q.changedLocked()
-	return displaced
+	return ch, nil
 }
 
 func (q *Memory) Submit(ctx context.Context, j Job) (Job, *Job, error) {
-	if err := q.lock(ctx); err != nil {
+	j = prepareSubmit(j, q.opts.Now())
+	ch, err := q.apply(ctx, "submit", j.ID, command{Op: opSubmit, Job: j})
+	if err != nil {
 		return Job{}, nil, err
 	}
-	defer q.mu.Unlock()
-	j = prepareSubmit(j, q.opts.Now())
-	if q.getLocked(j.ID) != nil {
-		return Job{}, nil, fmt.Errorf("submit %s: %w", j.ID, ErrExists)
-	}
-	var old *memJob
-	for _, id := range q.awaiting {
-		if o := q.jobs[id]; owner(o.Job) == owner(j) {
-			old = o
-			break
-		}
-	}
-	n := &memJob{Job: cloneJob(j)}
-	q.jobs[j.ID] = n
-	q.awaiting = append(q.awaiting, j.ID)
-	q.emitLocked(n, EventSubmitted)
-	var replaced *Job
-	if old != nil {
-		q.unawaitLocked(old.ID)
-		old.SupersededBy = j.ID
-		q.endLocked(old, Superseded, "")
-		q.emitLocked(old, EventSuperseded)
-		r := cloneJob(old.Job)
-		replaced = &r
-	}
-	if err := q.commitLocked(); err != nil {
-		return Job{}, nil, fmt.Errorf("submit %s: %w", j.ID, err)
-	}
-	return cloneJob(j), replaced, nil
-}
-
-// awaitingLocked returns a job awaiting approval, or the error for op
-// ("approve") when it does not await approval, with the job when known.
-func (q *Memory) awaitingLocked(op, id string) (*memJob, error) {
-	j := q.getLocked(id)
-	switch {
-	case j == nil:
-		return nil, fmt.Errorf("%s %s: %w", op, id, ErrNotFound)
-	case j.State.Terminal():
-		return j, fmt.Errorf("%s %s: %w", op, id, ErrFinished)
-	case j.State != AwaitingApproval:
-		return j, fmt.Errorf("%s %s: %w", op, id, ErrNotAwaiting)
-	}
-	return j, nil
+	return ch.Reply, ch.Other, nil
 }
 
 func (q *Memory) Approve(ctx context.Context, id, by string) (Job, *Job, error) {
-	if err := q.lock(ctx); err != nil {
-		return Job{}, nil, err
-	}
-	defer q.mu.Unlock()
-	j, err := q.awaitingLocked("approve", id)
-	if err != nil {
-		return jobOf(j), nil, err
-	}
-	now := q.opts.Now()
-	q.unawaitLocked(id)
-	j.State = Queued
-	j.Approver, j.Approved, j.Queued = by, now, now
-	j.Attempt = 1
-	q.emitLocked(j, EventQueued)
-	displaced := q.lineUpLocked(j)
-	if err := q.commitLocked(); err != nil {
-		return Job{}, nil, fmt.Errorf("approve %s: %w", id, err)
-	}
-	return cloneJob(j.Job), displaced, nil
+	ch, err := q.apply(ctx, "approve", id, command{Op: opApprove, ID: id, By: by})
+	return ch.Reply, ch.Other, err
 }
 
 func (q *Memory) Reject(ctx context.Context, id, by string) (Job, error) {
-	if err := q.lock(ctx); err != nil {
-		return Job{}, err
-	}
-	defer q.mu.Unlock()
-	j, err := q.awaitingLocked("reject", id)
-	if err != nil {
-		return jobOf(j), err
-	}
-	q.unawaitLocked(id)
-	j.RejectedBy = by
-	q.endLocked(j, Rejected, "")
-	q.emitLocked(j, EventRejected)
-	if err := q.commitLocked(); err != nil {
-		return Job{}, fmt.Errorf("reject %s: %w", id, err)
-	}
-	return cloneJob(j.Job), nil
+	ch, err := q.apply(ctx, "reject", id, command{Op: opReject, ID: id, By: by})
+	return ch.Reply, err
 }
 
 func (q *Memory) Expire(ctx context.Context) ([]Job, error) {
@@ -305,17 +133,11 @@ func (q *Memory) Expire(ctx context.Context) ([]Job, error) {
 		return nil, err
 	}
 	defer q.mu.Unlock()
-	now := q.opts.Now()
 	var out []Job
-	for _, id := range slices.Clone(q.awaiting) {
-		j := q.jobs[id]
-		if j.Expires.IsZero() || j.Expires.After(now) {
-			continue
+	for _, id := range slices.Clone(q.life.awaiting) {
+		if ch, err := q.applyLocked(command{Op: opExpire, ID: id}, ""); err == nil {
+			out = append(out, ch.Reply)
 		}
-		q.unawaitLocked(id)
-		q.endLocked(j, Expired, "")
-		q.emitLocked(j, EventExpired)
-		out = append(out, cloneJob(j.Job))
 	}
 	if err := q.commitLocked(); err != nil {
 		return nil, fmt.Errorf("expire: %w", err)
@@ -324,22 +146,11 @@ func (q *Memory) Expire(ctx context.Context) ([]Job, error) {
 }
 
 func (q *Memory) Amend(ctx context.Context, id string, a Amendment) (Job, error) {
-	if err := q.lock(ctx); err != nil {
+	ch, err := q.apply(ctx, "amend", id, command{Op: opAmend, ID: id, Amendment: a})
+	if err != nil {
 		return Job{}, err
 	}
-	defer q.mu.Unlock()
-	j := q.getLocked(id)
-	if j == nil {
-		return Job{}, fmt.Errorf("amend %s: %w", id, ErrNotFound)
-	}
-	if amend(&j.Job, a) {
-		q.emitLocked(j, EventUpdated)
-	}
-	q.touchLocked(id)
-	if err := q.commitLocked(); err != nil {
-		return Job{}, fmt.Errorf("amend %s: %w", id, err)
-	}
-	return cloneJob(j.Job), nil
+	return ch.Reply, nil
 }
 
 func (q *Memory) Runners(ctx context.Context) ([]Runner, error) {
@@ -347,69 +158,16 @@ func (q *Memory) Runners(ctx context.Context) ([]Runner, error) {
 		return nil, err
 	}
 	defer q.mu.Unlock()
-	now := q.opts.Now()
-	names := make(map[string]bool)
-	for name := range q.pools {
-		names[name] = true
-	}
-	for name := range q.runners {
-		names[name] = true
-	}
-	out := make([]Runner, 0, len(names))
-	for _, name := range slices.Sorted(maps.Keys(names)) {
-		r := Runner{Pool: name, Seen: q.runners[name]}
-		if q.claiming[name] > 0 {
-			r.Seen = now
-		}
-		out = append(out, r)
-	}
-	return out, nil
+	return q.runners.list(slices.Collect(maps.Keys(q.life.pools)), q.opts.Now()), nil
 }
 
 func (q *Memory) Enqueue(ctx context.Context, j Job) (Job, *Job, error) {
-	if err := q.lock(ctx); err != nil {
+	j = prepare(j, q.opts.Now())
+	ch, err := q.apply(ctx, "enqueue", j.ID, command{Op: opEnqueue, Job: j})
+	if err != nil {
 		return Job{}, nil, err
 	}
-	defer q.mu.Unlock()
-	j = prepare(j, q.opts.Now())
-	if q.getLocked(j.ID) != nil {
-		return Job{}, nil, fmt.Errorf("enqueue %s: %w", j.ID, ErrExists)
-	}
-	n := &memJob{Job: cloneJob(j)}
-	q.jobs[j.ID] = n
-	q.touchLocked(j.ID)
-	q.emitLocked(n, EventQueued)
-	displaced := q.lineUpLocked(n)
-	if err := q.commitLocked(); err != nil {
-		return Job{}, nil, fmt.Errorf("enqueue %s: %w", j.ID, err)
-	}
-	return cloneJob(j), displaced, nil
-}
-
-// claimLocked starts the next job of pool, if it may.
-func (q *Memory) claimLocked(pool string) (Lease, bool) {
-	p := q.pools[pool]
-	if p == nil || p.run != nil {
-		return Lease{}, false
-	}
-	var id string
-	switch {
-	case len(p.retry) > 0:
-		id, p.retry = p.retry[0], p.retry[1:]
-	case len(p.waiting) > 0:
-		id, p.waiting = p.waiting[0], p.waiting[1:]
-	default:
-		return Lease{}, false
-	}
-	j := q.jobs[id]
-	q.fence++
-	j.State = Running
-	j.Started = q.opts.Now()
-	j.Fence = q.fence
-	token := newToken()
-	p.run = &memRun{id: id, token: token, deadline: time.Now().Add(q.opts.LeaseTTL)}
-	q.emitLocked(j, EventStarted)
-	return Lease{Job: cloneJob(j.Job), Token: token, Fence: q.fence}, true
+	return ch.Reply, ch.Other, nil
 }
 
 func (q *Memory) Claim(ctx context.Context, pool string) (Lease, error) {
@@ -419,20 +177,17 @@ func (q *Memory) Claim(ctx context.Context, pool string) (Lease, error) {
 	if err := q.lock(ctx); err != nil {
 		return Lease{}, err
 	}
-	q.claiming[pool]++
+	q.runners.enter(pool)
 	q.mu.Unlock()
 	claimed := false
 	defer func() {
 		q.mu.Lock()
 		defer q.mu.Unlock()
-		q.claiming[pool]--
-		if q.claiming[pool] == 0 {
-			delete(q.claiming, pool)
-		}
+		q.runners.leave(pool)
 		if !claimed && q.err == nil {
 			// The runner waited until now. Saving this is best effort: the
 			// Claim ends with ctx's error anyway.
-			q.runners[pool] = q.opts.Now()
+			q.runners.mark(pool, q.opts.Now())
 			_ = q.commitLocked()
 		}
 	}()
@@ -440,17 +195,21 @@ func (q *Memory) Claim(ctx context.Context, pool string) (Lease, error) {
 		if err := q.lock(ctx); err != nil {
 			return Lease{}, err
 		}
-		q.runners[pool] = q.opts.Now()
-		l, ok := q.claimLocked(pool)
+		q.runners.mark(pool, q.opts.Now())
+		token := newToken()
+		ch, cerr := q.applyLocked(command{Op: opClaim, Token: token}, pool)
 		err := q.commitLocked()
-		wake := q.wake
+		wake := q.life.wake
 		q.mu.Unlock()
 		if err != nil {
 			return Lease{}, fmt.Errorf("claim from %s: %w", pool, err)
 		}
-		if ok {
+		if cerr == nil {
 			claimed = true
-			return l, nil
+			return Lease{Job: ch.Reply, Token: token, Fence: ch.Reply.Fence}, nil
+		}
+		if cerr != errBusy && cerr != errEmpty {
+			return Lease{}, fmt.Errorf("claim from %s: %w", pool, cerr)
 		}
 		select {
 		case <-ctx.Done():
@@ -460,32 +219,20 @@ func (q *Memory) Claim(ctx context.Context, pool string) (Lease, error) {
 	}
 }
 
-// leaseLocked returns the pool and job of a lease that is still held.
-func (q *Memory) leaseLocked(l Lease) (*memPool, *memJob, error) {
-	p := q.pools[l.Job.Pool]
-	if p == nil || p.run == nil || p.run.id != l.Job.ID || p.run.token != l.Token {
-		return nil, nil, fmt.Errorf("job %s: %w", l.Job.ID, ErrLeaseLost)
-	}
-	return p, q.jobs[l.Job.ID], nil
-}
-
 func (q *Memory) Heartbeat(ctx context.Context, l Lease) (bool, error) {
 	if err := q.lock(ctx); err != nil {
 		return false, err
 	}
 	defer q.mu.Unlock()
-	q.runners[l.Job.Pool] = q.opts.Now()
-	p, j, err := q.leaseLocked(l)
-	if err == nil {
-		p.run.deadline = time.Now().Add(q.opts.LeaseTTL)
-	}
+	q.runners.mark(l.Job.Pool, q.opts.Now())
+	ch, herr := q.applyLocked(command{Op: opHeartbeat, ID: l.Job.ID, Token: l.Token}, l.Job.Pool)
 	if err := q.commitLocked(); err != nil {
 		return false, fmt.Errorf("heartbeat %s: %w", l.Job.ID, err)
 	}
-	if err != nil {
-		return false, err
+	if herr != nil {
+		return false, fmt.Errorf("heartbeat %s: %w", l.Job.ID, herr)
 	}
-	return j.CancelRequested, nil
+	return ch.Cancelled, nil
 }
 
 func (q *Memory) Finish(ctx context.Context, l Lease, o Outcome) (Job, error) {
@@ -496,57 +243,19 @@ func (q *Memory) Finish(ctx context.Context, l Lease, o Outcome) (Job, error) {
 		return Job{}, err
 	}
 	defer q.mu.Unlock()
-	p, j, err := q.leaseLocked(l)
+	ch, err := q.applyLocked(command{Op: opFinish, ID: l.Job.ID, Token: l.Token, Outcome: o}, l.Job.Pool)
 	if err != nil {
-		return Job{}, err
+		return Job{}, fmt.Errorf("finish %s: %w", l.Job.ID, err)
 	}
-	p.run = nil
-	j.Result = slices.Clone(o.Result)
-	q.endLocked(j, o.State, o.Reason)
-	q.emitLocked(j, EventOutcome)
-	q.changedLocked()
 	if err := q.commitLocked(); err != nil {
 		return Job{}, fmt.Errorf("finish %s: %w", l.Job.ID, err)
 	}
-	return cloneJob(j.Job), nil
+	return ch.Reply, nil
 }
 
 func (q *Memory) Cancel(ctx context.Context, id, by string) (Job, error) {
-	if err := q.lock(ctx); err != nil {
-		return Job{}, err
-	}
-	defer q.mu.Unlock()
-	j := q.getLocked(id)
-	if j == nil {
-		return Job{}, fmt.Errorf("cancel %s: %w", id, ErrNotFound)
-	}
-	switch {
-	case j.State.Terminal():
-		return cloneJob(j.Job), fmt.Errorf("cancel %s: %w", id, ErrFinished)
-	case j.State == Running:
-		j.CancelRequested = true
-		j.CancelledBy = by
-		q.touchLocked(id)
-	case j.State == AwaitingApproval:
-		q.unawaitLocked(id)
-		q.cancelLocked(j, by)
-	default:
-		p := q.poolLocked(j.Pool)
-		p.retry = slices.DeleteFunc(p.retry, func(s string) bool { return s == id })
-		p.waiting = slices.DeleteFunc(p.waiting, func(s string) bool { return s == id })
-		q.cancelLocked(j, by)
-	}
-	if err := q.commitLocked(); err != nil {
-		return Job{}, fmt.Errorf("cancel %s: %w", id, err)
-	}
-	return cloneJob(j.Job), nil
-}
-
-// cancelLocked ends a job that no runner holds as cancelled by by.
-func (q *Memory) cancelLocked(j *memJob, by string) {
-	j.CancelledBy = by
-	q.endLocked(j, Cancelled, "")
-	q.emitLocked(j, EventCancelled)
+	ch, err := q.apply(ctx, "cancel", id, command{Op: opCancel, ID: id, By: by})
+	return ch.Reply, err
 }
 
 func (q *Memory) Drain(ctx context.Context, pool, by string) ([]Job, error) {
@@ -554,35 +263,20 @@ func (q *Memory) Drain(ctx context.Context, pool, by string) ([]Job, error) {
 		return nil, err
 	}
 	defer q.mu.Unlock()
-	p := q.pools[pool]
+	p := q.life.pools[pool]
 	if p == nil {
 		return nil, nil
 	}
 	var out []Job
 	for _, id := range slices.Concat(p.retry, p.waiting) {
-		j := q.jobs[id]
-		q.cancelLocked(j, by)
-		out = append(out, cloneJob(j.Job))
+		if ch, err := q.applyLocked(command{Op: opDrain, ID: id, By: by}, pool); err == nil {
+			out = append(out, ch.Reply)
+		}
 	}
-	p.retry, p.waiting = nil, nil
 	if err := q.commitLocked(); err != nil {
 		return nil, fmt.Errorf("drain %s: %w", pool, err)
 	}
 	return out, nil
-}
-
-func (q *Memory) lineLocked(pool string) Line {
-	p := q.pools[pool]
-	var running *Job
-	if p.run != nil {
-		r := cloneJob(q.jobs[p.run.id].Job)
-		running = &r
-	}
-	var waiting []Job
-	for _, id := range slices.Concat(p.retry, p.waiting) {
-		waiting = append(waiting, cloneJob(q.jobs[id].Job))
-	}
-	return line(pool, running, waiting, q.opts.Now())
 }
 
 func (q *Memory) Position(ctx context.Context, id string) (Place, error) {
@@ -590,7 +284,7 @@ func (q *Memory) Position(ctx context.Context, id string) (Place, error) {
 		return Place{}, err
 	}
 	defer q.mu.Unlock()
-	j := q.getLocked(id)
+	j := q.life.get(id)
 	if j == nil {
 		return Place{}, fmt.Errorf("position of %s: %w", id, ErrNotFound)
 	}
@@ -600,7 +294,7 @@ func (q *Memory) Position(ctx context.Context, id string) (Place, error) {
 	case j.State == AwaitingApproval:
 		return Place{Job: cloneJob(j.Job)}, fmt.Errorf("position of %s: in no line yet: %w", id, ErrNotAwaiting)
 	}
-	for _, pl := range q.lineLocked(j.Pool).Places {
+	for _, pl := range q.life.line(j.Pool, q.opts.Now()).Places {
 		if pl.Job.ID == id {
 			return pl, nil
 		}
@@ -613,15 +307,7 @@ func (q *Memory) Status(ctx context.Context) ([]Line, error) {
 		return nil, err
 	}
 	defer q.mu.Unlock()
-	return q.statusLocked(), nil
-}
-
-func (q *Memory) statusLocked() []Line {
-	lines := make([]Line, 0, len(q.pools))
-	for _, name := range slices.Sorted(maps.Keys(q.pools)) {
-		lines = append(lines, q.lineLocked(name))
-	}
-	return lines
+	return q.life.status(q.opts.Now()), nil
 }
 
 func (q *Memory) List(ctx context.Context, f Filter) ([]Job, error) {
@@ -629,14 +315,14 @@ func (q *Memory) List(ctx context.Context, f Filter) ([]Job, error) {
 		return nil, err
 	}
 	defer q.mu.Unlock()
-	lines := q.statusLocked()
-	awaiting := make([]Job, 0, len(q.awaiting))
-	for _, id := range q.awaiting {
-		awaiting = append(awaiting, cloneJob(q.jobs[id].Job))
+	lines := q.life.status(q.opts.Now())
+	awaiting := make([]Job, 0, len(q.life.awaiting))
+	for _, id := range q.life.awaiting {
+		awaiting = append(awaiting, cloneJob(q.life.jobs[id].Job))
 	}
 	var recent []Job
-	for _, id := range q.recent {
-		if j := q.getLocked(id); j != nil {
+	for _, id := range q.life.recent {
+		if j := q.life.get(id); j != nil {
 			recent = append(recent, cloneJob(j.Job))
 		}
 	}
@@ -648,7 +334,7 @@ func (q *Memory) Get(ctx context.Context, id string) (Job, error) {
 		return Job{}, err
 	}
 	defer q.mu.Unlock()
-	j := q.getLocked(id)
+	j := q.life.get(id)
 	if j == nil {
 		return Job{}, fmt.Errorf("get %s: %w", id, ErrNotFound)
 	}
@@ -660,33 +346,11 @@ func (q *Memory) Reap(ctx context.Context) ([]Job, error) {
 		return nil, err
 	}
 	defer q.mu.Unlock()
-	now := time.Now()
 	var out []Job
-	for _, name := range slices.Sorted(maps.Keys(q.pools)) {
-		p := q.pools[name]
-		if p.run == nil || now.Before(p.run.deadline) {
-			continue
+	for _, name := range slices.Sorted(maps.Keys(q.life.pools)) {
+		if ch, err := q.applyLocked(command{Op: opReap}, name); err == nil {
+			out = append(out, ch.Reply)
 		}
-		j := q.jobs[p.run.id]
-		p.run = nil
-		switch {
-		case j.CancelRequested:
-			q.endLocked(j, Cancelled, "")
-			q.emitLocked(j, EventCancelled)
-		case j.Attempt < MaxAttempts:
-			j.Attempt++
-			j.State = Queued
-			j.Reason = ReasonRetried
-			p.retry = slices.Insert(p.retry, 0, j.ID)
-			q.emitLocked(j, EventRetried)
-		default:
-			q.endLocked(j, Failed, ReasonLost)
-			q.emitLocked(j, EventLost)
-		}
-		out = append(out, cloneJob(j.Job))
-	}
-	if len(out) > 0 {
-		q.changedLocked()
 	}
 	if err := q.commitLocked(); err != nil {
 		return nil, fmt.Errorf("reap: %w", err)
@@ -698,185 +362,51 @@ func (q *Memory) RunReaper(ctx context.Context, interval time.Duration) error {
 	return runReaper(ctx, q.Reap, interval, q.opts.Logger)
 }
 
-func (q *Memory) ForgetDelivery(ctx context.Context, id string) error {
-	if err := q.lock(ctx); err != nil {
-		return err
-	}
-	defer q.mu.Unlock()
-	delete(q.seen, id)
-	q.seenLocked(id)
-	if err := q.commitLocked(); err != nil {
-		return fmt.Errorf("forget delivery %s: %w", id, err)
-	}
-	return nil
+// memRunners is when each pool's runners were last seen.
+type memRunners struct {
+	seen     map[string]time.Time // pool -> Options.Now when a runner was last seen
+	claiming map[string]int       // pool -> Claims waiting on it now
 }
 
-func (q *Memory) SeenDelivery(ctx context.Context, id string, ttl time.Duration) (bool, error) {
-	if err := q.lock(ctx); err != nil {
-		return false, err
+func (r *memRunners) reset() {
+	r.seen = make(map[string]time.Time)
+	if r.claiming == nil {
+		r.claiming = make(map[string]int)
 	}
-	defer q.mu.Unlock()
-	now := time.Now()
-	if exp, ok := q.seen[id]; ok && now.Before(exp) {
-		return false, nil
-	}
-	if ttl <= 0 {
-		ttl = defaultDeliveryTTL
-	}
-	q.seen[id] = now.Add(ttl)
-	q.seenLocked(id)
-	if len(q.seen) >= q.sweepAt {
-		for k, exp := range q.seen {
-			if !now.Before(exp) {
-				delete(q.seen, k)
-				q.seenLocked(k)
-			}
-		}
-		q.sweepAt = max(1024, 2*len(q.seen)) // amortised: each entry is swept O(1) times
-	}
-	if err := q.commitLocked(); err != nil {
-		return false, fmt.Errorf("delivery %s: %w", id, err)
-	}
-	return true, nil
 }
 
-func (q *Memory) Publish(ctx context.Context, e Event) error {
-	if e.Time.IsZero() {
-		e.Time = q.opts.Now()
+// mark records that a runner of pool was seen at now.
+func (r *memRunners) mark(pool string, now time.Time) { r.seen[pool] = now }
+
+// enter and leave count the Claims waiting on pool: such a runner is seen
+// all the time it waits.
+func (r *memRunners) enter(pool string) { r.claiming[pool]++ }
+
+func (r *memRunners) leave(pool string) {
+	r.claiming[pool]--
+	if r.claiming[pool] == 0 {
+		delete(r.claiming, pool)
 	}
-	if err := q.lock(ctx); err != nil {
-		return err
-	}
-	defer q.mu.Unlock()
-	q.appendLocked(e)
-	if err := q.commitLocked(); err != nil {
-		return fmt.Errorf("publish %s event of %s: %w", e.Kind, e.Job, err)
-	}
-	return nil
 }
 
-// entryLocked returns the stream entry numbered n, or nil when trimmed.
-func (q *Memory) entryLocked(n uint64) *memEntry {
-	i, ok := slices.BinarySearchFunc(q.entries, n, func(e memEntry, n uint64) int {
-		switch {
-		case e.n < n:
-			return -1
-		case e.n > n:
-			return 1
-		}
-		return 0
-	})
-	if !ok {
-		return nil
+// list returns the runners of every pool in pools or seen, sorted by name.
+func (r *memRunners) list(pools []string, now time.Time) []Runner {
+	names := make(map[string]bool)
+	for _, name := range pools {
+		names[name] = true
 	}
-	return &q.entries[i]
-}
-
-// readLocked is one non-blocking read of Events.
-func (q *Memory) readLocked(group, consumer string, max int) []Delivery {
-	g := q.groups[group]
-	if g == nil {
-		g = &memGroup{pending: make(map[string][]uint64)}
-		q.groups[group] = g
+	for name := range r.seen {
+		names[name] = true
 	}
-	var out []Delivery
-	pending := g.pending[consumer]
-	kept := pending[:0]
-	for _, n := range pending {
-		e := q.entryLocked(n)
-		if e == nil {
-			continue // trimmed from the stream: nothing left to deliver
+	out := make([]Runner, 0, len(names))
+	for _, name := range slices.Sorted(maps.Keys(names)) {
+		rn := Runner{Pool: name, Seen: r.seen[name]}
+		if r.claiming[name] > 0 {
+			rn.Seen = now
 		}
-		kept = append(kept, n)
-		if len(out) < max {
-			out = append(out, Delivery{ID: e.id, Event: cloneEvent(e.ev)})
-		}
-	}
-	g.pending[consumer] = kept
-	if len(out) > 0 {
-		return out
-	}
-	for i := range q.entries {
-		e := &q.entries[i]
-		if e.n <= g.last {
-			continue
-		}
-		out = append(out, Delivery{ID: e.id, Event: cloneEvent(e.ev)})
-		g.pending[consumer] = append(g.pending[consumer], e.n)
-		g.last = e.n
-		if len(out) == max {
-			break
-		}
+		out = append(out, rn)
 	}
 	return out
-}
-
-func (q *Memory) Events(ctx context.Context, group, consumer string, max int, block time.Duration) ([]Delivery, error) {
-	if max <= 0 {
-		max = 100
-	}
-	var timeout <-chan time.Time
-	if block > 0 {
-		t := time.NewTimer(block)
-		defer t.Stop()
-		timeout = t.C
-	}
-	for {
-		if err := q.lock(ctx); err != nil {
-			return nil, err
-		}
-		out := q.readLocked(group, consumer, max)
-		err := q.commitLocked()
-		wake := q.evwake
-		q.mu.Unlock()
-		if err != nil {
-			return nil, fmt.Errorf("events of %s for %s: %w", group, consumer, err)
-		}
-		if len(out) > 0 || timeout == nil {
-			return out, nil
-		}
-		select {
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		case <-timeout:
-			return nil, nil
-		case <-wake:
-		}
-	}
-}
-
-func (q *Memory) Ack(ctx context.Context, group string, ids ...string) error {
-	acked := make(map[uint64]bool, len(ids))
-	for _, id := range ids {
-		n, err := entryNumber(id)
-		if err != nil {
-			return fmt.Errorf("ack %s: %w", id, err)
-		}
-		acked[n] = true
-	}
-	if err := q.lock(ctx); err != nil {
-		return err
-	}
-	defer q.mu.Unlock()
-	g := q.groups[group]
-	if g == nil {
-		return nil
-	}
-	for c, p := range g.pending {
-		g.pending[c] = slices.DeleteFunc(p, func(n uint64) bool { return acked[n] })
-	}
-	if err := q.commitLocked(); err != nil {
-		return fmt.Errorf("ack events of %s: %w", group, err)
-	}
-	return nil
-}
-
-func entryNumber(id string) (uint64, error) {
-	_, seq, ok := strings.Cut(id, "-")
-	if !ok {
-		return 0, fmt.Errorf("malformed event ID")
-	}
-	return strconv.ParseUint(seq, 10, 64)
 }
 
 func cloneJob(j Job) Job {
@@ -886,14 +416,6 @@ func cloneJob(j Job) Job {
 	j.Payload = slices.Clone(j.Payload)
 	j.Result = slices.Clone(j.Result)
 	return j
-}
-
-// jobOf returns a copy of j's job, or the zero Job for nil.
-func jobOf(j *memJob) Job {
-	if j == nil {
-		return Job{}
-	}
-	return cloneJob(j.Job)
 }
 
 // amend applies a to j and reports whether what the status comment shows
@@ -914,11 +436,6 @@ func amend(j *Job, a Amendment) (visible bool) {
 		j.Shown = *a.Shown
 	}
 	return visible
-}
-
-func cloneEvent(e Event) Event {
-	e.Data = slices.Clone(e.Data)
-	return e
 }
 
 // listed applies a filter to the lines, the jobs awaiting approval and the

@@ -39,10 +39,9 @@ type memSnapshot struct {
 	Meta       []byte
 }
 
-// memDirty is what changed since the last save.
+// memDirty is what was saved last (the jobs and deliveries changed since
+// are in memLife.touched and memSeen.touched).
 type memDirty struct {
-	jobs       map[string]bool
-	deliveries map[string]bool
 	savedSeq   uint64 // the last event number saved
 	savedFirst uint64 // the first event number saved and not trimmed
 	meta       []byte // the meta record as saved
@@ -90,33 +89,12 @@ type memGroupRecord struct {
 	Pending map[string][]uint64 `json:"pending,omitempty"`
 }
 
-// touchLocked marks a job as changed (or deleted) for the next save.
-func (q *Memory) touchLocked(id string) {
-	if q.store == nil {
-		return
-	}
-	if q.dirty.jobs == nil {
-		q.dirty.jobs = make(map[string]bool)
-	}
-	q.dirty.jobs[id] = true
-}
-
-// seenLocked marks a delivery ID as changed (or deleted) for the next save.
-func (q *Memory) seenLocked(id string) {
-	if q.store == nil {
-		return
-	}
-	if q.dirty.deliveries == nil {
-		q.dirty.deliveries = make(map[string]bool)
-	}
-	q.dirty.deliveries[id] = true
-}
-
-func (q *Memory) metaLocked() []byte {
-	m := memMeta{Awaiting: q.awaiting, Fence: q.fence, EvSeq: q.evseq, Runners: q.runners}
-	if len(q.pools) > 0 {
-		m.Pools = make(map[string]memPoolRecord, len(q.pools))
-		for name, p := range q.pools {
+func (c *memCore) metaLocked() []byte {
+	l := &c.life
+	m := memMeta{Awaiting: l.awaiting, Fence: l.fence, EvSeq: c.stream.seq, Runners: c.runners.seen}
+	if len(l.pools) > 0 {
+		m.Pools = make(map[string]memPoolRecord, len(l.pools))
+		for name, p := range l.pools {
 			r := memPoolRecord{Retry: p.retry, Waiting: p.waiting}
 			if p.run != nil {
 				r.Run = &memRunRecord{Job: p.run.id, Token: p.run.token, Deadline: p.run.deadline}
@@ -124,9 +102,9 @@ func (q *Memory) metaLocked() []byte {
 			m.Pools[name] = r
 		}
 	}
-	if len(q.groups) > 0 {
-		m.Groups = make(map[string]memGroupRecord, len(q.groups))
-		for name, g := range q.groups {
+	if len(c.stream.groups) > 0 {
+		m.Groups = make(map[string]memGroupRecord, len(c.stream.groups))
+		for name, g := range c.stream.groups {
 			m.Groups[name] = memGroupRecord{Last: g.last, Pending: g.pending}
 		}
 	}
@@ -142,63 +120,65 @@ func (q *Memory) metaLocked() []byte {
 // it never differs from what the store holds, and the error is returned: the
 // operation did not happen. When that load fails too, the queue is broken
 // and every later operation fails.
-func (q *Memory) commitLocked() error {
-	if q.store == nil {
+func (c *memCore) commitLocked() error {
+	if c.store == nil {
+		c.life.touched, c.seen.touched = nil, nil
 		return nil
 	}
-	c := &memChange{}
-	if len(q.dirty.jobs) > 0 {
-		c.Jobs = make(map[string]*memJobRecord, len(q.dirty.jobs))
-		for id := range q.dirty.jobs {
+	ch := &memChange{}
+	if len(c.life.touched) > 0 {
+		ch.Jobs = make(map[string]*memJobRecord, len(c.life.touched))
+		for id := range c.life.touched {
 			var r *memJobRecord
-			if j := q.jobs[id]; j != nil {
+			if j := c.life.jobs[id]; j != nil {
 				r = &memJobRecord{Job: j.Job, Expires: j.expires}
 			}
-			c.Jobs[id] = r
+			ch.Jobs[id] = r
 		}
 	}
-	if len(q.dirty.deliveries) > 0 {
-		c.Deliveries = make(map[string]time.Time, len(q.dirty.deliveries))
-		for id := range q.dirty.deliveries {
-			c.Deliveries[id] = q.seen[id]
+	if len(c.seen.touched) > 0 {
+		ch.Deliveries = make(map[string]time.Time, len(c.seen.touched))
+		for id := range c.seen.touched {
+			ch.Deliveries[id] = c.seen.until[id]
 		}
 	}
-	i := len(q.entries)
-	for i > 0 && q.entries[i-1].n > q.dirty.savedSeq {
+	entries := c.stream.entries
+	i := len(entries)
+	for i > 0 && entries[i-1].n > c.dirty.savedSeq {
 		i--
 	}
-	for _, e := range q.entries[i:] {
-		c.Events = append(c.Events, memEntryRecord{N: e.n, ID: e.id, Job: e.ev.Job, Kind: e.ev.Kind, Data: e.ev.Data, Time: e.ev.Time})
+	for _, e := range entries[i:] {
+		ch.Events = append(ch.Events, memEntryRecord{N: e.n, ID: e.id, Job: e.ev.Job, Kind: e.ev.Kind, Data: e.ev.Data, Time: e.ev.Time})
 	}
-	first := q.evseq + 1
-	if len(q.entries) > 0 {
-		first = q.entries[0].n
+	first := c.stream.seq + 1
+	if len(entries) > 0 {
+		first = entries[0].n
 	}
-	if first > q.dirty.savedFirst && q.dirty.savedSeq > 0 {
-		c.TrimBelow = first
+	if first > c.dirty.savedFirst && c.dirty.savedSeq > 0 {
+		ch.TrimBelow = first
 	}
-	meta := q.metaLocked()
-	if !bytes.Equal(meta, q.dirty.meta) {
-		c.Meta = meta
+	meta := c.metaLocked()
+	if !bytes.Equal(meta, c.dirty.meta) {
+		ch.Meta = meta
 	}
-	if c.empty() {
+	if ch.empty() {
 		return nil
 	}
-	if err := q.store.save(c); err != nil {
-		if lerr := q.loadLocked(); lerr != nil {
-			q.err = fmt.Errorf("queue state unusable: saving failed (%v) and loading it again failed: %w", err, lerr)
+	if err := c.store.save(ch); err != nil {
+		if lerr := c.loadLocked(); lerr != nil {
+			c.err = fmt.Errorf("queue state unusable: saving failed (%v) and loading it again failed: %w", err, lerr)
 		}
 		return fmt.Errorf("save queue state: %w", err)
 	}
-	q.dirty.jobs, q.dirty.deliveries = nil, nil
-	q.dirty.savedSeq, q.dirty.savedFirst, q.dirty.meta = q.evseq, first, meta
+	c.life.touched, c.seen.touched = nil, nil
+	c.dirty.savedSeq, c.dirty.savedFirst, c.dirty.meta = c.stream.seq, first, meta
 	return nil
 }
 
 // loadLocked replaces the state with the store's. Blocked Claims and
 // Events are woken to look again.
-func (q *Memory) loadLocked() error {
-	s, err := q.store.load()
+func (c *memCore) loadLocked() error {
+	s, err := c.store.load()
 	if err != nil {
 		return err
 	}
@@ -208,14 +188,15 @@ func (q *Memory) loadLocked() error {
 			return fmt.Errorf("queue state: %w", err)
 		}
 	}
-	q.resetLocked()
+	c.resetLocked()
+	l := &c.life
 	var ended []*memJob
 	for id, r := range s.Jobs {
 		if r == nil {
 			continue
 		}
 		j := &memJob{Job: r.Job, expires: r.Expires}
-		q.jobs[id] = j
+		l.jobs[id] = j
 		if !j.expires.IsZero() {
 			ended = append(ended, j)
 		}
@@ -223,38 +204,38 @@ func (q *Memory) loadLocked() error {
 	// Jobs end in the order of their expiry (now plus Options.Retain).
 	slices.SortFunc(ended, func(a, b *memJob) int { return a.expires.Compare(b.expires) })
 	for _, j := range ended {
-		q.expiry = append(q.expiry, j.ID)
+		l.expiry = append(l.expiry, j.ID)
 	}
-	for i := len(ended) - 1; i >= 0 && len(q.recent) < q.opts.Recent; i-- {
-		q.recent = append(q.recent, ended[i].ID)
+	for i := len(ended) - 1; i >= 0 && len(l.recent) < c.opts.Recent; i-- {
+		l.recent = append(l.recent, ended[i].ID)
 	}
 	for name, r := range m.Pools {
 		p := &memPool{retry: r.Retry, waiting: r.Waiting}
 		if r.Run != nil {
 			p.run = &memRun{id: r.Run.Job, token: r.Run.Token, deadline: r.Run.Deadline}
 		}
-		q.pools[name] = p
+		l.pools[name] = p
 	}
-	q.awaiting = m.Awaiting
-	q.fence, q.evseq = m.Fence, m.EvSeq
+	l.awaiting = m.Awaiting
+	l.fence, c.stream.seq = m.Fence, m.EvSeq
 	for name, g := range m.Groups {
 		if g.Pending == nil {
 			g.Pending = make(map[string][]uint64)
 		}
-		q.groups[name] = &memGroup{last: g.Last, pending: g.Pending}
+		c.stream.groups[name] = &memGroup{last: g.Last, pending: g.Pending}
 	}
 	if m.Runners != nil {
-		q.runners = m.Runners
+		c.runners.seen = m.Runners
 	}
 	for _, e := range s.Events {
-		q.entries = append(q.entries, memEntry{n: e.N, id: e.ID, ev: Event{Job: e.Job, Kind: e.Kind, Data: e.Data, Time: e.Time}})
-		q.evseq = max(q.evseq, e.N)
+		c.stream.entries = append(c.stream.entries, memEntry{n: e.N, id: e.ID, ev: Event{Job: e.Job, Kind: e.Kind, Data: e.Data, Time: e.Time}})
+		c.stream.seq = max(c.stream.seq, e.N)
 	}
-	maps.Copy(q.seen, s.Deliveries)
-	q.dirty = memDirty{savedSeq: q.evseq, savedFirst: q.evseq + 1, meta: q.metaLocked()}
-	if len(q.entries) > 0 {
-		q.dirty.savedFirst = q.entries[0].n
+	maps.Copy(c.seen.until, s.Deliveries)
+	c.dirty = memDirty{savedSeq: c.stream.seq, savedFirst: c.stream.seq + 1, meta: c.metaLocked()}
+	if len(c.stream.entries) > 0 {
+		c.dirty.savedFirst = c.stream.entries[0].n
 	}
-	q.pruneLocked()
+	l.prune()
 	return nil
 }

@@ -8,226 +8,294 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 )
 
 // Redis is the Queue on a Redis server (standalone or Sentinel-managed; not
-// Cluster). Several processes may share one prefix: every state change is one
-// Lua script. The key layout is in the package documentation.
+// Cluster). Several processes may share one prefix: every change of a job
+// is the lifecycle's transition (lifecycle.go) computed in Go inside an
+// optimistic transaction, which WATCHes the keys it read and writes the
+// change, with the events it publishes, in one MULTI/EXEC, trying again when
+// another process changed those keys meanwhile. The key layout is in the
+// package documentation. The reads are redisReads, the event stream
+// redisStream and the delivery IDs redisDeliveries.
 type Redis struct {
-	rdb    redis.UniversalClient
-	opts   Options
-	groups sync.Map // consumer groups known to exist
+	rdb  redis.UniversalClient
+	opts Options
+	k    redisKeys
+	redisReads
+	*redisStream
+	redisDeliveries
 }
 
 var _ Queue = (*Redis)(nil)
 
 // NewRedis returns a queue on rdb under o.Prefix. The caller owns rdb.
 func NewRedis(rdb redis.UniversalClient, o Options) *Redis {
-	return &Redis{rdb: rdb, opts: o.withDefaults()}
+	o = o.withDefaults()
+	k := redisKeys(o.Prefix)
+	return &Redis{
+		rdb: rdb, opts: o, k: k,
+		redisReads:      redisReads{rdb: rdb, k: k, opts: o},
+		redisStream:     &redisStream{rdb: rdb, k: k, opts: o},
+		redisDeliveries: redisDeliveries{rdb: rdb, k: k},
+	}
 }
 
-func (q *Redis) key(parts ...string) string { return q.opts.Prefix + strings.Join(parts, ":") }
-
-func (q *Redis) poolKey(pool, what string) string { return q.key("pool", pool, what) }
-
-// run runs a script with the common arguments and returns its reply after
-// the status word.
-func (q *Redis) run(ctx context.Context, s *redis.Script, args ...any) (string, []any, error) {
-	all := append([]any{
-		q.opts.Prefix,
-		formatTime(q.opts.Now()),
-		q.opts.MaxEvents,
-		q.opts.Retain.Milliseconds(),
-		q.opts.Recent,
-	}, args...)
-	v, err := s.Run(ctx, q.rdb, nil, all...).Result()
+// apply runs one command on the job id in a transaction; name prefixes its
+// errors.
+func (q *Redis) apply(ctx context.Context, name, id string, cmd command) (change, error) {
+	ch, err := q.transact(ctx, cmd, id, "", nil)
 	if err != nil {
-		return "", nil, err
+		return ch, fmt.Errorf("%s %s: %w", name, id, err)
 	}
-	reply, ok := v.([]any)
-	if !ok || len(reply) == 0 {
-		return "", nil, fmt.Errorf("unexpected script reply %T", v)
-	}
-	status, _ := reply[0].(string)
-	return status, reply[1:], nil
-}
-
-// amendable returns the fields Amend changes, as the scripts' create
-// takes them.
-func amendable(j Job) []any {
-	scid := ""
-	if j.StatusCommentID != 0 {
-		scid = strconv.FormatInt(j.StatusCommentID, 10)
-	}
-	return []any{scid, j.HeadMoved, j.ETag, j.Shown}
-}
-
-// jobAndOther decodes a reply of a job record and an optional second one
-// (a displaced or replaced job).
-func jobAndOther(reply []any) (Job, *Job, error) {
-	stored, err := decodeRecord(reply[0])
-	if err != nil {
-		return Job{}, nil, err
-	}
-	if len(reply) < 2 {
-		return stored, nil, nil
-	}
-	rec, _ := reply[1].([]any)
-	if len(rec) == 0 {
-		return stored, nil, nil
-	}
-	o, err := decodeRecord(rec)
-	if err != nil {
-		return stored, nil, fmt.Errorf("job %s: %w", stored.ID, err)
-	}
-	return stored, &o, nil
+	return ch, nil
 }
 
 func (q *Redis) Enqueue(ctx context.Context, j Job) (Job, *Job, error) {
 	j = prepare(j, q.opts.Now())
-	body, err := json.Marshal(j)
+	ch, err := q.apply(ctx, "enqueue", j.ID, command{Op: opEnqueue, Job: j, Nonce: newID()})
 	if err != nil {
-		return Job{}, nil, fmt.Errorf("enqueue %s: %w", j.ID, err)
+		return Job{}, nil, err
 	}
-	args := append([]any{j.ID, j.Pool, body, q.opts.Depth, newID()}, amendable(j)...)
-	status, reply, err := q.run(ctx, enqueueScript, args...)
-	if err != nil {
-		return Job{}, nil, fmt.Errorf("enqueue %s: %w", j.ID, err)
-	}
-	if status == "exists" {
-		return Job{}, nil, fmt.Errorf("enqueue %s: %w", j.ID, ErrExists)
-	}
-	stored, displaced, err := jobAndOther(reply)
-	if err != nil {
-		return stored, nil, fmt.Errorf("enqueue %s: %w", j.ID, err)
-	}
-	return stored, displaced, nil
+	return ch.Reply, ch.Other, nil
 }
 
 func (q *Redis) Submit(ctx context.Context, j Job) (Job, *Job, error) {
 	j = prepareSubmit(j, q.opts.Now())
-	body, err := json.Marshal(j)
+	ch, err := q.apply(ctx, "submit", j.ID, command{Op: opSubmit, Job: j, Nonce: newID()})
 	if err != nil {
-		return Job{}, nil, fmt.Errorf("submit %s: %w", j.ID, err)
+		return Job{}, nil, err
 	}
-	expires := ""
-	if !j.Expires.IsZero() {
-		expires = formatTime(j.Expires)
-	}
-	args := append([]any{j.ID, j.Pool, body, owner(j), expires, newID()}, amendable(j)...)
-	status, reply, err := q.run(ctx, submitScript, args...)
-	if err != nil {
-		return Job{}, nil, fmt.Errorf("submit %s: %w", j.ID, err)
-	}
-	if status == "exists" {
-		return Job{}, nil, fmt.Errorf("submit %s: %w", j.ID, ErrExists)
-	}
-	stored, replaced, err := jobAndOther(reply)
-	if err != nil {
-		return stored, nil, fmt.Errorf("submit %s: %w", j.ID, err)
-	}
-	return stored, replaced, nil
-}
-
-// awaitingError turns the status of a script that needs a job awaiting
-// approval into an error, with the job when known.
-func awaitingError(op, id, status string, reply []any) (Job, error) {
-	var j Job
-	if len(reply) > 0 {
-		j, _ = decodeRecord(reply[0])
-	}
-	switch status {
-	case "notfound":
-		return Job{}, fmt.Errorf("%s %s: %w", op, id, ErrNotFound)
-	case "finished":
-		return j, fmt.Errorf("%s %s: %w", op, id, ErrFinished)
-	case "notawaiting":
-		return j, fmt.Errorf("%s %s: %w", op, id, ErrNotAwaiting)
-	}
-	return j, nil
+	return ch.Reply, ch.Other, nil
 }
 
 func (q *Redis) Approve(ctx context.Context, id, by string) (Job, *Job, error) {
-	status, reply, err := q.run(ctx, approveScript, id, by, q.opts.Depth, newID())
-	if err != nil {
-		return Job{}, nil, fmt.Errorf("approve %s: %w", id, err)
-	}
-	if status != "ok" {
-		j, err := awaitingError("approve", id, status, reply)
-		return j, nil, err
-	}
-	stored, displaced, err := jobAndOther(reply)
-	if err != nil {
-		return stored, nil, fmt.Errorf("approve %s: %w", id, err)
-	}
-	return stored, displaced, nil
+	ch, err := q.apply(ctx, "approve", id, command{Op: opApprove, ID: id, By: by, Nonce: newID()})
+	return ch.Reply, ch.Other, err
 }
 
 func (q *Redis) Reject(ctx context.Context, id, by string) (Job, error) {
-	status, reply, err := q.run(ctx, rejectScript, id, by, newID())
-	if err != nil {
-		return Job{}, fmt.Errorf("reject %s: %w", id, err)
-	}
-	if status != "ok" {
-		return awaitingError("reject", id, status, reply)
-	}
-	j, err := decodeRecord(reply[0])
-	if err != nil {
-		return Job{}, fmt.Errorf("reject %s: %w", id, err)
-	}
-	return j, nil
+	ch, err := q.apply(ctx, "reject", id, command{Op: opReject, ID: id, By: by, Nonce: newID()})
+	return ch.Reply, err
 }
 
 func (q *Redis) Expire(ctx context.Context) ([]Job, error) {
-	_, reply, err := q.run(ctx, expireScript)
+	ids, err := q.rdb.LRange(ctx, q.k.key("awaiting"), 0, -1).Result()
 	if err != nil {
 		return nil, fmt.Errorf("expire: %w", err)
 	}
-	jobs, err := decodeRecords(reply[0])
+	jobs, err := q.records(ctx, ids)
 	if err != nil {
 		return nil, fmt.Errorf("expire: %w", err)
 	}
-	return jobs, nil
+	var out []Job
+	for i, id := range ids {
+		if jobs[i] == nil {
+			// A record gone from under the list: tidy up.
+			if err := q.rdb.LRem(ctx, q.k.key("awaiting"), 0, id).Err(); err != nil {
+				return nil, fmt.Errorf("expire: %w", err)
+			}
+			continue
+		}
+		// Only a request that is due is worth a transaction.
+		s := scene{Now: q.opts.Now(), Jobs: map[string]*Job{id: jobs[i]}}
+		if _, err := transition(s, command{Op: opExpire, ID: id}); err != nil {
+			continue
+		}
+		ch, err := q.transact(ctx, command{Op: opExpire, ID: id}, id, "", nil)
+		switch {
+		case err == nil:
+			out = append(out, ch.Reply)
+		case errors.Is(err, errNotDue), errors.Is(err, ErrNotAwaiting), errors.Is(err, ErrFinished), errors.Is(err, ErrNotFound):
+		default:
+			return out, fmt.Errorf("expire: %w", err)
+		}
+	}
+	return out, nil
 }
 
 func (q *Redis) Amend(ctx context.Context, id string, a Amendment) (Job, error) {
-	scid := ""
-	if a.StatusCommentID != 0 {
-		scid = strconv.FormatInt(a.StatusCommentID, 10)
-	}
-	opt := func(s *string) (string, string) {
-		if s == nil {
-			return "0", ""
-		}
-		return "1", *s
-	}
-	hmSet, hm := opt(a.HeadMoved)
-	etagSet, etag := opt(a.ETag)
-	shownSet, shown := opt(a.Shown)
-	status, reply, err := q.run(ctx, amendScript, id, scid, hmSet, hm, etagSet, etag, shownSet, shown)
+	ch, err := q.apply(ctx, "amend", id, command{Op: opAmend, ID: id, Amendment: a})
 	if err != nil {
-		return Job{}, fmt.Errorf("amend %s: %w", id, err)
+		return Job{}, err
 	}
-	if status == "notfound" {
-		return Job{}, fmt.Errorf("amend %s: %w", id, ErrNotFound)
-	}
-	j, err := decodeRecord(reply[0])
-	if err != nil {
-		return Job{}, fmt.Errorf("amend %s: %w", id, err)
-	}
-	return j, nil
+	return ch.Reply, nil
 }
 
-func (q *Redis) Runners(ctx context.Context) ([]Runner, error) {
+// claimPoll bounds each wait of Claim for a signal: Redis blocks in whole
+// seconds, and go-redis does not interrupt a blocked command when ctx ends.
+const claimPoll = time.Second
+
+func (q *Redis) Claim(ctx context.Context, pool string) (Lease, error) {
+	if pool == "" {
+		pool = DefaultPool
+	}
+	for {
+		if err := ctx.Err(); err != nil {
+			return Lease{}, err
+		}
+		token := newToken()
+		seen := func(p redis.Pipeliner) { p.HSet(ctx, q.k.key("runners"), pool, formatTime(q.opts.Now())) }
+		ch, err := q.transact(ctx, command{Op: opClaim, Token: token}, "", pool, seen)
+		switch {
+		case err == nil:
+			return Lease{Job: ch.Reply, Token: token, Fence: ch.Reply.Fence}, nil
+		case errors.Is(err, errBusy), errors.Is(err, errEmpty):
+			// The runner waits: it is seen.
+			if _, err := q.rdb.Pipelined(ctx, func(p redis.Pipeliner) error { seen(p); return nil }); err != nil {
+				return Lease{}, fmt.Errorf("claim from %s: %w", pool, err)
+			}
+		default:
+			return Lease{}, fmt.Errorf("claim from %s: %w", pool, err)
+		}
+		// Wait for Enqueue, Finish or Reap to signal the pool, or poll.
+		err = q.rdb.BLPop(ctx, claimPoll, q.k.pool(pool, "signal")).Err()
+		if err != nil && !errors.Is(err, redis.Nil) {
+			if ctx.Err() != nil {
+				return Lease{}, ctx.Err()
+			}
+			return Lease{}, fmt.Errorf("claim from %s: wait: %w", pool, err)
+		}
+	}
+}
+
+func (q *Redis) Heartbeat(ctx context.Context, l Lease) (bool, error) {
+	seen := func(p redis.Pipeliner) { p.HSet(ctx, q.k.key("runners"), l.Job.Pool, formatTime(q.opts.Now())) }
+	ch, err := q.transact(ctx, command{Op: opHeartbeat, ID: l.Job.ID, Token: l.Token}, l.Job.ID, l.Job.Pool, seen)
+	if errors.Is(err, ErrLeaseLost) {
+		// The runner was seen, though its job is no longer its own.
+		_, _ = q.rdb.Pipelined(ctx, func(p redis.Pipeliner) error { seen(p); return nil })
+	}
+	if err != nil {
+		return false, fmt.Errorf("heartbeat %s: %w", l.Job.ID, err)
+	}
+	return ch.Cancelled, nil
+}
+
+func (q *Redis) Finish(ctx context.Context, l Lease, o Outcome) (Job, error) {
+	if err := checkOutcome(o); err != nil {
+		return Job{}, err
+	}
+	cmd := command{Op: opFinish, ID: l.Job.ID, Token: l.Token, Outcome: o, Nonce: newID()}
+	ch, err := q.transact(ctx, cmd, l.Job.ID, l.Job.Pool, nil)
+	if err != nil {
+		return Job{}, fmt.Errorf("finish %s: %w", l.Job.ID, err)
+	}
+	return ch.Reply, nil
+}
+
+func (q *Redis) Cancel(ctx context.Context, id, by string) (Job, error) {
+	ch, err := q.apply(ctx, "cancel", id, command{Op: opCancel, ID: id, By: by, Nonce: newID()})
+	return ch.Reply, err
+}
+
+func (q *Redis) Drain(ctx context.Context, pool, by string) ([]Job, error) {
+	var retry, waiting *redis.StringSliceCmd
+	_, err := q.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		retry = p.LRange(ctx, q.k.pool(pool, "retry"), 0, -1)
+		waiting = p.LRange(ctx, q.k.pool(pool, "waiting"), 0, -1)
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("drain %s: %w", pool, err)
+	}
+	var out []Job
+	for _, id := range slices.Concat(retry.Val(), waiting.Val()) {
+		ch, err := q.transact(ctx, command{Op: opDrain, ID: id, By: by}, id, pool, nil)
+		switch {
+		case err == nil:
+			out = append(out, ch.Reply)
+		case errors.Is(err, errNotWaiting), errors.Is(err, ErrNotFound):
+		default:
+			return out, fmt.Errorf("drain %s: %w", pool, err)
+		}
+	}
+	return out, nil
+}
+
+func (q *Redis) Reap(ctx context.Context) ([]Job, error) {
+	pools, err := q.rdb.SMembers(ctx, q.k.key("pools")).Result()
+	if err != nil {
+		return nil, fmt.Errorf("reap: %w", err)
+	}
+	slices.Sort(pools)
+	// Only a pool whose running job's lease lapsed is worth a transaction.
+	runs := make([]*redis.StringCmd, len(pools))
+	leases := make([]*redis.IntCmd, len(pools))
+	_, err = q.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		for i, pool := range pools {
+			runs[i] = p.HGet(ctx, q.k.pool(pool, "run"), "job")
+			leases[i] = p.Exists(ctx, q.k.pool(pool, "lease"))
+		}
+		return nil
+	})
+	if err != nil && !errors.Is(err, redis.Nil) {
+		return nil, fmt.Errorf("reap: %w", err)
+	}
+	var out []Job
+	for i, pool := range pools {
+		if runs[i].Val() == "" || leases[i].Val() == 1 {
+			continue
+		}
+		ch, err := q.transact(ctx, command{Op: opReap}, "", pool, nil)
+		switch {
+		case err == nil:
+			out = append(out, ch.Reply)
+		case errors.Is(err, errLeaseLive), errors.Is(err, errNotRunning):
+		default:
+			return out, fmt.Errorf("reap: %w", err)
+		}
+	}
+	return out, nil
+}
+
+func (q *Redis) RunReaper(ctx context.Context, interval time.Duration) error {
+	return runReaper(ctx, q.Reap, interval, q.opts.Logger)
+}
+
+// redisReads is the Redis queue's reads: a job, its place, the lines, the
+// list, the runners.
+type redisReads struct {
+	rdb  redis.UniversalClient
+	k    redisKeys
+	opts Options
+}
+
+// records reads job records; a missing one is nil.
+func (q redisReads) records(ctx context.Context, ids []string) ([]*Job, error) {
+	cmds := make([]*redis.MapStringStringCmd, len(ids))
+	_, err := q.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		for i, id := range ids {
+			cmds[i] = p.HGetAll(ctx, q.k.job(id))
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*Job, len(ids))
+	for i, c := range cmds {
+		if len(c.Val()) == 0 {
+			continue
+		}
+		j, err := recordJob(c.Val())
+		if err != nil {
+			return nil, fmt.Errorf("job %s: %w", ids[i], err)
+		}
+		out[i] = &j
+	}
+	return out, nil
+}
+
+func (q redisReads) Runners(ctx context.Context) ([]Runner, error) {
 	var seen *redis.MapStringStringCmd
 	var pools *redis.StringSliceCmd
 	_, err := q.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
-		seen = p.HGetAll(ctx, q.key("runners"))
-		pools = p.SMembers(ctx, q.key("pools"))
+		seen = p.HGetAll(ctx, q.k.key("runners"))
+		pools = p.SMembers(ctx, q.k.key("pools"))
 		return nil
 	})
 	if err != nil {
@@ -248,113 +316,21 @@ func (q *Redis) Runners(ctx context.Context) ([]Runner, error) {
 	return out, nil
 }
 
-// claimPoll bounds each wait of Claim for a signal: Redis blocks in whole
-// seconds, and go-redis does not interrupt a blocked command when ctx ends.
-const claimPoll = time.Second
-
-func (q *Redis) Claim(ctx context.Context, pool string) (Lease, error) {
-	if pool == "" {
-		pool = DefaultPool
-	}
-	for {
-		if err := ctx.Err(); err != nil {
-			return Lease{}, err
-		}
-		token := newToken()
-		status, reply, err := q.run(ctx, claimScript, pool, token, q.opts.LeaseTTL.Milliseconds())
-		if err != nil {
-			return Lease{}, fmt.Errorf("claim from %s: %w", pool, err)
-		}
-		if status == "ok" {
-			j, err := decodeRecord(reply[0])
-			if err != nil {
-				return Lease{}, fmt.Errorf("claim from %s: %w", pool, err)
-			}
-			return Lease{Job: j, Token: token, Fence: j.Fence}, nil
-		}
-		// Wait for Enqueue, Finish or Reap to signal the pool, or poll.
-		err = q.rdb.BLPop(ctx, claimPoll, q.poolKey(pool, "signal")).Err()
-		if err != nil && !errors.Is(err, redis.Nil) {
-			if ctx.Err() != nil {
-				return Lease{}, ctx.Err()
-			}
-			return Lease{}, fmt.Errorf("claim from %s: wait: %w", pool, err)
-		}
-	}
-}
-
-func (q *Redis) Heartbeat(ctx context.Context, l Lease) (bool, error) {
-	status, reply, err := q.run(ctx, heartbeatScript, l.Job.Pool, l.Job.ID, l.Token, q.opts.LeaseTTL.Milliseconds())
-	if err != nil {
-		return false, fmt.Errorf("heartbeat %s: %w", l.Job.ID, err)
-	}
-	if status == "lost" {
-		return false, fmt.Errorf("heartbeat %s: %w", l.Job.ID, ErrLeaseLost)
-	}
-	cancelled, _ := reply[0].(int64)
-	return cancelled == 1, nil
-}
-
-func (q *Redis) Finish(ctx context.Context, l Lease, o Outcome) (Job, error) {
-	if err := checkOutcome(o); err != nil {
-		return Job{}, err
-	}
-	status, reply, err := q.run(ctx, finishScript, l.Job.Pool, l.Job.ID, l.Token, string(o.State), o.Reason, string(o.Result), newID())
-	if err != nil {
-		return Job{}, fmt.Errorf("finish %s: %w", l.Job.ID, err)
-	}
-	if status == "lost" {
-		return Job{}, fmt.Errorf("finish %s: %w", l.Job.ID, ErrLeaseLost)
-	}
-	j, err := decodeRecord(reply[0])
-	if err != nil {
-		return Job{}, fmt.Errorf("finish %s: %w", l.Job.ID, err)
-	}
-	return j, nil
-}
-
-func (q *Redis) Cancel(ctx context.Context, id, by string) (Job, error) {
-	status, reply, err := q.run(ctx, cancelScript, id, by, newID())
-	if err != nil {
-		return Job{}, fmt.Errorf("cancel %s: %w", id, err)
-	}
-	switch status {
-	case "notfound":
-		return Job{}, fmt.Errorf("cancel %s: %w", id, ErrNotFound)
-	case "finished":
-		j, _ := decodeRecord(reply[0])
-		return j, fmt.Errorf("cancel %s: %w", id, ErrFinished)
-	}
-	j, err := decodeRecord(reply[0])
-	if err != nil {
-		return Job{}, fmt.Errorf("cancel %s: %w", id, err)
-	}
-	return j, nil
-}
-
-func (q *Redis) Drain(ctx context.Context, pool, by string) ([]Job, error) {
-	_, reply, err := q.run(ctx, drainScript, pool, by)
-	if err != nil {
-		return nil, fmt.Errorf("drain %s: %w", pool, err)
-	}
-	jobs, err := decodeRecords(reply[0])
-	if err != nil {
-		return nil, fmt.Errorf("drain %s: %w", pool, err)
-	}
-	return jobs, nil
-}
-
 // snapshot reads the lines of pool ("" for every pool) and, when recent is
 // set, the recent terminal jobs and the jobs awaiting approval, in one
 // atomic step.
-func (q *Redis) snapshot(ctx context.Context, pool string, recent bool) ([]Line, []Job, []Job, error) {
+func (q redisReads) snapshot(ctx context.Context, pool string, recent bool) ([]Line, []Job, []Job, error) {
 	flag := "0"
 	if recent {
 		flag = "1"
 	}
-	_, reply, err := q.run(ctx, snapshotScript, pool, flag)
+	v, err := snapshotScript.Run(ctx, q.rdb, nil, string(q.k), pool, flag).Result()
 	if err != nil {
 		return nil, nil, nil, err
+	}
+	reply, ok := v.([]any)
+	if !ok || len(reply) != 3 {
+		return nil, nil, nil, fmt.Errorf("unexpected snapshot reply %T", v)
 	}
 	raw, _ := reply[0].([]any)
 	now := q.opts.Now()
@@ -387,7 +363,7 @@ func (q *Redis) snapshot(ctx context.Context, pool string, recent bool) ([]Line,
 	return lines, awaiting, terminal, nil
 }
 
-func (q *Redis) Position(ctx context.Context, id string) (Place, error) {
+func (q redisReads) Position(ctx context.Context, id string) (Place, error) {
 	j, err := q.Get(ctx, id)
 	if err != nil {
 		return Place{}, err
@@ -418,7 +394,7 @@ func (q *Redis) Position(ctx context.Context, id string) (Place, error) {
 	return Place{}, fmt.Errorf("position of %s: job in state %s is in no line", id, j.State)
 }
 
-func (q *Redis) Status(ctx context.Context) ([]Line, error) {
+func (q redisReads) Status(ctx context.Context) ([]Line, error) {
 	lines, _, _, err := q.snapshot(ctx, "", false)
 	if err != nil {
 		return nil, fmt.Errorf("queue status: %w", err)
@@ -426,7 +402,7 @@ func (q *Redis) Status(ctx context.Context) ([]Line, error) {
 	return lines, nil
 }
 
-func (q *Redis) List(ctx context.Context, f Filter) ([]Job, error) {
+func (q redisReads) List(ctx context.Context, f Filter) ([]Job, error) {
 	lines, awaiting, recent, err := q.snapshot(ctx, f.Pool, true)
 	if err != nil {
 		return nil, fmt.Errorf("list jobs: %w", err)
@@ -434,8 +410,8 @@ func (q *Redis) List(ctx context.Context, f Filter) ([]Job, error) {
 	return listed(lines, awaiting, recent, f), nil
 }
 
-func (q *Redis) Get(ctx context.Context, id string) (Job, error) {
-	m, err := q.rdb.HGetAll(ctx, q.key("job", id)).Result()
+func (q redisReads) Get(ctx context.Context, id string) (Job, error) {
+	m, err := q.rdb.HGetAll(ctx, q.k.job(id)).Result()
 	if err != nil {
 		return Job{}, fmt.Errorf("get %s: %w", id, err)
 	}
@@ -447,180 +423,6 @@ func (q *Redis) Get(ctx context.Context, id string) (Job, error) {
 		return Job{}, fmt.Errorf("get %s: %w", id, err)
 	}
 	return j, nil
-}
-
-func (q *Redis) Reap(ctx context.Context) ([]Job, error) {
-	_, reply, err := q.run(ctx, reapScript, MaxAttempts, ReasonRetried, ReasonLost)
-	if err != nil {
-		return nil, fmt.Errorf("reap: %w", err)
-	}
-	jobs, err := decodeRecords(reply[0])
-	if err != nil {
-		return nil, fmt.Errorf("reap: %w", err)
-	}
-	slices.SortFunc(jobs, func(a, b Job) int { return strings.Compare(a.Pool, b.Pool) })
-	return jobs, nil
-}
-
-func (q *Redis) RunReaper(ctx context.Context, interval time.Duration) error {
-	return runReaper(ctx, q.Reap, interval, q.opts.Logger)
-}
-
-// defaultDeliveryTTL is how long a delivery ID is remembered when the caller
-// gives no TTL.
-const defaultDeliveryTTL = 24 * time.Hour
-
-func (q *Redis) SeenDelivery(ctx context.Context, id string, ttl time.Duration) (bool, error) {
-	if ttl <= 0 {
-		ttl = defaultDeliveryTTL
-	}
-	first, err := q.rdb.SetNX(ctx, q.key("delivery", id), 1, ttl).Result()
-	if err != nil {
-		return false, fmt.Errorf("delivery %s: %w", id, err)
-	}
-	return first, nil
-}
-
-func (q *Redis) ForgetDelivery(ctx context.Context, id string) error {
-	if err := q.rdb.Del(ctx, q.key("delivery", id)).Err(); err != nil {
-		return fmt.Errorf("forget delivery %s: %w", id, err)
-	}
-	return nil
-}
-
-func (q *Redis) Publish(ctx context.Context, e Event) error {
-	if e.Time.IsZero() {
-		e.Time = q.opts.Now()
-	}
-	err := q.rdb.XAdd(ctx, &redis.XAddArgs{
-		Stream: q.key("events"),
-		MaxLen: int64(q.opts.MaxEvents),
-		Approx: true,
-		Values: []string{"job", e.Job, "kind", e.Kind, "time", formatTime(e.Time), "data", string(e.Data)},
-	}).Err()
-	if err != nil {
-		return fmt.Errorf("publish %s event of %s: %w", e.Kind, e.Job, err)
-	}
-	return nil
-}
-
-func (q *Redis) ensureGroup(ctx context.Context, group string, force bool) error {
-	if _, ok := q.groups.Load(group); ok && !force {
-		return nil
-	}
-	err := q.rdb.XGroupCreateMkStream(ctx, q.key("events"), group, "0").Err()
-	if err != nil && !strings.HasPrefix(err.Error(), "BUSYGROUP") {
-		return err
-	}
-	q.groups.Store(group, true)
-	return nil
-}
-
-// eventsPoll bounds each blocking read of Events, so a cancelled ctx is seen.
-const eventsPoll = time.Second
-
-func (q *Redis) Events(ctx context.Context, group, consumer string, max int, block time.Duration) ([]Delivery, error) {
-	if max <= 0 {
-		max = 100
-	}
-	if err := q.ensureGroup(ctx, group, false); err != nil {
-		return nil, fmt.Errorf("events of %s: %w", group, err)
-	}
-	read := func(id string, wait time.Duration) ([]redis.XMessage, error) {
-		args := &redis.XReadGroupArgs{
-			Group:    group,
-			Consumer: consumer,
-			Streams:  []string{q.key("events"), id},
-			Count:    int64(max),
-			Block:    -1,
-		}
-		if wait > 0 {
-			args.Block = wait
-		}
-		for attempt := 0; ; attempt++ {
-			res, err := q.rdb.XReadGroup(ctx, args).Result()
-			if errors.Is(err, redis.Nil) {
-				return nil, nil
-			}
-			if err != nil && attempt == 0 && strings.HasPrefix(err.Error(), "NOGROUP") {
-				// The server lost the group (a restart without persistence).
-				if err := q.ensureGroup(ctx, group, true); err != nil {
-					return nil, err
-				}
-				continue
-			}
-			if err != nil || len(res) == 0 {
-				return nil, err
-			}
-			return res[0].Messages, nil
-		}
-	}
-	// First what was delivered to this consumer and not acknowledged.
-	msgs, err := read("0", 0)
-	if err != nil {
-		return nil, fmt.Errorf("events of %s for %s: %w", group, consumer, err)
-	}
-	out, err := q.deliveries(ctx, group, msgs)
-	if err != nil || len(out) > 0 {
-		return out, err
-	}
-	deadline := time.Now().Add(block)
-	for {
-		wait := time.Duration(0)
-		if block > 0 {
-			wait = min(time.Until(deadline), eventsPoll)
-			if wait < time.Millisecond {
-				return nil, nil
-			}
-		}
-		msgs, err := read(">", wait)
-		if err != nil {
-			if ctx.Err() != nil {
-				return nil, ctx.Err()
-			}
-			return nil, fmt.Errorf("events of %s for %s: %w", group, consumer, err)
-		}
-		if len(msgs) > 0 || block <= 0 {
-			return q.deliveries(ctx, group, msgs)
-		}
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
-	}
-}
-
-// deliveries decodes stream entries. Entries trimmed from the stream while
-// pending come back empty: they are acknowledged and dropped.
-func (q *Redis) deliveries(ctx context.Context, group string, msgs []redis.XMessage) ([]Delivery, error) {
-	var out []Delivery
-	var gone []string
-	for _, m := range msgs {
-		if m.Values == nil {
-			gone = append(gone, m.ID)
-			continue
-		}
-		e, err := decodeEvent(m.Values)
-		if err != nil {
-			return nil, fmt.Errorf("event %s: %w", m.ID, err)
-		}
-		out = append(out, Delivery{ID: m.ID, Event: e})
-	}
-	if len(gone) > 0 {
-		if err := q.Ack(ctx, group, gone...); err != nil {
-			return nil, err
-		}
-	}
-	return out, nil
-}
-
-func (q *Redis) Ack(ctx context.Context, group string, ids ...string) error {
-	if len(ids) == 0 {
-		return nil
-	}
-	if err := q.rdb.XAck(ctx, q.key("events"), group, ids...).Err(); err != nil {
-		return fmt.Errorf("ack events of %s: %w", group, err)
-	}
-	return nil
 }
 
 // A job record is a hash: "body" holds the job as given to Submit or
@@ -717,7 +519,8 @@ func decodeEvent(v map[string]any) (Event, error) {
 }
 
 // timeLayout is RFC 3339 with all nine fraction digits: its strings sort as
-// the times do, which the scripts rely on.
+// the times do (records written before the transitions moved to Go compared
+// them as strings; keep the layout so old and new records read alike).
 const timeLayout = "2006-01-02T15:04:05.000000000Z07:00"
 
 func formatTime(t time.Time) string { return t.UTC().Format(timeLayout) }

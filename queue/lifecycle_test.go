@@ -1,0 +1,230 @@
+package queue
+
+import (
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+)
+
+// A lifecycleCase is where the job "j" of pool "p" is before a command.
+type lifecycleCase struct {
+	name  string
+	scene func() scene
+}
+
+var lcNow = time.Date(2025, 5, 1, 12, 0, 0, 0, time.UTC)
+
+// lcScene returns a scene holding the job j in state st, lined up as that
+// state is: awaiting approval in no line, queued waiting (or retried),
+// running with the claim "tok".
+func lcScene(st State, edit func(*Job, *lineState)) func() scene {
+	return func() scene {
+		j := &Job{ID: "j", Pool: "p", State: st, Attempt: 1, Repo: "octo/arena", PR: 1, Requester: "alice"}
+		l := lineState{Pool: "p"}
+		switch st {
+		case AwaitingApproval:
+			j.Attempt = 0
+			j.Expires = lcNow.Add(time.Hour)
+		case Queued:
+			l.Waiting = []string{"j"}
+		case Running:
+			l.Run, l.Token, l.Live = "j", "tok", true
+		}
+		if st.Terminal() {
+			j.Finished = lcNow.Add(-time.Minute)
+		}
+		if edit != nil {
+			edit(j, &l)
+		}
+		return scene{Now: lcNow, Depth: 1, Fence: 7, Jobs: map[string]*Job{"j": j}, Line: l}
+	}
+}
+
+// An lcWant is a command's expected result: the job's state after it, or the
+// refusal.
+type lcWant struct {
+	state State
+	err   error
+}
+
+func to(s State) lcWant   { return lcWant{state: s} }
+func no(err error) lcWant { return lcWant{err: err} }
+
+// lcCommand is the command op applied to the job j (or its pool's line).
+func lcCommand(o op) command {
+	c := command{Op: o, ID: "j", By: "bob", Token: "tok"}
+	switch o {
+	case opSubmit:
+		c.Job = prepareSubmit(Job{ID: "j", Pool: "p", Repo: "octo/arena", PR: 1, Requester: "alice"}, lcNow)
+	case opEnqueue:
+		c.Job = prepare(Job{ID: "j", Pool: "p"}, lcNow)
+	case opClaim:
+		c.ID, c.Token = "", "new"
+	case opReap:
+		c.ID = ""
+	case opAmend:
+		c.Amendment = Amendment{StatusCommentID: 9}
+	case opFinish:
+		c.Outcome = Outcome{State: Done}
+	}
+	return c
+}
+
+// TestTransitions applies every command to a job in every state: each pair
+// is a transition to the state listed or the refusal listed.
+func TestTransitions(t *testing.T) {
+	lapsed := func(j *Job, l *lineState) { l.Live = false }
+	cases := []struct {
+		lifecycleCase
+		// submit, approve, reject, expire, amend, enqueue, claim, heartbeat, finish, cancel, drain, reap
+		want [12]lcWant
+	}{
+		{lifecycleCase{"unknown", func() scene { return scene{Now: lcNow, Depth: 1, Jobs: map[string]*Job{}, Line: lineState{Pool: "p"}} }},
+			[12]lcWant{to(AwaitingApproval), no(ErrNotFound), no(ErrNotFound), no(ErrNotFound), no(ErrNotFound), to(Queued),
+				no(errEmpty), no(ErrLeaseLost), no(ErrLeaseLost), no(ErrNotFound), no(ErrNotFound), no(errNotRunning)}},
+		{lifecycleCase{"awaiting approval", lcScene(AwaitingApproval, nil)},
+			[12]lcWant{no(ErrExists), to(Queued), to(Rejected), no(errNotDue), to(AwaitingApproval), no(ErrExists),
+				no(errEmpty), no(ErrLeaseLost), no(ErrLeaseLost), to(Cancelled), no(errNotWaiting), no(errNotRunning)}},
+		{lifecycleCase{"awaiting approval, due", lcScene(AwaitingApproval, func(j *Job, _ *lineState) { j.Expires = lcNow })},
+			[12]lcWant{no(ErrExists), to(Queued), to(Rejected), to(Expired), to(AwaitingApproval), no(ErrExists),
+				no(errEmpty), no(ErrLeaseLost), no(ErrLeaseLost), to(Cancelled), no(errNotWaiting), no(errNotRunning)}},
+		{lifecycleCase{"awaiting approval, never expires", lcScene(AwaitingApproval, func(j *Job, _ *lineState) { j.Expires = time.Time{} })},
+			[12]lcWant{no(ErrExists), to(Queued), to(Rejected), no(errNotDue), to(AwaitingApproval), no(ErrExists),
+				no(errEmpty), no(ErrLeaseLost), no(ErrLeaseLost), to(Cancelled), no(errNotWaiting), no(errNotRunning)}},
+		{lifecycleCase{"queued", lcScene(Queued, nil)},
+			[12]lcWant{no(ErrExists), no(ErrNotAwaiting), no(ErrNotAwaiting), no(ErrNotAwaiting), to(Queued), no(ErrExists),
+				to(Running), no(ErrLeaseLost), no(ErrLeaseLost), to(Cancelled), to(Cancelled), no(errNotRunning)}},
+		{lifecycleCase{"queued, retried", lcScene(Queued, func(j *Job, l *lineState) {
+			j.Attempt, j.Reason, l.Retry, l.Waiting = 2, ReasonRetried, []string{"j"}, nil
+		})},
+			[12]lcWant{no(ErrExists), no(ErrNotAwaiting), no(ErrNotAwaiting), no(ErrNotAwaiting), to(Queued), no(ErrExists),
+				to(Running), no(ErrLeaseLost), no(ErrLeaseLost), to(Cancelled), to(Cancelled), no(errNotRunning)}},
+		{lifecycleCase{"running", lcScene(Running, nil)},
+			[12]lcWant{no(ErrExists), no(ErrNotAwaiting), no(ErrNotAwaiting), no(ErrNotAwaiting), to(Running), no(ErrExists),
+				no(errBusy), to(Running), to(Done), to(Running), no(errNotWaiting), no(errLeaseLive)}},
+		{lifecycleCase{"running, lease lapsed", lcScene(Running, lapsed)},
+			[12]lcWant{no(ErrExists), no(ErrNotAwaiting), no(ErrNotAwaiting), no(ErrNotAwaiting), to(Running), no(ErrExists),
+				no(errBusy), to(Running), to(Done), to(Running), no(errNotWaiting), to(Queued)}},
+		{lifecycleCase{"running again, lease lapsed", lcScene(Running, func(j *Job, l *lineState) { j.Attempt, l.Live = MaxAttempts, false })},
+			[12]lcWant{no(ErrExists), no(ErrNotAwaiting), no(ErrNotAwaiting), no(ErrNotAwaiting), to(Running), no(ErrExists),
+				no(errBusy), to(Running), to(Done), to(Running), no(errNotWaiting), to(Failed)}},
+		{lifecycleCase{"running, cancel requested, lease lapsed", lcScene(Running, func(j *Job, l *lineState) { j.CancelRequested, l.Live = true, false })},
+			[12]lcWant{no(ErrExists), no(ErrNotAwaiting), no(ErrNotAwaiting), no(ErrNotAwaiting), to(Running), no(ErrExists),
+				no(errBusy), to(Running), to(Done), to(Running), no(errNotWaiting), to(Cancelled)}},
+	}
+	for _, st := range []State{Done, Failed, Cancelled, Superseded, Expired, Rejected} {
+		cases = append(cases, struct {
+			lifecycleCase
+			want [12]lcWant
+		}{lifecycleCase{string(st), lcScene(st, nil)},
+			[12]lcWant{no(ErrExists), no(ErrFinished), no(ErrFinished), no(ErrFinished), to(st), no(ErrExists),
+				no(errEmpty), no(ErrLeaseLost), no(ErrLeaseLost), no(ErrFinished), no(errNotWaiting), no(errNotRunning)}})
+	}
+	if len(ops) != 12 {
+		t.Fatalf("%d commands, the table has 12 columns", len(ops))
+	}
+	for _, tt := range cases {
+		for i, o := range ops {
+			t.Run(fmt.Sprintf("%s/%s", tt.name, o), func(t *testing.T) {
+				want := tt.want[i]
+				ch, err := transition(tt.scene(), lcCommand(o))
+				if want.err != nil {
+					if !errors.Is(err, want.err) {
+						t.Fatalf("error %v, want %v", err, want.err)
+					}
+					if len(ch.Put) > 0 || len(ch.Events) > 0 || ch.Line != nil {
+						t.Errorf("a refusal changed something: %+v", ch)
+					}
+					return
+				}
+				if err != nil {
+					t.Fatalf("error %v, want state %s", err, want.state)
+				}
+				if ch.Reply.ID != "j" || ch.Reply.State != want.state {
+					t.Errorf("job %q in state %s, want j in %s", ch.Reply.ID, ch.Reply.State, want.state)
+				}
+				checkChange(t, tt.scene(), ch)
+			})
+		}
+	}
+}
+
+// checkChange checks what every transition keeps true.
+func checkChange(t *testing.T, before scene, ch change) {
+	t.Helper()
+	for _, j := range ch.Put {
+		if b := before.Jobs[j.ID]; b != nil && b.State.Terminal() && b.State != j.State {
+			t.Errorf("terminal job %s changed from %s to %s", j.ID, b.State, j.State)
+		}
+		if j.State.Terminal() && j.Finished.IsZero() {
+			t.Errorf("job %s is %s without Finished", j.ID, j.State)
+		}
+	}
+	for _, id := range ch.Ended {
+		found := false
+		for _, e := range ch.Events {
+			found = found || e.Job == id
+		}
+		if !found {
+			t.Errorf("job %s ended without an event", id)
+		}
+	}
+	if l := ch.Line; l != nil {
+		n := len(l.Waiting)
+		if n > before.Depth {
+			t.Errorf("%d waiting, depth %d", n, before.Depth)
+		}
+		if l.Run != "" && l.Token == "" {
+			t.Errorf("running %s without a token", l.Run)
+		}
+	}
+}
+
+// TestTransitionsLine covers the line: displacement, retried jobs kept, the
+// same owner's request replaced, fencing and the repeated call.
+func TestTransitionsLine(t *testing.T) {
+	queued := func(id string) *Job { return &Job{ID: id, Pool: "p", State: Queued, Attempt: 1} }
+	s := scene{Now: lcNow, Depth: 1, Fence: 41, Line: lineState{Pool: "p", Run: "r", Token: "t", Live: true, Retry: []string{"x"}, Waiting: []string{"w"}},
+		Jobs: map[string]*Job{"r": {ID: "r", Pool: "p", State: Running, Attempt: 1}, "x": queued("x"), "w": queued("w")}}
+	ch, err := transition(s, command{Op: opEnqueue, Job: prepare(Job{ID: "n", Pool: "p"}, lcNow)})
+	if err != nil || ch.Other == nil || ch.Other.ID != "w" || ch.Other.State != Superseded || ch.Other.SupersededBy != "n" {
+		t.Fatalf("enqueue behind a full line: displaced %+v, %v; want w superseded by n", ch.Other, err)
+	}
+	if got := fmt.Sprint(ch.Line.Retry, ch.Line.Waiting, ch.Wake); got != "[x] [n] false" {
+		t.Errorf("line after the displacement: %s", got)
+	}
+	if got := fmt.Sprint(ch.Events); got != "[{n queued} {w superseded}]" {
+		t.Errorf("events %s", got)
+	}
+
+	s.Line.Run, s.Line.Token = "", ""
+	ch, err = transition(s, command{Op: opClaim, Token: "c"})
+	if err != nil || ch.Reply.ID != "x" || ch.Fence != 42 || ch.Reply.Fence != 42 || ch.Line.Run != "x" || ch.Line.Token != "c" || !ch.Renew {
+		t.Fatalf("claim = %+v, %v; want the retried x with fence 42", ch, err)
+	}
+	s.Line.Run, s.Line.Token, s.Jobs["x"] = "x", "c", &ch.Reply
+	if ch, err := transition(s, command{Op: opClaim, Token: "c"}); err != nil || !ch.Again || ch.Reply.ID != "x" || len(ch.Put) > 0 {
+		t.Errorf("the same claim again = %+v, %v; want x again, nothing written", ch, err)
+	}
+
+	// Submit replaces the same owner's request awaiting approval.
+	old := &Job{ID: "o", Pool: "p", State: AwaitingApproval, Repo: "octo/arena", PR: 1, Requester: "alice"}
+	s2 := scene{Now: lcNow, Depth: 1, Jobs: map[string]*Job{"o": old}, Owner: "o", Line: lineState{Pool: "p"}}
+	ch, err = transition(s2, command{Op: opSubmit, Job: prepareSubmit(Job{ID: "n", Repo: "Octo/Arena", PR: 1, Requester: "ALICE"}, lcNow)})
+	if err != nil || ch.Other == nil || ch.Other.ID != "o" || ch.Other.State != Superseded || fmt.Sprint(ch.Unawaited) != "[o]" || ch.Awaits != "n" {
+		t.Fatalf("submit = %+v, %v; want o replaced", ch, err)
+	}
+	// A call repeated after its reply was lost (Redis) is answered as the first.
+	s2.Op = "nonce"
+	old.State = Queued
+	if ch, err := transition(s2, command{Op: opApprove, ID: "o", Nonce: "nonce"}); err != nil || !ch.Again || ch.Reply.State != Queued {
+		t.Errorf("approve again = %+v, %v; want the queued job", ch, err)
+	}
+	if _, err := transition(s2, command{Op: opApprove, ID: "o", Nonce: "other"}); !errors.Is(err, ErrNotAwaiting) {
+		t.Errorf("approve of a queued job: %v, want ErrNotAwaiting", err)
+	}
+	if _, err := transition(s2, command{Op: "fly"}); !errors.Is(err, errBadCommand) {
+		t.Errorf("unknown command: %v", err)
+	}
+}
