@@ -30,8 +30,8 @@ func TestRecordingArgs(t *testing.T) {
 	bad := []Recording{
 		{Duration: time.Second, Output: "o"}, // no target
 		{PIDs: []int{1}, Cgroup: "x", Duration: time.Second, Output: "o"},
-		{PIDs: []int{1}, Output: "o"},                       // no duration
-		{PIDs: []int{1}, Duration: time.Second},             // no output
+		{PIDs: []int{1}, Output: "o"},                        // no duration
+		{PIDs: []int{1}, Duration: time.Second},              // no output
 		{PIDs: []int{0}, Duration: time.Second, Output: "o"}, // bad pid
 		{PIDs: []int{1}, Duration: time.Second, Output: "o", CallGraph: "lbr"},
 		{PIDs: []int{1}, Duration: time.Second, Output: "o", Frequency: -1},
