@@ -16,6 +16,8 @@ func TestRecordingArgs(t *testing.T) {
 			"record --quiet -e cpu-clock -F 499 --call-graph fp --no-buildid-cache -o /tmp/p.data -p 12,345 -- sleep 1.500"},
 		{"cgroup", Recording{Cgroup: "/system.slice/docker-abc.scope", Frequency: 99, CallGraph: DWARF, Duration: 5 * time.Second, Output: "o"},
 			"record --quiet -e cpu-clock -F 99 --call-graph dwarf --no-buildid-cache -o o -a -G system.slice/docker-abc.scope -- sleep 5.000"},
+		{"cpus", Recording{CPUs: "2-3", Frequency: 999, Duration: time.Second, Output: "o"},
+			"record --quiet -e cpu-clock -F 999 --call-graph fp --no-buildid-cache -o o -a -C 2-3 -- sleep 1.000"},
 	}
 	for _, tt := range tests {
 		got, err := tt.rec.Args()
@@ -30,6 +32,7 @@ func TestRecordingArgs(t *testing.T) {
 	bad := []Recording{
 		{Duration: time.Second, Output: "o"}, // no target
 		{PIDs: []int{1}, Cgroup: "x", Duration: time.Second, Output: "o"},
+		{Cgroup: "x", CPUs: "0", Duration: time.Second, Output: "o"},
 		{PIDs: []int{1}, Output: "o"},                        // no duration
 		{PIDs: []int{1}, Duration: time.Second},              // no output
 		{PIDs: []int{0}, Duration: time.Second, Output: "o"}, // bad pid

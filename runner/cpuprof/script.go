@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -27,6 +28,12 @@ type Trace struct {
 	// recorded later), in order; [Symbolizer] uses them to turn perf's map-relative
 	// addresses back into process addresses where it needs them.
 	Mappings []Mapping
+}
+
+// KeepPIDs drops the samples of processes other than pids, as after recording a CPU
+// set system-wide.
+func (t *Trace) KeepPIDs(pids ...int) {
+	t.Samples = slices.DeleteFunc(t.Samples, func(s Sample) bool { return !slices.Contains(pids, s.PID) })
 }
 
 // A Sample is one stack perf took.

@@ -69,3 +69,15 @@ func TestParseScriptBadFrame(t *testing.T) {
 		t.Errorf("ParseScript(bad frame) error = %v, want one naming line 2", err)
 	}
 }
+
+func TestKeepPIDs(t *testing.T) {
+	tr := &Trace{Samples: []Sample{{PID: 1}, {PID: 2}, {PID: 3}, {PID: 2}}}
+	tr.KeepPIDs(2, 3)
+	var got []int
+	for _, s := range tr.Samples {
+		got = append(got, s.PID)
+	}
+	if len(got) != 3 || got[0] != 2 || got[1] != 3 || got[2] != 2 {
+		t.Errorf("KeepPIDs(2, 3) left pids %v, want [2 3 2]", got)
+	}
+}
