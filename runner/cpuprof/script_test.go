@@ -1,6 +1,9 @@
 package cpuprof
 
 import (
+	"bytes"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -80,4 +83,93 @@ func TestKeepPIDs(t *testing.T) {
 	if len(got) != 3 || got[0] != 2 || got[1] != 3 || got[2] != 2 {
 		t.Errorf("KeepPIDs(2, 3) left pids %v, want [2 3 2]", got)
 	}
+}
+
+// The testdata files are perf script output captured on the development VM (perf 6.1):
+// go-server.script from a net/http server built with -ldflags=-s -w under wrk
+// (perf -F 499 -g -p, 0.6 s), c-spin.script from a gcc -O1 -fno-omit-frame-pointer
+// program spinning in spin_here.
+func readScript(t *testing.T, name string) *Trace {
+	t.Helper()
+	f, err := os.Open(filepath.Join("testdata", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	tr, err := ParseScript(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tr
+}
+
+func TestParseScriptGoServer(t *testing.T) {
+	tr := readScript(t, "go-server.script")
+	const bin = "/tmp/cps/srv/server-stripped"
+	if len(tr.Samples) != 198 {
+		t.Errorf("%d samples, want 198", len(tr.Samples))
+	}
+	if len(tr.Mappings) != 6 || tr.Mappings[1].Path != bin || tr.Mappings[1].Start != 0x400000 || !tr.Mappings[0].Kernel {
+		t.Errorf("mappings = %+v, want the kernel's, then the server's at 0x400000, ...", tr.Mappings)
+	}
+	pid := tr.Mappings[1].PID
+	frames := map[string]int{}
+	for _, s := range tr.Samples {
+		if s.PID != pid || s.Comm != "server-stripped" || s.Period == 0 || len(s.Stack) == 0 {
+			t.Fatalf("sample %+v, want pid %d, comm server-stripped, a period and a stack", s, pid)
+		}
+		for _, f := range s.Stack {
+			switch {
+			case f.DSO == bin && f.Symbol == "" && f.Addr < 0x29e000:
+				frames["exe"]++ // unresolved, at an offset inside the file
+			case f.DSO == KernelDSO && f.Symbol != "" && f.Kernel():
+				frames["kernel"]++
+			case f.DSO == "[vdso]":
+				frames["vdso"]++
+			default:
+				t.Errorf("unexpected frame %+v", f)
+			}
+		}
+	}
+	if frames["exe"] != 1889 || frames["kernel"] != 1082 || frames["vdso"] != 4 {
+		t.Errorf("frames by kind %v, want exe 1889, kernel 1082, vdso 4", frames)
+	}
+}
+
+func TestParseScriptNative(t *testing.T) {
+	tr := readScript(t, "c-spin.script")
+	if len(tr.Samples) != 90 {
+		t.Errorf("%d samples, want 90", len(tr.Samples))
+	}
+	leaves := 0
+	for _, s := range tr.Samples {
+		if f := s.Stack[0]; f.Symbol == "spin_here" && f.DSO == "/tmp/cps/spinc" && f.Offset > 0 && f.Offset < 0x100 {
+			leaves++
+		}
+	}
+	if leaves < 45 {
+		t.Errorf("%d samples with spin_here+0x.. as leaf, want most of 90", leaves)
+	}
+}
+
+func FuzzParseScript(f *testing.F) {
+	for _, name := range []string{"go-server.script", "c-spin.script"} {
+		data, err := os.ReadFile(filepath.Join("testdata", name))
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(data[:min(len(data), 4096)])
+	}
+	f.Add([]byte("x  1/1  1.0:  5 cpu-clock:\n\t1 (\n\t2 ) (\n\t3 a+0x (b)\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		tr, err := ParseScript(bytes.NewReader(data))
+		if err != nil {
+			return
+		}
+		for _, s := range tr.Samples {
+			for _, fr := range s.Stack {
+				_ = fr.Name()
+			}
+		}
+	})
 }
