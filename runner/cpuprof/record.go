@@ -33,11 +33,11 @@ const (
 	DWARF = "dwarf"
 )
 
-// DefaultFrequency is the sampling rate (per CPU, per thread running) used when
-// [Recording.Frequency] is zero. 499 Hz with frame pointers cost a net/http server
-// under wrk well under 5% of its RPS on the 2-core development VM (README of this
-// package: measured profiled ÷ unprofiled RPS); an odd rate avoids sampling in lock
-// step with timers.
+// DefaultFrequency is the sampling rate (per CPU) used when [Recording.Frequency] is
+// zero: about 5,000 samples in a 5 s run on two busy CPUs, enough for shares to 1%. Its
+// cost on a net/http server under wrk, recording its CPUs system-wide with frame
+// pointers, was below what the loaded 2-core development VM could resolve (README.md);
+// an odd rate avoids sampling in lock step with timers.
 const DefaultFrequency = 499
 
 // A Recording is one perf record run.
