@@ -5,7 +5,9 @@
 // ([WriteFlameGraph]) and small JSON-friendly summaries ([Summarize], [Compare]).
 //
 // It is a leaf: it knows nothing of the runner, the queue or Docker. The caller passes the
-// container's PIDs or cgroup and decides when to record.
+// container's PIDs, cgroup or CPU set and decides when to record. A container's binaries
+// and perf maps are read through /proc/<pid>/root, so [Script] and [Symbolizer.Symbolize]
+// must run before the container is removed.
 package cpuprof
 
 import (
