@@ -3,6 +3,7 @@ package cpuprof
 import (
 	"fmt"
 	"io"
+	"slices"
 	"time"
 
 	"github.com/google/pprof/profile"
@@ -11,8 +12,8 @@ import (
 // ToPprof converts samples to a pprof profile with two sample types, samples/count and
 // cpu/nanoseconds (the perf period), labelled with the sample's comm and pid. Frames
 // become locations at perf's printed address (for user frames the offset in the DSO),
-// one function per display name ([Frame.Name]) and one mapping per DSO. duration is
-// how long the recording ran.
+// one function per display name ([Frame.Name]) and one mapping per DSO, the main
+// executable's first. duration is how long the recording ran.
 func ToPprof(samples []Sample, duration time.Duration) *profile.Profile {
 	p := &profile.Profile{
 		SampleType: []*profile.ValueType{
@@ -68,6 +69,12 @@ func ToPprof(samples []Sample, duration time.Duration) *profile.Profile {
 	}
 	if len(samples) > 0 {
 		p.Period = int64(total / uint64(len(samples)))
+	}
+	// pprof takes the first mapping for the main binary ("File:" in its reports).
+	if i := slices.IndexFunc(p.Mapping, func(m *profile.Mapping) bool { return IsOwnCode(Frame{DSO: m.File}, false) }); i > 0 {
+		m := p.Mapping[i]
+		copy(p.Mapping[1:i+1], p.Mapping[:i])
+		p.Mapping[0] = m
 	}
 	return p
 }

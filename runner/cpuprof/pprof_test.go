@@ -2,6 +2,7 @@ package cpuprof
 
 import (
 	"bytes"
+	"slices"
 	"testing"
 	"time"
 
@@ -32,7 +33,10 @@ func synthetic() []Sample {
 
 func TestPprofRoundTrip(t *testing.T) {
 	var buf bytes.Buffer
-	if err := WritePprof(&buf, ToPprof(synthetic(), 5*time.Second)); err != nil {
+	// The kernel's samples first, so the kernel's mapping is seen first.
+	all := synthetic()
+	samples := slices.Concat(all[6:9], all[:6], all[9:])
+	if err := WritePprof(&buf, ToPprof(samples, 5*time.Second)); err != nil {
 		t.Fatal(err)
 	}
 	if !bytes.HasPrefix(buf.Bytes(), []byte{0x1f, 0x8b}) {
@@ -61,6 +65,9 @@ func TestPprofRoundTrip(t *testing.T) {
 	}
 	if count != 10 || cpu != 10e6 || inMarshal != 4 {
 		t.Errorf("totals: %d samples, %d ns, %d with marshal as leaf; want 10, 10e6, 4", count, cpu, inMarshal)
+	}
+	if p.Mapping[0].File != "/app/server" {
+		t.Errorf("first mapping %s, want the executable /app/server", p.Mapping[0].File)
 	}
 	files := map[string]bool{}
 	for _, m := range p.Mapping {
