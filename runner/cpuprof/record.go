@@ -15,6 +15,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"strconv"
@@ -59,7 +60,7 @@ type Recording struct {
 	// and starts its sampling timer on every context switch of the server, which cost a
 	// context-switch-heavy net/http server 15-20% CPU per request on a 2-core VM at any
 	// rate from 99 to 999 Hz, while system-wide sampling cost nothing measurable.
-	// [Trace.KeepPIDs] drops other processes' samples afterwards.
+	// [Script] with PIDs, or [Trace.KeepPIDs], drops other processes' samples.
 	CPUs string
 	// Frequency is the sampling rate in Hz; 0 means DefaultFrequency.
 	Frequency int
@@ -152,14 +153,24 @@ func (r Recording) Run(ctx context.Context) error {
 }
 
 // ScriptArgs is the perf script command line (after the binary name) that [ParseScript]
-// reads: explicit fields, mmap events shown.
-func ScriptArgs(input string) []string {
-	return []string{"script", "-i", input, "-F", ScriptFields, "--show-mmap-events"}
+// reads: explicit fields, mmap events shown; with pids, only those processes' events
+// (a CPU set recorded system-wide holds everyone's).
+func ScriptArgs(input string, pids ...int) []string {
+	args := []string{"script", "-i", input, "-F", ScriptFields, "--show-mmap-events"}
+	if len(pids) > 0 {
+		list := make([]string, len(pids))
+		for i, p := range pids {
+			list[i] = strconv.Itoa(p)
+		}
+		args = append(args, "--pid", strings.Join(list, ","))
+	}
+	return args
 }
 
-// Script runs perf script on a recording and parses its output.
-func Script(ctx context.Context, perf, input string) (*Trace, error) {
-	cmd := exec.CommandContext(ctx, perfBinary(perf), ScriptArgs(input)...)
+// Script runs perf script on a recording and parses its output; pids, if any, keep only
+// those processes' events.
+func Script(ctx context.Context, perf, input string, pids ...int) (*Trace, error) {
+	cmd := exec.CommandContext(ctx, perfBinary(perf), ScriptArgs(input, pids...)...)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.StdoutPipe()
@@ -172,7 +183,7 @@ func Script(ctx context.Context, perf, input string) (*Trace, error) {
 	tr, perr := ParseScript(out)
 	if perr != nil {
 		// Drain so perf can exit before Wait.
-		_, _ = bytes.NewBuffer(nil).ReadFrom(out)
+		_, _ = io.Copy(io.Discard, out)
 	}
 	if err := cmd.Wait(); err != nil {
 		return nil, fmt.Errorf("perf script: %w: %s", err, strings.TrimSpace(stderr.String()))

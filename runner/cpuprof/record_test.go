@@ -45,3 +45,12 @@ func TestRecordingArgs(t *testing.T) {
 		}
 	}
 }
+
+func TestScriptArgs(t *testing.T) {
+	if got, want := strings.Join(ScriptArgs("p.data"), " "), "script -i p.data -F "+ScriptFields+" --show-mmap-events"; got != want {
+		t.Errorf("ScriptArgs(p.data) = %s, want %s", got, want)
+	}
+	if got, want := strings.Join(ScriptArgs("p.data", 7, 9), " "), "script -i p.data -F "+ScriptFields+" --show-mmap-events --pid 7,9"; got != want {
+		t.Errorf("ScriptArgs(p.data, 7, 9) = %s, want %s", got, want)
+	}
+}

@@ -88,11 +88,15 @@ func TestProfileServer(t *testing.T) {
 	if recErr != nil {
 		t.Fatal(recErr)
 	}
-	tr, err := Script(ctx, "", data)
+	tr, err := Script(ctx, "", data, srv.Process.Pid)
 	if err != nil {
 		t.Fatal(err)
 	}
-	tr.KeepPIDs(srv.Process.Pid)
+	for _, s := range tr.Samples {
+		if s.PID != srv.Process.Pid {
+			t.Fatalf("perf script --pid %d gave a sample of pid %d (%s)", srv.Process.Pid, s.PID, s.Comm)
+		}
+	}
 	var sym Symbolizer
 	sym.Symbolize(tr)
 	s := Summarize(tr.Samples)
