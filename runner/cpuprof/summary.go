@@ -39,7 +39,8 @@ type FuncShare struct {
 	Cum  float64 `json:"cum_pct"`
 }
 
-// Summarize computes a profile's summary.
+// Summarize computes a profile's summary. Symbolize the samples first: the rules for GC
+// and own code go by function name.
 func Summarize(samples []Sample) Summary {
 	var s Summary
 	self := map[string]uint64{}
