@@ -1,6 +1,7 @@
 package cpuprof
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -8,19 +9,38 @@ import (
 	"time"
 )
 
-// needPerf skips the test unless perf can sample here.
+// needPerf skips the test unless perf can sample here; under CI (CI set, as .ci/run does,
+// after .ci/setup installed linux-perf) it fails instead, so a CI run never passes with the
+// profiling tests unrun.
 func needPerf(t *testing.T) {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("records with perf; skipped in -short mode")
 	}
 	if _, err := exec.LookPath("perf"); err != nil {
-		t.Skip("no perf on PATH")
+		missing(t, "perf is not on PATH: install it (Debian: linux-perf)")
 	}
 	out := filepath.Join(t.TempDir(), "probe.data")
 	if b, err := exec.Command("perf", "record", "-q", "-e", "cpu-clock", "-o", out, "--", "true").CombinedOutput(); err != nil {
-		t.Skipf("perf cannot record here: %v: %s", err, b)
+		missing(t, fmt.Sprintf("perf cannot record here: %v: %s (run as root, or lower kernel.perf_event_paranoid)", err, b))
 	}
+}
+
+// needTool is needPerf for another program the test runs (gcc, wrk).
+func needTool(t *testing.T, name, pkg string) {
+	t.Helper()
+	if _, err := exec.LookPath(name); err != nil {
+		missing(t, fmt.Sprintf("%s is not on PATH: install it (Debian: %s)", name, pkg))
+	}
+}
+
+// missing skips with why, or fails under CI.
+func missing(t *testing.T, why string) {
+	t.Helper()
+	if os.Getenv("CI") != "" {
+		t.Fatalf("%s (CI=%s)", why, os.Getenv("CI"))
+	}
+	t.Skip(why)
 }
 
 // profileCommand starts cmd, lets it warm up, records it with perf for d and returns

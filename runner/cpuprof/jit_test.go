@@ -37,9 +37,7 @@ int main(void) {
 // process's.
 func TestSymbolizeJIT(t *testing.T) {
 	needPerf(t)
-	if _, err := exec.LookPath("gcc"); err != nil {
-		t.Skip("no gcc")
-	}
+	needTool(t, "gcc", "gcc")
 	dir := t.TempDir()
 	if err := os.WriteFile(filepath.Join(dir, "jit.c"), []byte(jitC), 0o644); err != nil {
 		t.Fatal(err)

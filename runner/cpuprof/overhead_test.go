@@ -30,10 +30,8 @@ func TestOverhead(t *testing.T) {
 		t.Skip("opt-in: -overhead")
 	}
 	needPerf(t)
-	wrk, err := exec.LookPath("wrk")
-	if err != nil {
-		t.Skip("no wrk")
-	}
+	needTool(t, "wrk", "wrk")
+	wrk, _ := exec.LookPath("wrk")
 	dir := t.TempDir()
 	writeModule(t, dir, serverGo)
 	bin := filepath.Join(dir, "server")

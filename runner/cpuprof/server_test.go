@@ -48,10 +48,8 @@ func main() {
 // end: record, script, symbolize, summarize, pprof, flame graph.
 func TestProfileServer(t *testing.T) {
 	needPerf(t)
-	wrk, err := exec.LookPath("wrk")
-	if err != nil {
-		t.Skip("no wrk")
-	}
+	needTool(t, "wrk", "wrk")
+	wrk, _ := exec.LookPath("wrk")
 	dir := t.TempDir()
 	writeModule(t, dir, serverGo)
 	bin := filepath.Join(dir, "server")

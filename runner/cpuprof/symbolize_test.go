@@ -122,9 +122,7 @@ func TestSymbolizeStrippedGo(t *testing.T) {
 
 func TestSymbolizeNative(t *testing.T) {
 	needPerf(t)
-	if _, err := exec.LookPath("gcc"); err != nil {
-		t.Skip("no gcc")
-	}
+	needTool(t, "gcc", "gcc")
 	dir := t.TempDir()
 	if err := os.WriteFile(filepath.Join(dir, "spin.c"), []byte(spinC), 0o644); err != nil {
 		t.Fatal(err)
