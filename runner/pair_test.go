@@ -13,6 +13,7 @@ import (
 	"github.com/arenabot/arenabot/profile"
 	"github.com/arenabot/arenabot/queue"
 	"github.com/arenabot/arenabot/result"
+	"github.com/arenabot/arenabot/runner/runnertest"
 	"github.com/arenabot/arenabot/stats"
 )
 
@@ -50,7 +51,7 @@ func note(dir string) { os.WriteFile(filepath.Join(dir, "NOTES.md"), []byte("tun
 // commit and kept for the next job, which finds it built. An entry new in the PR has no
 // base, and --baseline committed measures the changed entry once.
 func TestWorkerMeasuresAgainstTheMergeBase(t *testing.T) {
-	eng, data := realEngine(t, "")
+	eng, data := runnertest.Engine(t, "")
 	q := redisQueue(t)
 	a := newArenaRemote(t)
 	// twin (nethttp's copy) on main, broken added again with it; the PR changes twin.
@@ -177,7 +178,7 @@ func TestFigure(t *testing.T) {
 // TestWorkerBaseFails: an entry whose Dockerfile does not build on main and that the PR
 // fixes is measured alone, its row's base saying why it failed, with no runs.
 func TestWorkerBaseFails(t *testing.T) {
-	eng, data := realEngine(t, "")
+	eng, data := runnertest.Engine(t, "")
 	q := redisQueue(t)
 	a := newArenaRemote(t)
 	// main gains flip, nethttp's source with a Dockerfile that fails; the PR gives it
@@ -212,7 +213,7 @@ func TestWorkerBaseFails(t *testing.T) {
 // against (the entry at the merge base does not run it): that row is measured alone, with
 // no base side, while the entry's other rows are interleaved with the base.
 func TestWorkerBaseLacksTheTest(t *testing.T) {
-	eng, data := realEngine(t, "")
+	eng, data := runnertest.Engine(t, "")
 	q := redisQueue(t)
 	a := newArenaRemote(t)
 	setTests := func(dir string, tests string) {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/arenabot/arenabot/profile"
 	"github.com/arenabot/arenabot/runner/docker"
+	"github.com/arenabot/arenabot/runner/runnertest"
 )
 
 // countingEngine is the real engine, with the builds asked of it recorded.
@@ -43,11 +44,11 @@ func (e *countingEngine) count(tag string) int {
 // from the layer cache) without a second "building" note; a Dockerfile that failed is not
 // built again, and its rows carry the build failure as they would without Prebuild.
 func TestPrebuild(t *testing.T) {
-	real, _ := realEngine(t, "")
+	real, _ := runnertest.Engine(t, "")
 	eng := &countingEngine{Engine: real}
-	good := entryDir(t, "prebuilt", map[string]string{"Dockerfile": "FROM scratch\nCOPY hello /hello\n", "hello": "hi\n"})
-	bad := entryDir(t, "prebroken", map[string]string{"Dockerfile": "FROM scratch\nCOPY missing /missing\n"})
-	progress := &notes{}
+	good := runnertest.EntryDir(t, "prebuilt", map[string]string{"Dockerfile": "FROM scratch\nCOPY hello /hello\n", "hello": "hi\n"})
+	bad := runnertest.EntryDir(t, "prebroken", map[string]string{"Dockerfile": "FROM scratch\nCOPY missing /missing\n"})
+	progress := &runnertest.Notes{}
 	b := New(eng, Config{ScratchDir: t.TempDir(), Progress: progress, SkipValidation: true, Labels: map[string]string{LabelJob: t.Name()}})
 	t.Cleanup(func() { real.RemoveImagesLabeled(context.Background(), LabelJob, t.Name()) })
 	p, _ := profile.Lookup("baseline")
@@ -77,7 +78,7 @@ func TestPrebuild(t *testing.T) {
 	if _, ok := errors.AsType[*BuildFailure](rows[0].Err); !ok {
 		t.Errorf("the broken entry's row: %v; want its build failure", rows[0].Err)
 	}
-	building := slices.DeleteFunc(slices.Clone(progress.lines), func(l string) bool { return !strings.Contains(l, "building") })
+	building := slices.DeleteFunc(slices.Clone(progress.Lines), func(l string) bool { return !strings.Contains(l, "building") })
 	if want := []string{"prebuilt: building " + ImageTag("prebuilt"), "prebroken: building " + ImageTag("prebroken")}; !slices.Equal(building, want) {
 		t.Errorf("build notes %q; want %q (one each)", building, want)
 	}

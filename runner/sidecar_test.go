@@ -26,6 +26,7 @@ import (
 	"github.com/arenabot/arenabot/profile"
 	"github.com/arenabot/arenabot/runner/docker"
 	"github.com/arenabot/arenabot/runner/host"
+	"github.com/arenabot/arenabot/runner/runnertest"
 	"github.com/arenabot/arenabot/validate"
 )
 
@@ -47,7 +48,7 @@ var (
 // recording is the real engine on a host that reaches no registry and lacks the sidecars'
 // public images (whatever this host has), and that records what every Start was given.
 type recording struct {
-	*withoutRegistry
+	*runnertest.WithoutRegistry
 	mu     sync.Mutex
 	starts []docker.RunOptions
 }
@@ -56,7 +57,7 @@ func (e *recording) Start(ctx context.Context, o docker.RunOptions) (docker.Cont
 	e.mu.Lock()
 	e.starts = append(e.starts, o)
 	e.mu.Unlock()
-	return e.withoutRegistry.Start(ctx, o)
+	return e.WithoutRegistry.Start(ctx, o)
 }
 
 func (e *recording) started() []docker.RunOptions {
@@ -71,16 +72,9 @@ func (e *recording) started() []docker.RunOptions {
 // does, and checks that 5432 and 6379 are free.
 func sidecarHost(t *testing.T) (*recording, string) {
 	t.Helper()
-	real, data := realEngine(t, "")
+	real, data := runnertest.Engine(t, "")
 	ci := os.Getenv("CI") != ""
-	for _, img := range []string{"arenabot/postgres:local", "arenabot/redis:local", "arenabot/golang:local"} {
-		if ok, err := real.ImageExists(t.Context(), img); err != nil || !ok {
-			if ci {
-				t.Fatalf("CI needs %s (deploy/base-images.sh): %v", img, err)
-			}
-			t.Skipf("no %s on this host; run deploy/base-images.sh", img)
-		}
-	}
+	runnertest.StandIns(t, real, "arenabot/postgres:local", "arenabot/redis:local", "arenabot/golang:local")
 	unlock, err := host.LockHost(t.Context(), func(holder string) { t.Logf("waiting for the host lock (%s)", holder) })
 	if err != nil {
 		t.Fatal(err)
@@ -95,7 +89,7 @@ func sidecarHost(t *testing.T) (*recording, string) {
 		}
 	}
 	hidden := map[string]bool{"postgres:18": true, "redis:7-alpine": true}
-	return &recording{withoutRegistry: &withoutRegistry{Engine: real, hidden: hidden}}, data
+	return &recording{WithoutRegistry: &runnertest.WithoutRegistry{Engine: real, Hidden: hidden}}, data
 }
 
 // seedData is an arena data directory whose db/seed.sql is seed; the rest links to the real
@@ -163,7 +157,7 @@ func leftSidecars(t *testing.T) string {
 // Both report their versions, run as the runner's other containers do, and are gone after.
 func TestSidecarWaitsForTheSeed(t *testing.T) {
 	eng, data := sidecarHost(t)
-	progress := &notes{}
+	progress := &runnertest.Notes{}
 	b := sidecarBencher(t, eng, seedData(t, data, goodSeed), Config{Progress: progress})
 	// A Postgres without a seed: the test fills the table itself, row by row, while the
 	// runner waits.
@@ -243,8 +237,8 @@ func TestSidecarWaitsForTheSeed(t *testing.T) {
 		"sidecar image postgres:18 is not on this host and cannot be pulled; starting postgres from arenabot/postgres:local instead (ARENA_IMAGE_MAP postgres:*=arenabot/postgres:local)",
 		"sidecar image redis:7-alpine is not on this host and cannot be pulled; starting redis from arenabot/redis:local instead (ARENA_IMAGE_MAP redis:*=arenabot/redis:local)",
 	} {
-		if !containsLine(progress.lines, note) {
-			t.Errorf("notes %q lack %q", progress.lines, note)
+		if !slices.Contains(progress.Lines, note) {
+			t.Errorf("notes %q lack %q", progress.Lines, note)
 		}
 	}
 	want := []string{"DATABASE_URL=postgres://bench:bench@localhost:5432/benchmark", "DATABASE_MAX_CONN=256", "REDIS_URL=redis://localhost:6379"}
@@ -330,7 +324,7 @@ func TestSidecarNotReady(t *testing.T) {
 	}
 
 	// The image missing: no map, then a map to a stand-in the host lacks.
-	eng.hidden["arenabot/redis:local"] = true
+	eng.Hidden["arenabot/redis:local"] = true
 	_, err = New(eng, Config{DataDir: b.cfg.DataDir}).startSidecars(t.Context(), e, p, []string{profile.SidecarRedis})
 	want = "the redis sidecar's image redis:7-alpine is not on this host and cannot be pulled (lookup registry-1.docker.io: no such host); load it (docker load) or map it to a local image with ARENA_IMAGE_MAP=redis:*=<local image> (deploy/base-images.sh makes arenabot/postgres:local and arenabot/redis:local and prints the map)"
 	if se, ok := errors.AsType[*SidecarError](err); !ok || err.Error() != want || se.Short() != "sidecar image missing: redis:7-alpine" {
@@ -347,7 +341,7 @@ func TestSidecarNotReady(t *testing.T) {
 // sidecars' variables it was started with.
 func sidecarEntry(t *testing.T) frameworks.Entry {
 	t.Helper()
-	e := entryDir(t, "sidecars", map[string]string{
+	e := runnertest.EntryDir(t, "sidecars", map[string]string{
 		"Dockerfile": "FROM arenabot/golang:local AS build\nWORKDIR /src\nCOPY go.mod main.go ./\nRUN CGO_ENABLED=0 go build -o /server .\nFROM scratch\nCOPY --from=build /server /server\nENTRYPOINT [\"/server\"]\n",
 		"go.mod":     "module sidecars\n\ngo 1.26\n",
 		"main.go": `package main
