@@ -12,7 +12,6 @@ import (
 	"io/fs"
 	"iter"
 	"log/slog"
-	"maps"
 	"net"
 	"os"
 	"os/exec"
@@ -25,6 +24,7 @@ import (
 	"github.com/arenabot/arenabot/frameworks"
 	"github.com/arenabot/arenabot/profile"
 	"github.com/arenabot/arenabot/result"
+	"github.com/arenabot/arenabot/runner/build"
 	"github.com/arenabot/arenabot/runner/cgroup"
 	"github.com/arenabot/arenabot/runner/docker"
 	"github.com/arenabot/arenabot/runner/host"
@@ -51,10 +51,9 @@ type Engine interface {
 
 var _ Engine = (*docker.Engine)(nil)
 
-// Labels put on everything the runner creates, so leftovers can be found and removed.
+// Labels put on the containers the runner creates, beside build.build.LabelManaged and
+// build.build.LabelEntry, so leftovers can be found and removed.
 const (
-	LabelManaged = "arenabot.managed"
-	LabelEntry   = "arenabot.entry"
 	LabelProfile = "arenabot.profile"
 	// LabelJob carries the queue job's ID on the images and containers the worker's jobs
 	// create (through Config.Labels), so a job's leftovers can be removed after it.
@@ -82,8 +81,8 @@ type Config struct {
 	// in a rewritten copy of the Dockerfile (the entry's file is not changed). Without one,
 	// a FROM ${ARG} whose ARG BuildArgs does not set gets arenabot/<name>:local when that
 	// exists (deploy/base-images.sh makes them); any other missing base image fails the
-	// entry with a *BaseImageError.
-	ImageMap ImageMap
+	// entry with a *build.BaseImageError.
+	ImageMap build.ImageMap
 	// BuildNetwork is the network of RUN steps; "" means "host".
 	BuildNetwork string
 
@@ -163,15 +162,14 @@ type Bencher struct {
 	cfg   Config
 	tools map[string]toolCheck
 
-	started    time.Time         // when Measure began, for Budget
-	engineGone error             // set when EngineWait passed without an answer
-	unpullable map[string]string // base images whose pull failed: why
+	images *build.Builder // the entries', the bases' and the load-generator image
+
+	started    time.Time // when Measure began, for Budget
+	engineGone error     // set when EngineWait passed without an answer
 
 	sidecarTable map[string]profile.Sidecar // profile.Sidecars; tests change it
 	seedItems    int64                      // rows of the items table once the Postgres seed is in
 	sidecarNoted map[string]bool            // sidecar images whose stand-in was announced
-
-	builds map[string]error // images this Bencher built, by tag: nil, or the failure a rebuild would repeat
 }
 
 type toolCheck struct {
@@ -203,8 +201,13 @@ func New(eng Engine, cfg Config) *Bencher {
 	if cfg.ServerCPUs == "" && cfg.LoadgenCPUs == "" && !cfg.Lite {
 		cfg.ServerCPUs, cfg.LoadgenCPUs = host.SplitCPUs(host.NumCPU())
 	}
-	return &Bencher{eng: eng, cfg: cfg, tools: map[string]toolCheck{},
-		sidecarTable: profile.Sidecars, seedItems: arenadata.DBItemCount, sidecarNoted: map[string]bool{}, builds: map[string]error{}}
+	images := build.New(eng, build.Config{
+		Root: cfg.Root, BuildArgs: cfg.BuildArgs, ImageMap: cfg.ImageMap, BuildNetwork: cfg.BuildNetwork,
+		ScratchDir: cfg.ScratchDir, Commit: cfg.Commit, TagByCommit: cfg.TagByCommit, Labels: cfg.Labels,
+		Log: cfg.Log, Progress: cfg.Progress,
+	})
+	return &Bencher{eng: eng, cfg: cfg, tools: map[string]toolCheck{}, images: images,
+		sidecarTable: profile.Sidecars, seedItems: arenadata.DBItemCount, sidecarNoted: map[string]bool{}}
 }
 
 // Config returns the effective configuration.
@@ -214,12 +217,12 @@ func (b *Bencher) Config() Config { return b.cfg }
 // their pinned versions, and the load-generator image in --lite mode. It also removes
 // containers left over by an earlier run.
 func (b *Bencher) Prepare(ctx context.Context, plan Plan) error {
-	if n, err := b.eng.RemoveLabeled(ctx, LabelManaged, "true"); err != nil {
+	if n, err := b.eng.RemoveLabeled(ctx, build.LabelManaged, "true"); err != nil {
 		return fmt.Errorf("remove leftover containers: %w", err)
 	} else if n > 0 {
 		b.note(fmt.Sprintf("removed %d leftover container(s) of an earlier run", n))
 	}
-	if _, err := b.scratch(); err != nil {
+	if _, err := b.images.Scratch(); err != nil {
 		return err
 	}
 	tools, err := planTools(plan)
@@ -270,7 +273,7 @@ func planTools(plan Plan) (iter.Seq2[string, loadgen.Tool], error) {
 func (b *Bencher) checkTool(ctx context.Context, tool loadgen.Tool) (string, error) {
 	var out strings.Builder
 	if b.cfg.Lite {
-		if err := b.ensureLoadgenImage(ctx); err != nil {
+		if err := b.images.Loadgen(ctx); err != nil {
 			return "", err
 		}
 		code, err := b.eng.Run(ctx, b.toolContainer(append([]string{tool.Binary()}, tool.VersionArgs()...)), &out)
@@ -330,131 +333,6 @@ func CheckNativeTools(ctx context.Context, plan Plan) error {
 	return nil
 }
 
-// ensureLoadgenImage builds the pinned load-generator image on first use.
-func (b *Bencher) ensureLoadgenImage(ctx context.Context) error {
-	ok, err := b.eng.ImageExists(ctx, loadgen.Image)
-	if err != nil {
-		return err
-	}
-	if ok {
-		stale, why := b.ownToolsStale(ctx)
-		if !stale {
-			return nil
-		}
-		b.note("rebuilding the load-generator image " + loadgen.Image + ": " + why)
-	}
-	scratch, err := b.scratch()
-	if err != nil {
-		return err
-	}
-	dir := filepath.Join(scratch, "loadgen-image")
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
-	}
-	prebuilt := map[string]bool{}
-	for _, tool := range loadgen.All() {
-		switch in := tool.Install(); {
-		case in.Module != "":
-			// This module's own generator: the binary .ci/setup built from the checkout,
-			// checked to be the pinned version before it goes into the image.
-			if err := b.copyOwnTool(ctx, tool, dir); err != nil {
-				return err
-			}
-		case in.GoPackage != "":
-			// A Go tool the host already built as the image would (.ci/setup does) goes in
-			// as it is; otherwise the image compiles it.
-			if b.copyPrebuilt(ctx, tool, dir) {
-				prebuilt[tool.Name()] = true
-			}
-		}
-	}
-	df, err := loadgen.RenderImageDockerfile(loadgen.All(), prebuilt)
-	if err != nil {
-		return err
-	}
-	if err := os.WriteFile(filepath.Join(dir, "Dockerfile"), []byte(df), 0o644); err != nil {
-		return err
-	}
-	b.note("building the load-generator image " + loadgen.Image + " (first use)")
-	in, err := b.baseImages(ctx, filepath.Join(dir, "Dockerfile"))
-	if err != nil {
-		return fmt.Errorf("load-generator image: %w", err)
-	}
-	maps.Copy(in.args, loadgen.ImageBuildArgs())
-	return b.build(ctx, dir, loadgen.Image, "loadgen", in, nil)
-}
-
-// ownToolsStale reports whether the load-generator image holds another build of this
-// module's own tools than the one installed natively: their pinned version names the
-// behaviour, but a checkout that moved without changing it must not be measured with the
-// image's older binary. The build's VCS revision in --version tells them apart.
-func (b *Bencher) ownToolsStale(ctx context.Context) (bool, string) {
-	for _, tool := range loadgen.All() {
-		if tool.Install().Module == "" {
-			continue
-		}
-		path, err := exec.LookPath(tool.Binary())
-		if err != nil {
-			continue // nothing to compare with: the image's build is the one there is
-		}
-		native, _ := exec.CommandContext(ctx, path, tool.VersionArgs()...).CombinedOutput()
-		var inImage strings.Builder
-		if _, err := b.eng.Run(ctx, b.toolContainer(append([]string{tool.Binary()}, tool.VersionArgs()...)), &inImage); err != nil {
-			return true, fmt.Sprintf("%s --version in the image: %v", tool.Binary(), err)
-		}
-		if n, i := strings.TrimSpace(string(native)), strings.TrimSpace(inImage.String()); n != i {
-			return true, fmt.Sprintf("it holds %q, %s is %q", i, path, n)
-		}
-	}
-	return false, ""
-}
-
-// copyPrebuilt copies the host's build of a Go tool into the image's build context when it
-// is the one the image's build stage would make (loadgen.CheckPrebuilt), and says whether it
-// did.
-func (b *Bencher) copyPrebuilt(ctx context.Context, tool loadgen.Tool, dir string) bool {
-	path, err := exec.LookPath(tool.Binary())
-	if err != nil {
-		return false
-	}
-	if err := loadgen.CheckPrebuilt(ctx, tool, path); err != nil {
-		b.cfg.Log.Info("load-generator image: building the tool in the image", "tool", tool.Name(), "reason", err)
-		return false
-	}
-	if err := copyBinary(path, dir, tool.Binary()); err != nil {
-		b.cfg.Log.Info("load-generator image: building the tool in the image", "tool", tool.Name(), "reason", err)
-		return false
-	}
-	b.note(fmt.Sprintf("load-generator image: %s %s from %s (built as the image would build it)", tool.Name(), tool.PinnedVersion(), path))
-	return true
-}
-
-// copyOwnTool copies the native binary of one of this module's tools into the image's
-// build context dir, after checking its version.
-func (b *Bencher) copyOwnTool(ctx context.Context, tool loadgen.Tool, dir string) error {
-	path, err := exec.LookPath(tool.Binary())
-	if err != nil {
-		return fmt.Errorf("load-generator image: %s is not installed (not on PATH); build it: %s", tool.Binary(), loadgen.Hint(tool))
-	}
-	out, _ := exec.CommandContext(ctx, path, tool.VersionArgs()...).CombinedOutput()
-	if _, err := loadgen.CheckVersion(tool, string(out)); err != nil {
-		return fmt.Errorf("load-generator image: %s: %w; rebuild it: %s", path, err, loadgen.Hint(tool))
-	}
-	if err := copyBinary(path, dir, tool.Binary()); err != nil {
-		return fmt.Errorf("load-generator image: %w", err)
-	}
-	return nil
-}
-
-// copyBinary copies the executable at path into dir as name.
-func copyBinary(path, dir, name string) error {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return err
-	}
-	return os.WriteFile(filepath.Join(dir, name), data, 0o755)
-}
-
 // Measure runs a plan and returns one row per entry × profile × connection count, in plan
 // order. Each entry's selected profiles are validated first; a profile that fails is not
 // measured and its rows carry a *ValidationFailure. A failure of a build, a readiness probe
@@ -471,7 +349,7 @@ func (b *Bencher) Measure(ctx context.Context, plan Plan) ([]Row, error) {
 		entryErr := b.waitEngine(ctx)
 		var image string
 		if entryErr == nil {
-			image, entryErr = b.buildEntry(ctx, t.Entry)
+			image, entryErr = b.images.Entry(ctx, t.Entry)
 		}
 		var invalid map[string]error
 		var advisories []validate.Outcome
@@ -532,98 +410,8 @@ func (b *Bencher) Measure(ctx context.Context, plan Plan) ([]Row, error) {
 // Build builds an entry's image as Measure does and returns its tag. It needs neither
 // Prepare nor the host lock: a build uses no fixed port and no CPU set.
 func (b *Bencher) Build(ctx context.Context, e frameworks.Entry) (string, error) {
-	return b.buildEntry(ctx, e)
+	return b.images.Entry(ctx, e)
 }
-
-// ImageTag is the tag of an entry's image.
-func ImageTag(entry string) string { return "arenabot-" + entry + ":local" }
-
-// buildEntry builds an entry's image from its own directory and Dockerfile.
-func (b *Bencher) buildEntry(ctx context.Context, e frameworks.Entry) (string, error) {
-	tag := ImageTag(e.Name)
-	if b.cfg.TagByCommit && b.cfg.Commit != "" {
-		tag = CommitImageTag(e.Name, b.cfg.Commit)
-	}
-	err, again := b.builds[tag]
-	if err != nil {
-		return "", err // Prebuild met it; building again would only repeat it
-	}
-	if !again {
-		b.note(fmt.Sprintf("%s: building %s", e.Name, tag))
-	}
-	in, err := b.baseImages(ctx, filepath.Join(e.Dir, "Dockerfile"))
-	if bi, ok := errors.AsType[*BaseImageError](err); ok {
-		b.builds[tag] = bi
-		return "", bi // the host lacks an image; the entry is as it should be
-	}
-	if err != nil {
-		return "", fmt.Errorf("build %s: %w", e.Name, err)
-	}
-	if err := b.build(ctx, e.Dir, tag, e.Name, in, b.cfg.Labels); err != nil {
-		return "", b.remember(tag, err)
-	}
-	return tag, b.remember(tag, nil)
-}
-
-// remember records a build's outcome: a success, or a failure of the Dockerfile itself,
-// which a second build of the same source would repeat. Other errors (the engine away, a
-// cancelled context) are not kept.
-func (b *Bencher) remember(tag string, err error) error {
-	if _, ok := errors.AsType[*BuildFailure](err); ok || err == nil {
-		b.builds[tag] = err
-	}
-	return err
-}
-
-func (b *Bencher) build(ctx context.Context, dir, tag, name string, in buildInput, labels map[string]string) error {
-	scratch, err := b.scratch()
-	if err != nil {
-		return err
-	}
-	logPath := filepath.Join(scratch, "build-"+name+".log")
-	f, err := os.Create(logPath)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	for _, n := range in.notes {
-		fmt.Fprintln(f, n)
-	}
-	start := time.Now()
-	_, err = b.eng.Build(ctx, docker.BuildOptions{
-		ContextDir:        dir,
-		DockerfileContent: in.dockerfile,
-		Tag:               tag,
-		BuildArgs:         in.args,
-		Labels:            b.labels(labels, LabelManaged, "true", LabelEntry, name),
-		NetworkMode:       b.cfg.BuildNetwork,
-		Log:               f,
-	})
-	if be, ok := errors.AsType[*docker.BuildError](err); ok {
-		return &BuildFailure{Entry: name, Err: be, LogPath: logPath}
-	}
-	if err != nil {
-		return fmt.Errorf("build %s: %w", name, err)
-	}
-	b.cfg.Log.Info("image built", "framework", name, "image", tag, "duration", time.Since(start).Round(time.Millisecond))
-	return nil
-}
-
-// A BuildFailure is a Dockerfile that did not build; it carries the log's tail.
-type BuildFailure struct {
-	Entry   string
-	Err     *docker.BuildError
-	LogPath string
-}
-
-func (f *BuildFailure) Error() string {
-	return fmt.Sprintf("build of %s failed: %s; fix its Dockerfile or source and run again (full log: %s)", f.Entry, f.Err.Msg, f.LogPath)
-}
-
-func (f *BuildFailure) Unwrap() error { return f.Err }
-
-// Tail is the end of the build log.
-func (f *BuildFailure) Tail() []string { return f.Err.Tail }
 
 // measureOne starts the profile's sidecars and a fresh container for one profile and
 // connection count, waits until it answers, runs the load tool Runs times, and removes the
@@ -720,6 +508,10 @@ func (b *Bencher) newResult(e frameworks.Entry, p profile.Profile, conns int, sp
 // toolRun returns the load tool's Spec and arguments for one row, with the helper files
 // the arguments name written.
 func (b *Bencher) toolRun(tool loadgen.Tool, p profile.Profile, conns int) (loadgen.Spec, []string, error) {
+	scratch, err := b.images.Scratch()
+	if err != nil {
+		return loadgen.Spec{}, nil, err
+	}
 	spec := loadgen.Spec{
 		Profile:   p,
 		Host:      "127.0.0.1",
@@ -727,14 +519,13 @@ func (b *Bencher) toolRun(tool loadgen.Tool, p profile.Profile, conns int) (load
 		Threads:   min(b.threads(), conns),
 		Duration:  b.duration(p),
 		DataDir:   b.cfg.DataDir,
-		ScriptDir: filepath.Join(b.cfg.ScratchDir, "scripts"),
+		ScriptDir: filepath.Join(scratch, "scripts"),
 		Rate:      p.Rate(b.cfg.Lite),
 	}
 	if err := os.MkdirAll(spec.ScriptDir, 0o755); err != nil {
 		return spec, nil, err
 	}
 	if _, ok := tool.(loadgen.RunLog); ok {
-		var err error
 		if spec.OutDir, err = b.outDir(); err != nil {
 			return spec, nil, err
 		}
@@ -847,7 +638,11 @@ func successful(run result.Run) error {
 // made on first use and writable by whatever user the tool's container runs as; the runner
 // removes each file after reading it.
 func (b *Bencher) outDir() (string, error) {
-	dir := filepath.Join(b.cfg.ScratchDir, "out")
+	scratch, err := b.images.Scratch()
+	if err != nil {
+		return "", err
+	}
+	dir := filepath.Join(scratch, "out")
 	if err := os.MkdirAll(dir, 0o777); err != nil {
 		return "", err
 	}
@@ -945,7 +740,7 @@ func (b *Bencher) serverContainer(image string, e frameworks.Entry, p profile.Pr
 		Memory:      p.Memory,
 		Nofile:      b.cfg.Nofile,
 		Mounts:      mounts,
-		Labels:      b.labels(b.cfg.Labels, LabelManaged, "true", LabelEntry, e.Name, LabelProfile, p.Name),
+		Labels:      docker.Labels(b.cfg.Labels, build.LabelManaged, "true", build.LabelEntry, e.Name, LabelProfile, p.Name),
 	}
 }
 
@@ -958,8 +753,8 @@ func isDir(path string) bool {
 // set, data and scripts mounted at the same paths as on the host.
 func (b *Bencher) toolContainer(argv []string) docker.RunOptions {
 	mounts := []docker.Mount{{Source: b.cfg.DataDir, Target: b.cfg.DataDir, ReadOnly: true}}
-	if b.cfg.ScratchDir != "" {
-		mounts = append(mounts, docker.Mount{Source: b.cfg.ScratchDir, Target: b.cfg.ScratchDir, ReadOnly: true})
+	if scratch, err := b.images.Scratch(); err == nil {
+		mounts = append(mounts, docker.Mount{Source: scratch, Target: scratch, ReadOnly: true})
 		if out, err := b.outDir(); err == nil { // the tools' run files (Spec.OutDir), writable
 			mounts = append(mounts, docker.Mount{Source: out, Target: out})
 		}
@@ -971,7 +766,7 @@ func (b *Bencher) toolContainer(argv []string) docker.RunOptions {
 		CPUSet:      b.cfg.LoadgenCPUs,
 		Nofile:      b.cfg.Nofile,
 		Mounts:      mounts,
-		Labels:      b.labels(b.cfg.Labels, LabelManaged, "true", LabelEntry, "loadgen"),
+		Labels:      docker.Labels(b.cfg.Labels, build.LabelManaged, "true", build.LabelEntry, "loadgen"),
 	}
 }
 
@@ -1042,19 +837,6 @@ func (b *Bencher) logTail(ctx context.Context, id string) string {
 	return strings.Join(strings.Fields(strings.ReplaceAll(strings.TrimSpace(logs), "\n", " ⏎ ")), " ")
 }
 
-// labels returns extra plus the runner's own labels, given as key, value pairs; the
-// runner's win.
-func (b *Bencher) labels(extra map[string]string, kv ...string) map[string]string {
-	out := maps.Clone(extra)
-	if out == nil {
-		out = make(map[string]string, len(kv)/2)
-	}
-	for i := 0; i+1 < len(kv); i += 2 {
-		out[kv[i]] = kv[i+1]
-	}
-	return out
-}
-
 // enginePoll is how often waitEngine pings a daemon that does not answer.
 const enginePoll = time.Second
 
@@ -1122,19 +904,6 @@ func (b *Bencher) threads() int {
 		return max(host.NumCPU()/2, 1)
 	}
 	return max(host.CPUSetSize(b.cfg.LoadgenCPUs), 1)
-}
-
-// scratch returns the directory for scripts and build logs, making a temporary one on first
-// use when the configuration names none.
-func (b *Bencher) scratch() (string, error) {
-	if b.cfg.ScratchDir == "" {
-		dir, err := os.MkdirTemp("", "arenabot-bench-")
-		if err != nil {
-			return "", err
-		}
-		b.cfg.ScratchDir = dir
-	}
-	return b.cfg.ScratchDir, nil
 }
 
 func (b *Bencher) step(desc string, done, total int) {

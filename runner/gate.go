@@ -9,6 +9,7 @@ import (
 
 	"github.com/arenabot/arenabot/frameworks"
 	"github.com/arenabot/arenabot/profile"
+	"github.com/arenabot/arenabot/runner/build"
 	"github.com/arenabot/arenabot/validate"
 )
 
@@ -34,10 +35,10 @@ func (f *ValidationFailure) Short() string {
 // checks of the named profiles against it. Profiles the harness cannot run yet come back as
 // SKIP outcomes; a profile whose sidecar did not come up as one FAIL that says why.
 func (b *Bencher) Validate(ctx context.Context, e frameworks.Entry, profiles []string) ([]validate.Outcome, error) {
-	if _, err := b.eng.RemoveLabeled(ctx, LabelManaged, "true"); err != nil {
+	if _, err := b.eng.RemoveLabeled(ctx, build.LabelManaged, "true"); err != nil {
 		return nil, fmt.Errorf("remove leftover containers: %w", err)
 	}
-	image, err := b.buildEntry(ctx, e)
+	image, err := b.images.Entry(ctx, e)
 	if err != nil {
 		return nil, err
 	}

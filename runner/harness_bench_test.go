@@ -63,7 +63,7 @@ func setup(b *testing.B, entry string, p profile.Profile, conns int) (*Bencher, 
 	if err := bn.Prepare(ctx, Plan{Targets: []Target{{Entry: e, Profiles: []profile.Profile{p}}}}); err != nil {
 		b.Fatal(err)
 	}
-	image, err := bn.buildEntry(ctx, e)
+	image, err := bn.Build(ctx, e)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -244,7 +244,7 @@ func BenchmarkOverhead(b *testing.B) {
 	if err := bn.Prepare(ctx, plan); err != nil {
 		b.Fatal(err)
 	}
-	if _, err := bn.buildEntry(ctx, plan.Targets[0].Entry); err != nil { // warm the image cache
+	if _, err := bn.Build(ctx, plan.Targets[0].Entry); err != nil { // warm the image cache
 		b.Fatal(err)
 	}
 	var wall, measured time.Duration

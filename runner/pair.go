@@ -2,7 +2,6 @@ package runner
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -29,12 +28,6 @@ type Base struct {
 	// rows are measured alone and say so.
 	Err error
 }
-
-// LabelBase marks the base images kept between jobs (CommitImageTag); its value is the entry.
-const LabelBase = "arenabot.base"
-
-// CommitImageTag is the tag of an entry's image built at a commit: a base, or a job's head.
-func CommitImageTag(entry, commit string) string { return "arenabot-" + entry + ":" + short(commit) }
 
 // pairWarmup is how long a server started again for one interleaved run is warmed up before
 // it (at least; a profile's own Warmup is longer), so JIT runtimes reach their steady state
@@ -66,7 +59,7 @@ func (b *Bencher) prepareBase(ctx context.Context, t Target) *baseSide {
 		b.note(fmt.Sprintf("%s: no base: %v", t.Entry.Name, s.err))
 		return s
 	}
-	s.image, s.err = b.buildBase(ctx, s.Base)
+	s.image, s.err = b.images.Base(ctx, s.Entry, s.Ref, s.Commit)
 	if s.err != nil {
 		b.note(fmt.Sprintf("%s: the base %s did not build; its rows are measured without it: %v", t.Entry.Name, s.describe(), s.err))
 		return s
@@ -95,42 +88,6 @@ func (s *baseSide) describe() string {
 		return fmt.Sprintf("%s at %s", s.Entry.Name, short(s.Commit))
 	}
 	return s.Entry.Name
-}
-
-// buildBase builds a base's image. One at a base commit is tagged by the commit and kept
-// without the job's labels, so a later job with the same base finds it built; the entry's
-// older base images are removed when a new one is made, keeping one per entry.
-func (b *Bencher) buildBase(ctx context.Context, base Base) (string, error) {
-	if base.Ref == "" || base.Commit == "" {
-		if base.Entry.Name != "" && base.Entry.Dir != "" {
-			return b.buildEntry(ctx, base.Entry)
-		}
-		return "", errors.New("the base has no source")
-	}
-	tag := CommitImageTag(base.Entry.Name, base.Commit)
-	err, again := b.builds[tag]
-	if err != nil {
-		return "", err // Prebuild met it
-	}
-	if ok, err := b.eng.ImageExists(ctx, tag); err == nil && ok {
-		if !again {
-			b.note(fmt.Sprintf("%s: the base image %s is already built (%s)", base.Entry.Name, tag, base.Ref))
-		}
-		return tag, nil
-	}
-	if _, err := b.eng.RemoveImagesLabeled(ctx, LabelBase, base.Entry.Name); err != nil {
-		b.cfg.Log.Warn("remove older base images", "framework", base.Entry.Name, "err", err)
-	}
-	b.note(fmt.Sprintf("%s: building the base %s (%s)", base.Entry.Name, tag, base.Ref))
-	in, err := b.baseImages(ctx, base.Entry.Dir+"/Dockerfile")
-	if err != nil {
-		return "", fmt.Errorf("build %s at %s: %w", base.Entry.Name, short(base.Commit), err)
-	}
-	labels := map[string]string{LabelBase: base.Entry.Name, "arenabot.commit": base.Commit}
-	if err := b.build(ctx, base.Entry.Dir, tag, base.Entry.Name+"-base", in, labels); err != nil {
-		return "", b.remember(tag, err)
-	}
-	return tag, b.remember(tag, nil)
 }
 
 // rule is the interval rule of interleaved rows.

@@ -13,6 +13,7 @@ import (
 	"github.com/arenabot/arenabot/profile"
 	"github.com/arenabot/arenabot/queue"
 	"github.com/arenabot/arenabot/result"
+	"github.com/arenabot/arenabot/runner/build"
 	"github.com/arenabot/arenabot/runner/runnertest"
 	"github.com/arenabot/arenabot/stats"
 )
@@ -71,7 +72,7 @@ func TestWorkerMeasuresAgainstTheMergeBase(t *testing.T) {
 	// 2 s runs: 512 connections on a machine busy with the whole suite can take most of a
 	// 1 s run to connect.
 	w.cfg.Bench.Duration = 2 * time.Second
-	tag := CommitImageTag("twin", a.Main)
+	tag := build.CommitImageTag("twin", a.Main)
 	t.Cleanup(func() { eng.RemoveImage(context.WithoutCancel(t.Context()), tag) })
 
 	j := prJob(a, queue.BenchmarkMultiple, "twin", "broken")
@@ -110,7 +111,7 @@ func TestWorkerMeasuresAgainstTheMergeBase(t *testing.T) {
 		t.Errorf("the saved runs do not give an interval: %v", err)
 	}
 	logText := strings.Join(r.Log, "\n")
-	for _, want := range []string{"broken is new since the merge base", "building the base " + tag, "twin: building " + CommitImageTag("twin", head)} {
+	for _, want := range []string{"broken is new since the merge base", "building the base " + tag, "twin: building " + build.CommitImageTag("twin", head)} {
 		if !strings.Contains(logText, want) {
 			t.Errorf("the log lacks %q:\n%s", want, logText)
 		}
@@ -228,7 +229,7 @@ func TestWorkerBaseLacksTheTest(t *testing.T) {
 		os.WriteFile(meta, b, 0o644)
 	}
 	a.withEntry(t, "grow", func(dir string) { setTests(dir, "baseline") }, func(dir string) { setTests(dir, "baseline,json") })
-	t.Cleanup(func() { eng.RemoveImage(context.WithoutCancel(t.Context()), CommitImageTag("grow", a.Main)) })
+	t.Cleanup(func() { eng.RemoveImage(context.WithoutCancel(t.Context()), build.CommitImageTag("grow", a.Main)) })
 	w := testWorker(t, q, eng, a.clone(t), data)
 	w.cfg.Bench.Rule = stats.Rule{MinEffect: 0.02, Target: 1e-9, MinRuns: 2, MaxRuns: 2}
 	w.cfg.Bench.Duration = 2 * time.Second

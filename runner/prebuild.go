@@ -11,7 +11,7 @@ import "context"
 // from Docker's layer cache.
 func (b *Bencher) Prebuild(ctx context.Context, plan Plan) {
 	if b.cfg.Lite {
-		if err := b.ensureLoadgenImage(ctx); err != nil {
+		if err := b.images.Loadgen(ctx); err != nil {
 			b.cfg.Log.Info("load-generator image not built ahead", "err", err) // Prepare reports it
 		}
 	}
@@ -19,15 +19,15 @@ func (b *Bencher) Prebuild(ctx context.Context, plan Plan) {
 		if ctx.Err() != nil {
 			return
 		}
-		if _, err := b.buildEntry(ctx, t.Entry); err != nil {
+		if _, err := b.images.Entry(ctx, t.Entry); err != nil {
 			continue // the entry's rows fail, and its base is not needed
 		}
 		if t.Base != nil && t.Base.Err == nil {
-			b.buildBase(ctx, *t.Base)
+			b.images.Base(ctx, t.Base.Entry, t.Base.Ref, t.Base.Commit)
 		}
 	}
 }
 
 // BuildLoadgen builds the load-generator image that --lite runs the load tools in, unless it
 // is built and current. Like Build, it needs neither Prepare nor the host lock.
-func (b *Bencher) BuildLoadgen(ctx context.Context) error { return b.ensureLoadgenImage(ctx) }
+func (b *Bencher) BuildLoadgen(ctx context.Context) error { return b.images.Loadgen(ctx) }

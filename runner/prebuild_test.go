@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/arenabot/arenabot/profile"
+	"github.com/arenabot/arenabot/runner/build"
 	"github.com/arenabot/arenabot/runner/docker"
 	"github.com/arenabot/arenabot/runner/runnertest"
 )
@@ -56,30 +57,30 @@ func TestPrebuild(t *testing.T) {
 	plan := Plan{Targets: []Target{{Entry: good}, {Entry: bad, Profiles: []profile.Profile{p}}}}
 
 	b.Prebuild(t.Context(), plan)
-	if n, m := eng.count(ImageTag("prebuilt")), eng.count(ImageTag("prebroken")); n != 1 || m != 1 {
+	if n, m := eng.count(build.ImageTag("prebuilt")), eng.count(build.ImageTag("prebroken")); n != 1 || m != 1 {
 		t.Fatalf("Prebuild built %d and %d times; want each once", n, m)
 	}
-	if ok, err := real.ImageExists(t.Context(), ImageTag("prebuilt")); !ok || err != nil {
-		t.Fatalf("after Prebuild, %s exists %v (%v)", ImageTag("prebuilt"), ok, err)
+	if ok, err := real.ImageExists(t.Context(), build.ImageTag("prebuilt")); !ok || err != nil {
+		t.Fatalf("after Prebuild, %s exists %v (%v)", build.ImageTag("prebuilt"), ok, err)
 	}
 	rows, err := b.Measure(t.Context(), plan)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n := eng.count(ImageTag("prebuilt")); n != 2 {
+	if n := eng.count(build.ImageTag("prebuilt")); n != 2 {
 		t.Errorf("the good entry was asked of the engine %d times; want 2 (ahead, then from the cache)", n)
 	}
-	if n := eng.count(ImageTag("prebroken")); n != 1 {
+	if n := eng.count(build.ImageTag("prebroken")); n != 1 {
 		t.Errorf("the failing Dockerfile was built %d times; want once", n)
 	}
 	if len(rows) != 1 {
 		t.Fatalf("%d rows; want the broken entry's one", len(rows))
 	}
-	if _, ok := errors.AsType[*BuildFailure](rows[0].Err); !ok {
+	if _, ok := errors.AsType[*build.BuildFailure](rows[0].Err); !ok {
 		t.Errorf("the broken entry's row: %v; want its build failure", rows[0].Err)
 	}
 	building := slices.DeleteFunc(slices.Clone(progress.Lines), func(l string) bool { return !strings.Contains(l, "building") })
-	if want := []string{"prebuilt: building " + ImageTag("prebuilt"), "prebroken: building " + ImageTag("prebroken")}; !slices.Equal(building, want) {
+	if want := []string{"prebuilt: building " + build.ImageTag("prebuilt"), "prebroken: building " + build.ImageTag("prebroken")}; !slices.Equal(building, want) {
 		t.Errorf("build notes %q; want %q (one each)", building, want)
 	}
 }

@@ -19,6 +19,7 @@ import (
 
 	"github.com/arenabot/arenabot/frameworks"
 	"github.com/arenabot/arenabot/profile"
+	"github.com/arenabot/arenabot/runner/build"
 	"github.com/arenabot/arenabot/runner/docker"
 	"github.com/arenabot/arenabot/runner/host"
 )
@@ -141,7 +142,7 @@ func (b *Bencher) startSidecar(ctx context.Context, e frameworks.Entry, p profil
 		Nofile:      b.cfg.Nofile,
 		Mounts:      mounts,
 		Tmpfs:       sc.Tmpfs,
-		Labels:      b.labels(b.cfg.Labels, LabelManaged, "true", LabelEntry, e.Name, LabelProfile, p.Name, LabelSidecar, sc.Name),
+		Labels:      docker.Labels(b.cfg.Labels, build.LabelManaged, "true", build.LabelEntry, e.Name, LabelProfile, p.Name, LabelSidecar, sc.Name),
 	})
 	if err != nil {
 		if ctx.Err() != nil {
@@ -171,7 +172,7 @@ func (b *Bencher) sidecarCPUs(sc profile.Sidecar) string {
 // stand-in in ARENA_IMAGE_MAP, or else arenabot/<name>:local. Without any of them it is a
 // *SidecarError that names the fix.
 func (b *Bencher) sidecarImage(ctx context.Context, sc profile.Sidecar) (string, error) {
-	src, err := b.findImage(ctx, sc.Image)
+	src, err := b.images.FindImage(ctx, sc.Image)
 	if err != nil {
 		return "", err
 	}
@@ -193,7 +194,7 @@ func (b *Bencher) sidecarImage(ctx context.Context, sc profile.Sidecar) (string,
 	}
 	// Unmapped: the stand-in deploy/base-images.sh makes, by the arenabot/<name>:local
 	// convention, as for a base image taken from a build argument.
-	local := LocalBase(sc.Image)
+	local := build.LocalBase(sc.Image)
 	if ok, err := b.eng.ImageExists(ctx, local); err != nil {
 		return "", err
 	} else if ok {
@@ -205,7 +206,7 @@ func (b *Bencher) sidecarImage(ctx context.Context, sc profile.Sidecar) (string,
 	}
 	local = "<local image>"
 	return "", &SidecarError{Name: sc.Name, Image: sc.Image, Cell: "sidecar image missing: " + sc.Image,
-		Msg: fmt.Sprintf("%s; load it (docker load) or map it to a local image with ARENA_IMAGE_MAP=%s=%s (%s)", where, mapPattern(sc.Image), local, makes)}
+		Msg: fmt.Sprintf("%s; load it (docker load) or map it to a local image with ARENA_IMAGE_MAP=%s=%s (%s)", where, build.MapPattern(sc.Image), local, makes)}
 }
 
 // sidecarPoll bounds the backoff between two readiness checks of a sidecar.

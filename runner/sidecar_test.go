@@ -24,6 +24,7 @@ import (
 	"github.com/arenabot/arenabot/arenadata"
 	"github.com/arenabot/arenabot/frameworks"
 	"github.com/arenabot/arenabot/profile"
+	"github.com/arenabot/arenabot/runner/build"
 	"github.com/arenabot/arenabot/runner/docker"
 	"github.com/arenabot/arenabot/runner/host"
 	"github.com/arenabot/arenabot/runner/runnertest"
@@ -119,7 +120,7 @@ func writeSeed(t *testing.T, dir, seed string) {
 // sidecarBencher is a Bencher over eng whose Postgres seed holds seedItems items.
 func sidecarBencher(t *testing.T, eng Engine, dataDir string, cfg Config) *Bencher {
 	t.Helper()
-	m, err := ParseImageMap(sidecarMap)
+	m, err := build.ParseImageMap(sidecarMap)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -252,8 +253,8 @@ func TestSidecarWaitsForTheSeed(t *testing.T) {
 	for _, o := range starts {
 		name := o.Labels[LabelSidecar]
 		sc := profile.Sidecars[name]
-		if !o.HostNetwork || o.Image != "arenabot/"+name+":local" || o.Labels[LabelManaged] != "true" || o.Labels[LabelJob] != jobLabel(t) ||
-			o.Labels[LabelEntry] != "sidecars" || o.Labels[LabelProfile] != "async-db" || !slices.Equal(o.Cmd, sc.Args) || !slices.Equal(o.Env, sc.Env) {
+		if !o.HostNetwork || o.Image != "arenabot/"+name+":local" || o.Labels[build.LabelManaged] != "true" || o.Labels[LabelJob] != jobLabel(t) ||
+			o.Labels[build.LabelEntry] != "sidecars" || o.Labels[LabelProfile] != "async-db" || !slices.Equal(o.Cmd, sc.Args) || !slices.Equal(o.Env, sc.Env) {
 			t.Errorf("sidecar %s started with %+v", name, o)
 		}
 		if wantCPUs := map[bool]string{true: "0,64", false: ""}[name == profile.SidecarRedis && host.NumCPU() > 64]; o.CPUSet != wantCPUs {
@@ -478,7 +479,7 @@ func TestSidecarValidation(t *testing.T) {
 	b := sidecarBencher(t, eng, dir, Config{})
 	e := sidecarEntry(t)
 	t.Cleanup(func() { eng.RemoveImagesLabeled(context.WithoutCancel(t.Context()), LabelJob, jobLabel(t)) })
-	image, err := b.buildEntry(t.Context(), e)
+	image, err := b.Build(t.Context(), e)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -20,6 +20,7 @@ import (
 	"github.com/arenabot/arenabot/profile/selection"
 	"github.com/arenabot/arenabot/queue"
 	"github.com/arenabot/arenabot/result"
+	"github.com/arenabot/arenabot/runner/build"
 	"github.com/arenabot/arenabot/runner/host"
 	"github.com/arenabot/arenabot/text"
 )
@@ -166,7 +167,7 @@ func (w *Worker) removeLeftovers(ctx context.Context) {
 	defer unlock()
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()
-	if n, err := w.eng.RemoveLabeled(ctx, LabelManaged, "true"); err != nil {
+	if n, err := w.eng.RemoveLabeled(ctx, build.LabelManaged, "true"); err != nil {
 		w.log.Warn("remove leftover containers", "err", err)
 	} else if n > 0 {
 		w.log.Info("removed leftover containers", "count", n)
@@ -734,7 +735,7 @@ func (j *jobRun) rowDone(r Row) {
 		row.Err = j.public(r.Err.Error())
 		row.Short = j.public(ShortReason(r.Err))
 		j.failed++
-		if bf, ok := errors.AsType[*BuildFailure](r.Err); ok {
+		if bf, ok := errors.AsType[*build.BuildFailure](r.Err); ok {
 			// The build log file goes with the workspace: the reply shows its tail instead.
 			row.Err = j.public(fmt.Sprintf("build failed: %s; fix the Dockerfile or the source (the build log's tail is below the table)", bf.Err.Msg))
 			if !j.first[r.Entry.Name] {

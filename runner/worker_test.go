@@ -24,6 +24,7 @@ import (
 	"github.com/arenabot/arenabot/queue"
 	"github.com/arenabot/arenabot/queue/queuetest"
 	"github.com/arenabot/arenabot/result"
+	"github.com/arenabot/arenabot/runner/build"
 	"github.com/arenabot/arenabot/runner/docker"
 	"github.com/arenabot/arenabot/runner/host"
 	"github.com/arenabot/arenabot/runner/runnertest"
@@ -701,7 +702,7 @@ func TestWorkerTakesTurnsOnTheHost(t *testing.T) {
 	// Before the lock, the job may build (a build uses no port); it starts nothing, removes
 	// no other run's containers and runs no load tool.
 	if i := slices.IndexFunc(before, func(c string) bool {
-		return strings.HasPrefix(c, "Start ") || strings.HasPrefix(c, "Run wrk") || strings.HasPrefix(c, "RemoveLabeled "+LabelManaged)
+		return strings.HasPrefix(c, "Start ") || strings.HasPrefix(c, "Run wrk") || strings.HasPrefix(c, "RemoveLabeled "+build.LabelManaged)
 	}); i >= 0 {
 		t.Errorf("before the lock was released the job called %q: %v", before[i], before)
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/arenabot/arenabot/profile"
 	"github.com/arenabot/arenabot/result"
 	"github.com/arenabot/arenabot/runner"
+	"github.com/arenabot/arenabot/runner/build"
 	"github.com/arenabot/arenabot/stats"
 )
 
@@ -179,7 +180,7 @@ func bench(ctx context.Context, c benchConfig, stdout, stderr io.Writer) error {
 	if len(failures) > 0 {
 		for _, f := range failures {
 			fmt.Fprintf(stderr, "arenabot: %s %s %dc: %v\n", f.Entry.Name, f.Profile.Name, f.Conns, f.Err)
-			if bf, ok := errors.AsType[*runner.BuildFailure](f.Err); ok {
+			if bf, ok := errors.AsType[*build.BuildFailure](f.Err); ok {
 				fmt.Fprintln(stderr, "build log tail:")
 				for _, l := range bf.Tail() {
 					fmt.Fprintln(stderr, "  "+l)

@@ -12,6 +12,7 @@ import (
 	"github.com/arenabot/arenabot/frameworks"
 	"github.com/arenabot/arenabot/profile"
 	"github.com/arenabot/arenabot/runner"
+	"github.com/arenabot/arenabot/runner/build"
 	"github.com/arenabot/arenabot/runner/docker"
 )
 
@@ -82,7 +83,7 @@ func buildEntries(ctx context.Context, c buildConfig, stdout, stderr io.Writer) 
 		if err != nil {
 			failed = append(failed, e.Name)
 			fmt.Fprintf(stderr, "arenabot: %s: %v\n", e.Name, err)
-			if bf, ok := errors.AsType[*runner.BuildFailure](err); ok {
+			if bf, ok := errors.AsType[*build.BuildFailure](err); ok {
 				for _, l := range bf.Tail() {
 					fmt.Fprintln(stderr, "  "+l)
 				}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/arenabot/arenabot/arenadata"
 	"github.com/arenabot/arenabot/runner"
+	"github.com/arenabot/arenabot/runner/build"
 	"github.com/arenabot/arenabot/runner/docker"
 	"github.com/arenabot/arenabot/runner/host"
 )
@@ -24,7 +25,7 @@ type hostConfig struct {
 	CacheDir     string
 	ServerCPUs   string
 	BuildArgs    map[string]string
-	ImageMap     runner.ImageMap
+	ImageMap     build.ImageMap
 	ReadyTimeout time.Duration
 	Verbose      bool
 
@@ -51,7 +52,7 @@ func (h *hostConfig) finish(cmd string) error {
 		}
 		h.BuildArgs[k] = v
 	}
-	m, err := runner.ParseImageMap(strings.Join(h.imageMap, ","))
+	m, err := build.ParseImageMap(strings.Join(h.imageMap, ","))
 	if err != nil {
 		return fmt.Errorf("%s: --image-map (ARENA_IMAGE_MAP): %w", cmd, err)
 	}

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/arenabot/arenabot/runner"
+	"github.com/arenabot/arenabot/runner/build"
 	"github.com/arenabot/arenabot/runner/docker"
 )
 
@@ -141,7 +141,7 @@ func TestOldArenaEntryBuilds(t *testing.T) {
 	if len(after) != len(before) {
 		t.Errorf("the entry held %d files, now %d", len(before), len(after))
 	}
-	if err := eng.RemoveImage(context.Background(), runner.ImageTag("oldarena")); err != nil {
+	if err := eng.RemoveImage(context.Background(), build.ImageTag("oldarena")); err != nil {
 		t.Log(err)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/arenabot/arenabot/runner"
+	"github.com/arenabot/arenabot/runner/build"
 	"github.com/arenabot/arenabot/validate"
 )
 
@@ -71,7 +72,7 @@ func validateEntry(ctx context.Context, c validateConfig, stdout, stderr io.Writ
 	defer unlock()
 	outcomes, err := b.Validate(ctx, entry, tests)
 	if err != nil {
-		if bf, ok := errors.AsType[*runner.BuildFailure](err); ok {
+		if bf, ok := errors.AsType[*build.BuildFailure](err); ok {
 			fmt.Fprintln(stderr, "build log tail:")
 			for _, l := range bf.Tail() {
 				fmt.Fprintln(stderr, "  "+l)

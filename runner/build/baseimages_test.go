@@ -1,4 +1,4 @@
-package runner
+package build
 
 import (
 	"bytes"
@@ -13,6 +13,9 @@ import (
 
 	"github.com/arenabot/arenabot/runner/runnertest"
 )
+
+// labelJob is the job label (runner.LabelJob) the tests put on the images they build.
+const labelJob = "arenabot.job"
 
 // oldArenaDockerfile is a Dockerfile as the old arena's entries write them: literal base
 // images in both stages, neither of which a host without a registry has.
@@ -52,13 +55,13 @@ func TestBaseImageMap(t *testing.T) {
 	progress := &runnertest.Notes{}
 	scratch := t.TempDir()
 	b := New(eng, Config{Root: filepath.Dir(filepath.Dir(e.Dir)), ImageMap: m, ScratchDir: scratch, Progress: progress,
-		Labels: map[string]string{LabelJob: t.Name()}, Log: slog.New(slog.NewTextHandler(t.Output(), nil))})
-	t.Cleanup(func() { real.RemoveImagesLabeled(context.Background(), LabelJob, t.Name()) })
+		Labels: map[string]string{labelJob: t.Name()}, Log: slog.New(slog.NewTextHandler(t.Output(), nil))})
+	t.Cleanup(func() { real.RemoveImagesLabeled(context.Background(), labelJob, t.Name()) })
 
-	tag, err := b.buildEntry(t.Context(), e)
+	tag, err := b.Entry(t.Context(), e)
 	log, _ := os.ReadFile(filepath.Join(scratch, "build-imagemap.log"))
 	if err != nil {
-		t.Fatalf("buildEntry: %v\nbuild log:\n%s", err, log)
+		t.Fatalf("Entry: %v\nbuild log:\n%s", err, log)
 	}
 	want := []string{
 		`base image golang:1.26-alpine (stage 1 "build") is not on this host and cannot be pulled; building FROM arenabot/golang:local instead (ARENA_IMAGE_MAP golang:*=arenabot/golang:local)`,
@@ -93,7 +96,7 @@ func TestBaseImageMap(t *testing.T) {
 
 	// A second build does not try the pulls that failed again.
 	eng.Pulls = nil
-	if _, err := b.buildEntry(t.Context(), e); err != nil {
+	if _, err := b.Entry(t.Context(), e); err != nil {
 		t.Fatal(err)
 	}
 	if len(eng.Pulls) != 0 {
@@ -116,10 +119,10 @@ func TestBaseImageMissing(t *testing.T) {
 	}
 	scratch := t.TempDir()
 	b := New(eng, Config{Root: filepath.Dir(filepath.Dir(e.Dir)), ImageMap: m, ScratchDir: scratch})
-	_, err = b.buildEntry(t.Context(), e)
+	_, err = b.Entry(t.Context(), e)
 	bi, ok := errors.AsType[*BaseImageError](err)
 	if !ok {
-		t.Fatalf("buildEntry = %v; want a *BaseImageError", err)
+		t.Fatalf("Entry = %v; want a *BaseImageError", err)
 	}
 	if _, ok := errors.AsType[*BuildFailure](err); ok {
 		t.Errorf("the error is a *BuildFailure: %v", err)
@@ -137,8 +140,8 @@ func TestBaseImageMissing(t *testing.T) {
 	if strings.Contains(msg, "\n") || strings.Contains(msg, "fix its Dockerfile") {
 		t.Errorf("error is not one line about the host: %q", msg)
 	}
-	if got := ShortReason(err); got != "base image missing: registry.invalid/arenabot/runtime:1" {
-		t.Errorf("ShortReason = %q", got)
+	if got := bi.Short(); got != "base image missing: registry.invalid/arenabot/runtime:1" {
+		t.Errorf("Short = %q", got)
 	}
 	if _, err := os.Stat(filepath.Join(scratch, "build-missing.log")); err == nil {
 		t.Error("a build was started")
@@ -158,16 +161,16 @@ func TestBaseImageMissingStandIn(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = New(eng, Config{Root: root, ImageMap: m, ScratchDir: t.TempDir()}).buildEntry(t.Context(), e)
+	_, err = New(eng, Config{Root: root, ImageMap: m, ScratchDir: t.TempDir()}).Entry(t.Context(), e)
 	if bi, ok := errors.AsType[*BaseImageError](err); !ok || bi.Local != "arenabot/missing-stand-in:local" {
-		t.Fatalf("buildEntry = %v; want a *BaseImageError naming the missing stand-in", err)
+		t.Fatalf("Entry = %v; want a *BaseImageError naming the missing stand-in", err)
 	}
 	want := `base image golang:1.26-alpine (stage 1 "build", line 1 of frameworks/standin/Dockerfile) is not on this host and cannot be pulled (lookup registry-1.docker.io: no such host), and its stand-in arenabot/missing-stand-in:local (ARENA_IMAGE_MAP golang:*=arenabot/missing-stand-in:local) is not on this host either; make it (deploy/base-images.sh makes arenabot/golang:local and arenabot/debian:local) or load it (docker load), or map golang:* to an image this host has`
 	if err.Error() != want {
 		t.Errorf("error\n%s\nwant\n%s", err, want)
 	}
 
-	_, err = New(eng, Config{Root: root, ScratchDir: t.TempDir()}).buildEntry(t.Context(), e)
+	_, err = New(eng, Config{Root: root, ScratchDir: t.TempDir()}).Entry(t.Context(), e)
 	want = `base image golang:1.26-alpine (stage 1 "build", line 1 of frameworks/standin/Dockerfile) is not on this host and cannot be pulled (lookup registry-1.docker.io: no such host); load it (docker load) or map it to a local image with ARENA_IMAGE_MAP=golang:*=arenabot/golang:local (deploy/base-images.sh prints the map for the images it makes)`
 	if err == nil || err.Error() != want {
 		t.Errorf("error\n%v\nwant\n%s", err, want)
@@ -208,7 +211,7 @@ func TestBaseImageArg(t *testing.T) {
 	}
 
 	eng.Hidden["golang:given"] = true
-	_, err = New(eng, Config{Root: root, ScratchDir: t.TempDir(), BuildArgs: map[string]string{"GO_IMAGE": "golang:given"}}).buildEntry(t.Context(), e)
+	_, err = New(eng, Config{Root: root, ScratchDir: t.TempDir(), BuildArgs: map[string]string{"GO_IMAGE": "golang:given"}}).Entry(t.Context(), e)
 	bi, ok := errors.AsType[*BaseImageError](err)
 	if !ok || bi.Image != "golang:given" || bi.Arg != "GO_IMAGE" {
 		t.Fatalf("with GO_IMAGE=golang:given: %v; want a *BaseImageError about it", err)
