@@ -27,6 +27,7 @@ import (
 	"github.com/arenabot/arenabot/runner/build"
 	"github.com/arenabot/arenabot/runner/docker"
 	"github.com/arenabot/arenabot/runner/host"
+	"github.com/arenabot/arenabot/runner/measure"
 	"github.com/arenabot/arenabot/runner/runnertest"
 )
 
@@ -44,7 +45,7 @@ func testWorker(t *testing.T, q WorkQueue, eng Engine, repoDir, dataDir string) 
 		RepoDir:   repoDir,
 		WorkDir:   filepath.Join(t.TempDir(), "work"),
 		Heartbeat: 200 * time.Millisecond,
-		Bench:     Config{DataDir: dataDir, Runs: 1, Duration: time.Second, ReadyTimeout: 20 * time.Second},
+		Bench:     measure.Config{DataDir: dataDir, Runs: 1, Duration: time.Second, ReadyTimeout: 20 * time.Second},
 		Log:       slog.New(slog.NewTextHandler(t.Output(), nil)),
 	})
 }

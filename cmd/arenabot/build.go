@@ -11,9 +11,9 @@ import (
 
 	"github.com/arenabot/arenabot/frameworks"
 	"github.com/arenabot/arenabot/profile"
-	"github.com/arenabot/arenabot/runner"
 	"github.com/arenabot/arenabot/runner/build"
 	"github.com/arenabot/arenabot/runner/docker"
+	"github.com/arenabot/arenabot/runner/measure"
 )
 
 type buildConfig struct {
@@ -64,7 +64,7 @@ func buildEntries(ctx context.Context, c buildConfig, stdout, stderr io.Writer) 
 	defer eng.Close()
 	cfg := c.runnerConfig(ctx, "")
 	cfg.Log = c.logger(stderr)
-	b := runner.New(eng, cfg)
+	b := measure.New(eng, cfg)
 	var failed []string
 	total := len(entries) // images asked for
 	if c.Loadgen {

@@ -17,6 +17,7 @@ import (
 	"github.com/arenabot/arenabot/runner/build"
 	"github.com/arenabot/arenabot/runner/docker"
 	"github.com/arenabot/arenabot/runner/host"
+	"github.com/arenabot/arenabot/runner/measure"
 )
 
 // hostConfig is what every subcommand that builds and starts entries on this host needs.
@@ -82,10 +83,10 @@ func (h *hostConfig) connect(ctx context.Context) (*docker.Engine, string, error
 	return eng, dataDir, nil
 }
 
-// runnerConfig is the part of runner.Config this host's flags decide.
-func (h *hostConfig) runnerConfig(ctx context.Context, dataDir string) runner.Config {
+// runnerConfig is the part of measure.Config this host's flags decide.
+func (h *hostConfig) runnerConfig(ctx context.Context, dataDir string) measure.Config {
 	host, _ := os.Hostname()
-	return runner.Config{
+	return measure.Config{
 		Root:         h.Root,
 		DataDir:      dataDir,
 		ServerCPUs:   h.ServerCPUs,

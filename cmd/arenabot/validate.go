@@ -10,6 +10,7 @@ import (
 
 	"github.com/arenabot/arenabot/runner"
 	"github.com/arenabot/arenabot/runner/build"
+	"github.com/arenabot/arenabot/runner/measure"
 	"github.com/arenabot/arenabot/validate"
 )
 
@@ -63,8 +64,8 @@ func validateEntry(ctx context.Context, c validateConfig, stdout, stderr io.Writ
 	cfg := c.runnerConfig(ctx, dataDir)
 	cfg.Log = c.logger(stderr)
 	cfg.Progress = newProgress(stderr)
-	b := runner.New(eng, cfg)
-	b.Prebuild(ctx, runner.Plan{Targets: []runner.Target{{Entry: entry}}})
+	b := measure.New(eng, cfg)
+	b.Prebuild(ctx, measure.Plan{Targets: []measure.Target{{Entry: entry}}})
 	unlock, err := claimHost(ctx, stderr)
 	if err != nil {
 		return err

@@ -1,4 +1,4 @@
-package runner
+package measure
 
 import (
 	"context"
@@ -50,8 +50,8 @@ func TestPrebuild(t *testing.T) {
 	good := runnertest.EntryDir(t, "prebuilt", map[string]string{"Dockerfile": "FROM scratch\nCOPY hello /hello\n", "hello": "hi\n"})
 	bad := runnertest.EntryDir(t, "prebroken", map[string]string{"Dockerfile": "FROM scratch\nCOPY missing /missing\n"})
 	progress := &runnertest.Notes{}
-	b := New(eng, Config{ScratchDir: t.TempDir(), Progress: progress, SkipValidation: true, Labels: map[string]string{LabelJob: t.Name()}})
-	t.Cleanup(func() { real.RemoveImagesLabeled(context.Background(), LabelJob, t.Name()) })
+	b := New(eng, Config{ScratchDir: t.TempDir(), Progress: progress, SkipValidation: true, Labels: map[string]string{labelJob: t.Name()}})
+	t.Cleanup(func() { real.RemoveImagesLabeled(context.Background(), labelJob, t.Name()) })
 	p, _ := profile.Lookup("baseline")
 	p.Conns = p.Conns[:1]
 	plan := Plan{Targets: []Target{{Entry: good}, {Entry: bad, Profiles: []profile.Profile{p}}}}
