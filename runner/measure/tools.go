@@ -305,7 +305,7 @@ func toRun(m loadgen.Measurement, u cgroup.Usage) result.Run {
 
 func us(d time.Duration) float64 { return float64(d) / float64(time.Microsecond) }
 
-// container runs a load tool in the pinned image: host network, the load-generator CPU
+// container is how a load tool runs in the pinned image: host network, the load-generator CPU
 // set, data and scripts mounted at the same paths as on the host.
 func (tl *tools) container(argv []string) docker.RunOptions {
 	mounts := []docker.Mount{{Source: tl.cfg.DataDir, Target: tl.cfg.DataDir, ReadOnly: true}}
