@@ -21,6 +21,7 @@ import (
 	"github.com/arenabot/arenabot/frameworks"
 	"github.com/arenabot/arenabot/profile"
 	"github.com/arenabot/arenabot/result"
+	"github.com/arenabot/arenabot/runner/build"
 )
 
 // Refs the worker fetches into its clone, so a job's commits stay reachable while it runs.
@@ -298,9 +299,4 @@ func (r repo) baselines(ctx context.Context, base string, names []string, scratc
 }
 
 // short shortens a commit ID for messages.
-func short(sha string) string {
-	if len(sha) > 12 {
-		return sha[:12]
-	}
-	return sha
-}
+func short(sha string) string { return build.ShortCommit(sha) }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/arenabot/arenabot/frameworks"
 	"github.com/arenabot/arenabot/profile"
+	"github.com/arenabot/arenabot/runner/measure"
 )
 
 // GitCommit returns the commit checked out in dir, or "" when dir is not a git work tree.
@@ -25,7 +26,7 @@ func GitCommit(ctx context.Context, dir string) string {
 // in a git work tree) the same entry at ref as its base, from a worktree of ref that the
 // returned cleanup removes: `arenabot bench X --against REF`. An entry that does not exist
 // at ref has no base (its rows are new); one that does not load there has a base that fails.
-func Against(ctx context.Context, plan *Plan, root, ref string) (cleanup func(), err error) {
+func Against(ctx context.Context, plan *measure.Plan, root, ref string) (cleanup func(), err error) {
 	git := func(args ...string) (string, error) {
 		out, err := exec.CommandContext(ctx, "git", append([]string{"-C", root}, args...)...).CombinedOutput()
 		if err != nil {
@@ -70,11 +71,23 @@ func Against(ctx context.Context, plan *Plan, root, ref string) (cleanup func(),
 			continue // new since ref
 		}
 		e, err := frameworks.Load(baseRoot, t.Entry.Name, profile.Names())
-		t.Base = &Base{Entry: e, Ref: ref, Commit: commit}
+		t.Base = &measure.Base{Entry: e, Ref: ref, Commit: commit}
 		if err != nil {
 			t.Base.Entry.Name = t.Entry.Name
 			t.Base.Err = fmt.Errorf("it does not load at %s: %w", ref, err)
 		}
 	}
 	return cleanup, nil
+}
+
+// lastLine is the last line of a command's output, for errors: "(no output)" when empty.
+func lastLine(out []byte) string {
+	s := strings.TrimSpace(string(out))
+	if i := strings.LastIndexByte(s, '\n'); i >= 0 {
+		s = s[i+1:]
+	}
+	if s == "" {
+		return "(no output)"
+	}
+	return s
 }

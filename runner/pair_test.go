@@ -9,10 +9,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/arenabot/arenabot/frameworks"
-	"github.com/arenabot/arenabot/profile"
 	"github.com/arenabot/arenabot/queue"
-	"github.com/arenabot/arenabot/result"
+	"github.com/arenabot/arenabot/runner/build"
+	"github.com/arenabot/arenabot/runner/runnertest"
 	"github.com/arenabot/arenabot/stats"
 )
 
@@ -50,7 +49,7 @@ func note(dir string) { os.WriteFile(filepath.Join(dir, "NOTES.md"), []byte("tun
 // commit and kept for the next job, which finds it built. An entry new in the PR has no
 // base, and --baseline committed measures the changed entry once.
 func TestWorkerMeasuresAgainstTheMergeBase(t *testing.T) {
-	eng, data := realEngine(t, "")
+	eng, data := runnertest.Engine(t, "")
 	q := redisQueue(t)
 	a := newArenaRemote(t)
 	// twin (nethttp's copy) on main, broken added again with it; the PR changes twin.
@@ -70,7 +69,7 @@ func TestWorkerMeasuresAgainstTheMergeBase(t *testing.T) {
 	// 2 s runs: 512 connections on a machine busy with the whole suite can take most of a
 	// 1 s run to connect.
 	w.cfg.Bench.Duration = 2 * time.Second
-	tag := CommitImageTag("twin", a.Main)
+	tag := build.CommitImageTag("twin", a.Main)
 	t.Cleanup(func() { eng.RemoveImage(context.WithoutCancel(t.Context()), tag) })
 
 	j := prJob(a, queue.BenchmarkMultiple, "twin", "broken")
@@ -109,7 +108,7 @@ func TestWorkerMeasuresAgainstTheMergeBase(t *testing.T) {
 		t.Errorf("the saved runs do not give an interval: %v", err)
 	}
 	logText := strings.Join(r.Log, "\n")
-	for _, want := range []string{"broken is new since the merge base", "building the base " + tag, "twin: building " + CommitImageTag("twin", head)} {
+	for _, want := range []string{"broken is new since the merge base", "building the base " + tag, "twin: building " + build.CommitImageTag("twin", head)} {
 		if !strings.Contains(logText, want) {
 			t.Errorf("the log lacks %q:\n%s", want, logText)
 		}
@@ -144,40 +143,10 @@ func TestWorkerMeasuresAgainstTheMergeBase(t *testing.T) {
 	}
 }
 
-// TestPlanRuns: a row measured against a base counts the rule's minimum runs on both sides;
-// one measured alone counts Runs.
-func TestPlanRuns(t *testing.T) {
-	baseline, _ := profile.Lookup("baseline")
-	plan := Plan{Lite: true, Targets: []Target{
-		{Entry: frameworks.Entry{Name: "a"}, Profiles: []profile.Profile{baseline}},
-		{Entry: frameworks.Entry{Name: "b"}, Profiles: []profile.Profile{baseline}, Base: &Base{}},
-	}}
-	rows := len(baseline.ConnCounts(true))
-	if got, want := plan.Runs(3, stats.Rule{MinRuns: 4}), rows*3+rows*8; got != want {
-		t.Errorf("Runs = %d, want %d", got, want)
-	}
-}
-
-// TestFigure: a bandwidth row is judged by bytes per second, the others by requests.
-func TestFigure(t *testing.T) {
-	run := result.Run{RPS: 10, Bytes: 3000, DurationS: 2}
-	dl, _ := profile.Lookup("download")
-	baseline, _ := profile.Lookup("baseline")
-	if got := Figure(dl)(run); got != 1500 {
-		t.Errorf("download figure %g, want 1500 bytes/s", got)
-	}
-	if got := Figure(baseline)(run); got != 10 {
-		t.Errorf("baseline figure %g, want 10 rps", got)
-	}
-	if got := Figure(dl)(result.Run{Bytes: 5}); got != 0 {
-		t.Errorf("a run without a duration: %g, want 0", got)
-	}
-}
-
 // TestWorkerBaseFails: an entry whose Dockerfile does not build on main and that the PR
 // fixes is measured alone, its row's base saying why it failed, with no runs.
 func TestWorkerBaseFails(t *testing.T) {
-	eng, data := realEngine(t, "")
+	eng, data := runnertest.Engine(t, "")
 	q := redisQueue(t)
 	a := newArenaRemote(t)
 	// main gains flip, nethttp's source with a Dockerfile that fails; the PR gives it
@@ -212,7 +181,7 @@ func TestWorkerBaseFails(t *testing.T) {
 // against (the entry at the merge base does not run it): that row is measured alone, with
 // no base side, while the entry's other rows are interleaved with the base.
 func TestWorkerBaseLacksTheTest(t *testing.T) {
-	eng, data := realEngine(t, "")
+	eng, data := runnertest.Engine(t, "")
 	q := redisQueue(t)
 	a := newArenaRemote(t)
 	setTests := func(dir string, tests string) {
@@ -227,7 +196,7 @@ func TestWorkerBaseLacksTheTest(t *testing.T) {
 		os.WriteFile(meta, b, 0o644)
 	}
 	a.withEntry(t, "grow", func(dir string) { setTests(dir, "baseline") }, func(dir string) { setTests(dir, "baseline,json") })
-	t.Cleanup(func() { eng.RemoveImage(context.WithoutCancel(t.Context()), CommitImageTag("grow", a.Main)) })
+	t.Cleanup(func() { eng.RemoveImage(context.WithoutCancel(t.Context()), build.CommitImageTag("grow", a.Main)) })
 	w := testWorker(t, q, eng, a.clone(t), data)
 	w.cfg.Bench.Rule = stats.Rule{MinEffect: 0.02, Target: 1e-9, MinRuns: 2, MaxRuns: 2}
 	w.cfg.Bench.Duration = 2 * time.Second

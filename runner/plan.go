@@ -8,60 +8,8 @@ import (
 	"github.com/arenabot/arenabot/frameworks"
 	"github.com/arenabot/arenabot/profile"
 	"github.com/arenabot/arenabot/profile/selection"
-	"github.com/arenabot/arenabot/stats"
+	"github.com/arenabot/arenabot/runner/measure"
 )
-
-// A Target is one entry and the profiles selected for it, in profile order.
-type Target struct {
-	Entry frameworks.Entry
-	// Profiles are the entry's selected profiles. Each one's ConnCounts(Plan.Lite) are the
-	// connection counts the plan measures: the selection's rows (a queued job's rows, which
-	// may have been planned for the other mode), not necessarily the table's.
-	Profiles []profile.Profile
-	// Skipped are subscribed profiles that were not selected because the harness cannot run
-	// them (in this mode), each with the reason.
-	Skipped []string
-	// Base, when set, is measured beside every row, interleaved with it (measurePair).
-	Base *Base
-}
-
-// A Plan is what one bench or job measures.
-type Plan struct {
-	Targets []Target
-	Lite    bool
-}
-
-// Rows is the number of measurements (entry × profile × connection count) in the plan.
-func (p Plan) Rows() int {
-	n := 0
-	for _, t := range p.Targets {
-		n += t.rows(p.Lite)
-	}
-	return n
-}
-
-// rows is the number of the target's measurements.
-func (t Target) rows(lite bool) int {
-	n := 0
-	for _, pr := range t.Profiles {
-		n += len(pr.ConnCounts(lite))
-	}
-	return n
-}
-
-// Runs is the number of load-tool runs the plan makes at least: runs per row, and the
-// rule's minimum on both sides of an interleaved row.
-func (p Plan) Runs(runs int, rule stats.Rule) int {
-	n := 0
-	for _, t := range p.Targets {
-		per := runs
-		if t.Base != nil {
-			per = 2 * rule.MinRuns
-		}
-		n += t.rows(p.Lite) * per
-	}
-	return n
-}
 
 // ErrInput is wrapped by every error that is the user's to fix (an unknown framework or
 // test, a test the entry does not subscribe to, a bad meta.json).
@@ -70,9 +18,9 @@ var ErrInput = errors.New("bad input")
 // NewPlan resolves framework names and test names against the entries under root (the
 // frameworks directory), with selection.Select: with no tests, every runnable profile an
 // entry subscribes to is selected. Errors name the problem and the fix.
-func NewPlan(root string, names, tests []string, lite bool) (Plan, error) {
+func NewPlan(root string, names, tests []string, lite bool) (measure.Plan, error) {
 	if len(names) == 0 {
-		return Plan{}, fmt.Errorf("%w: no framework given; name one or more entries of %s/ (for example: arenabot bench nethttp)", ErrInput, root)
+		return measure.Plan{}, fmt.Errorf("%w: no framework given; name one or more entries of %s/ (for example: arenabot bench nethttp)", ErrInput, root)
 	}
 	var entries []frameworks.Entry
 	for _, name := range names {
@@ -81,13 +29,13 @@ func NewPlan(root string, names, tests []string, lite bool) (Plan, error) {
 		}
 		e, err := frameworks.Load(root, name, profile.Names())
 		if err != nil {
-			return Plan{}, fmt.Errorf("%w: %w", ErrInput, err)
+			return measure.Plan{}, fmt.Errorf("%w: %w", ErrInput, err)
 		}
 		entries = append(entries, e)
 	}
 	sel := selection.Select(selection.Request{Entries: entries, Tests: tests, Lite: lite})
 	if r, bad := sel.Named(); bad {
-		return Plan{}, reasonErr(r)
+		return measure.Plan{}, reasonErr(r)
 	}
 	return planRows(entries, sel.Rows, sel.Reasons, lite), nil
 }
@@ -101,8 +49,8 @@ func reasonErr(r selection.Reason) error {
 // entries in the order of their first row, profiles in the order of theirs, each profile's
 // ConnCounts(lite) set to its rows' counts. The reasons that are only notes (selection's
 // Named false) become the targets' Skipped.
-func planRows(entries []frameworks.Entry, rows []selection.Row, reasons []selection.Reason, lite bool) Plan {
-	plan := Plan{Lite: lite}
+func planRows(entries []frameworks.Entry, rows []selection.Row, reasons []selection.Reason, lite bool) measure.Plan {
+	plan := measure.Plan{Lite: lite}
 	at := map[string]int{} // entry → index in plan.Targets
 	for _, r := range rows {
 		i, ok := at[r.Entry]
@@ -113,7 +61,7 @@ func planRows(entries []frameworks.Entry, rows []selection.Row, reasons []select
 			}
 			i = len(plan.Targets)
 			at[r.Entry] = i
-			plan.Targets = append(plan.Targets, Target{Entry: entries[k]})
+			plan.Targets = append(plan.Targets, measure.Target{Entry: entries[k]})
 		}
 		t := &plan.Targets[i]
 		k := slices.IndexFunc(t.Profiles, func(p profile.Profile) bool { return p.Name == r.Test })

@@ -12,6 +12,7 @@ import (
 	"github.com/arenabot/arenabot/frameworks"
 	"github.com/arenabot/arenabot/profile"
 	"github.com/arenabot/arenabot/profile/selection"
+	"github.com/arenabot/arenabot/runner/measure"
 )
 
 // writeEntry makes a minimal entry under root.
@@ -127,7 +128,7 @@ func TestNewPlan(t *testing.T) {
 	}
 }
 
-func profileNames(t Target) string {
+func profileNames(t measure.Target) string {
 	var n []string
 	for _, p := range t.Profiles {
 		n = append(n, p.Name)
@@ -183,7 +184,7 @@ func TestNewPlanIsTheSelection(t *testing.T) {
 	}
 }
 
-func planStrings(p Plan) []string {
+func planStrings(p measure.Plan) []string {
 	var out []string
 	for _, tg := range p.Targets {
 		for _, pr := range tg.Profiles {

@@ -9,6 +9,7 @@ import (
 	"github.com/arenabot/arenabot/profile"
 	"github.com/arenabot/arenabot/queue"
 	"github.com/arenabot/arenabot/result"
+	"github.com/arenabot/arenabot/runner/measure"
 	"github.com/arenabot/arenabot/validate"
 )
 
@@ -25,8 +26,8 @@ func TestRowDoneCarriesShortAndAdvisories(t *testing.T) {
 	fail := validate.Outcome{Profile: "baseline", Check: "GET sum 13+42", Status: validate.Fail, Request: "GET /baseline11?a=13&b=42", Expected: `200 with body "55"`, Got: `"56"`, Contract: "baseline — … (docs/profiles.md#baseline)"}
 	warn := validate.Outcome{Profile: "baseline", Check: "malformed bad header", Status: validate.Warn, Tier: validate.Advisory, Request: "GET …", Expected: "a 4xx", Got: "200 from " + j.dir + "/src/frameworks/oldarena", Contract: "baseline — … (RFC 9112 §5.1; docs/profiles.md#baseline)"}
 
-	j.rowDone(Row{Entry: e, Profile: p, Conns: 512, Err: &ValidationFailure{Outcome: fail}, Advisories: []validate.Outcome{warn}})
-	j.rowDone(Row{Entry: e, Profile: p, Conns: 4096, Err: &ValidationFailure{Outcome: fail}})
+	j.rowDone(measure.Row{Entry: e, Profile: p, Conns: 512, Err: &measure.ValidationFailure{Outcome: fail}, Advisories: []validate.Outcome{warn}})
+	j.rowDone(measure.Row{Entry: e, Profile: p, Conns: 4096, Err: &measure.ValidationFailure{Outcome: fail}})
 
 	if len(j.report.Rows) != 2 {
 		t.Fatalf("%d rows in the report, want 2", len(j.report.Rows))

@@ -20,7 +20,9 @@ import (
 	"github.com/arenabot/arenabot/profile/selection"
 	"github.com/arenabot/arenabot/queue"
 	"github.com/arenabot/arenabot/result"
+	"github.com/arenabot/arenabot/runner/build"
 	"github.com/arenabot/arenabot/runner/host"
+	"github.com/arenabot/arenabot/runner/measure"
 	"github.com/arenabot/arenabot/text"
 )
 
@@ -53,14 +55,14 @@ type WorkerConfig struct {
 	// job, which may then be given to another runner; 0 means 30s, the queue's default.
 	LeaseTTL time.Duration
 	// EngineWait is how long to wait for a Docker daemon that does not answer, before each
-	// build and row (Config.EngineWait); 0 means 2m.
+	// build and row (measure.Config.EngineWait); 0 means 2m.
 	EngineWait time.Duration
 	LogTail    int // how many lines of the job's log go into its report; 0 means 200
 
 	// Bench is the measurement configuration every job starts from (DataDir, CPUs,
 	// BuildArgs, Runs, Duration, Lite, Host…). Root, Commit, ScratchDir, Labels, EngineWait,
 	// OnRowStart, OnRow, Log and Progress are set per job.
-	Bench Config
+	Bench measure.Config
 
 	Log *slog.Logger // nil means discard
 }
@@ -166,7 +168,7 @@ func (w *Worker) removeLeftovers(ctx context.Context) {
 	defer unlock()
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()
-	if n, err := w.eng.RemoveLabeled(ctx, LabelManaged, "true"); err != nil {
+	if n, err := w.eng.RemoveLabeled(ctx, build.LabelManaged, "true"); err != nil {
 		w.log.Warn("remove leftover containers", "err", err)
 	} else if n > 0 {
 		w.log.Info("removed leftover containers", "count", n)
@@ -417,12 +419,12 @@ func (j *jobRun) run(ctx context.Context) (queue.State, string) {
 	bc.EngineWait = cfg.EngineWait
 	bc.OnRowStart, bc.OnRow = j.rowStart, j.rowDone
 	bc.Log, bc.Progress = j.log, j
-	b := New(j.w.eng, bc)
+	b := measure.New(j.w.eng, bc)
 	eff := b.Config()
 	j.report.Runs = eff.Runs
 	j.report.Mode = eff.Mode()
-	if slices.ContainsFunc(plan.Targets, func(t Target) bool { return t.Base != nil }) {
-		rule := result.Rule(b.rule())
+	if slices.ContainsFunc(plan.Targets, func(t measure.Target) bool { return t.Base != nil }) {
+		rule := result.Rule(eff.Rule)
 		j.report.Rule = &rule
 	}
 	j.total = plan.Rows() + len(planFailed)
@@ -473,7 +475,7 @@ func (j *jobRun) run(ctx context.Context) (queue.State, string) {
 // measured commit with the base branch when the PR changes it. An entry that is the same at
 // the merge base is measured once (Δ against its committed results); one that is new has
 // no base.
-func (j *jobRun) pairBases(ctx context.Context, r repo, co checkout, root string, plan *Plan) {
+func (j *jobRun) pairBases(ctx context.Context, r repo, co checkout, root string, plan *measure.Plan) {
 	job := j.lease.Job
 	if job.Compare != "" {
 		e, err := frameworks.Load(root, job.Compare, profile.Names())
@@ -483,7 +485,7 @@ func (j *jobRun) pairBases(ctx context.Context, r repo, co checkout, root string
 		}
 		for i := range plan.Targets {
 			if plan.Targets[i].Entry.Name != e.Name {
-				plan.Targets[i].Base = &Base{Entry: e, Commit: co.Commit}
+				plan.Targets[i].Base = &measure.Base{Entry: e, Commit: co.Commit}
 			}
 		}
 		return
@@ -511,7 +513,7 @@ func (j *jobRun) pairBases(ctx context.Context, r repo, co checkout, root string
 			continue
 		}
 		e, err := frameworks.Load(filepath.Join(src, "frameworks"), t.Entry.Name, profile.Names())
-		t.Base = &Base{Entry: e, Ref: j.w.cfg.BaseRef, Commit: mb}
+		t.Base = &measure.Base{Entry: e, Ref: j.w.cfg.BaseRef, Commit: mb}
 		if err != nil { // the rows say so in their Δ cells
 			t.Base.Entry.Name = t.Entry.Name
 			t.Base.Err = fmt.Errorf("it does not load at the merge base %s: %w", short(mb), err)
@@ -525,17 +527,17 @@ func (j *jobRun) pairBases(ctx context.Context, r repo, co checkout, root string
 // runner's mode. A pair that cannot be measured (an entry that does not load, a test it
 // does not subscribe to) becomes a failed row and the others run. The error is for a job
 // that names nothing at all.
-func (j *jobRun) plan(root string) (Plan, []Row, error) {
+func (j *jobRun) plan(root string) (measure.Plan, []measure.Row, error) {
 	job := j.lease.Job
 	lite := j.w.cfg.Bench.Lite
-	var plan Plan
-	var failed []Row
+	var plan measure.Plan
+	var failed []measure.Row
 	switch {
 	case len(job.Rows) > 0:
 		plan, failed = j.planRows(root, job.Rows, lite)
 	case job.Kind == queue.BenchmarkTest:
 		if len(job.Tests) == 0 {
-			return Plan{}, nil, errors.New("/benchmark-test names no test; comment it again with -t <test>")
+			return measure.Plan{}, nil, errors.New("/benchmark-test names no test; comment it again with -t <test>")
 		}
 		entries, err := frameworks.LoadAll(root, profile.Names())
 		if err != nil {
@@ -547,7 +549,7 @@ func (j *jobRun) plan(root string) (Plan, []Row, error) {
 			for _, r := range sel.Reasons {
 				why = append(why, r.String())
 			}
-			return Plan{}, nil, errors.New(strings.Join(why, "; "))
+			return measure.Plan{}, nil, errors.New(strings.Join(why, "; "))
 		}
 		for _, r := range sel.Reasons {
 			j.note("not measured: " + r.String())
@@ -569,22 +571,22 @@ func (j *jobRun) plan(root string) (Plan, []Row, error) {
 			if err != nil {
 				err = fmt.Errorf("%w: %w", ErrInput, err)
 				j.log.Warn("framework not runnable", "framework", name, "err", err)
-				failed = append(failed, Row{Entry: frameworks.Entry{Name: name}, Err: err})
+				failed = append(failed, measure.Row{Entry: frameworks.Entry{Name: name}, Err: err})
 				continue
 			}
 			entries = append(entries, e)
 		}
 		if len(j.order) == 0 {
-			return Plan{}, nil, errors.New("the job names no framework; comment the command again with -f <framework>")
+			return measure.Plan{}, nil, errors.New("the job names no framework; comment the command again with -f <framework>")
 		}
 		sel := selection.Select(selection.Request{Entries: entries, Tests: job.Tests, Lite: lite})
 		for _, r := range sel.Reasons {
 			if !r.Named && r.Cause != selection.NoTest {
-				continue // a subscribed test left out: the Bencher notes it (Target.Skipped)
+				continue // a subscribed test left out: the Bencher notes it (measure.Target.Skipped)
 			}
 			e := entries[slices.IndexFunc(entries, func(e frameworks.Entry) bool { return e.Name == r.Entry })]
 			j.log.Warn("not measured", "framework", r.Entry, "test", r.Test, "reason", r.String())
-			failed = append(failed, Row{Entry: e, Profile: profileOf(r.Test), Err: reasonErr(r)})
+			failed = append(failed, measure.Row{Entry: e, Profile: profileOf(r.Test), Err: reasonErr(r)})
 		}
 		plan = planRows(entries, sel.Rows, sel.Reasons, lite)
 	}
@@ -606,10 +608,10 @@ func (j *jobRun) plan(root string) (Plan, []Row, error) {
 // other connection counts measures the job's all the same (the ack promised them) and logs
 // the difference. A row whose entry does not load, or that the entry cannot measure
 // (selection.Check), is a failed row.
-func (j *jobRun) planRows(root string, rows []queue.Row, lite bool) (Plan, []Row) {
+func (j *jobRun) planRows(root string, rows []queue.Row, lite bool) (measure.Plan, []measure.Row) {
 	var entries []frameworks.Entry
 	var sel []selection.Row
-	var failed []Row
+	var failed []measure.Row
 	loadErr := map[string]error{}
 	for i, r := range rows {
 		if _, ok := j.rank[rowKey(r.Entry, r.Test, r.Conns)]; !ok {
@@ -627,13 +629,13 @@ func (j *jobRun) planRows(root string, rows []queue.Row, lite bool) (Plan, []Row
 			}
 		}
 		if err := loadErr[r.Entry]; err != nil {
-			failed = append(failed, Row{Entry: frameworks.Entry{Name: r.Entry}, Profile: profileOf(r.Test), Conns: r.Conns, Err: err})
+			failed = append(failed, measure.Row{Entry: frameworks.Entry{Name: r.Entry}, Profile: profileOf(r.Test), Conns: r.Conns, Err: err})
 			continue
 		}
 		e := entries[slices.IndexFunc(entries, func(e frameworks.Entry) bool { return e.Name == r.Entry })]
 		if why, bad := selection.Check(e, r.Test); bad {
 			j.log.Warn("not measured", "framework", r.Entry, "test", r.Test, "conns", r.Conns, "reason", why.String())
-			failed = append(failed, Row{Entry: e, Profile: profileOf(r.Test), Conns: r.Conns, Err: reasonErr(why)})
+			failed = append(failed, measure.Row{Entry: e, Profile: profileOf(r.Test), Conns: r.Conns, Err: reasonErr(why)})
 			continue
 		}
 		sel = append(sel, selection.Row{Entry: r.Entry, Test: r.Test, Conns: r.Conns})
@@ -699,8 +701,8 @@ func (j *jobRun) fail(err error) (queue.State, string) {
 	return queue.Failed, text.Cut(msg, 1000)
 }
 
-// rowStart is Config.OnRowStart: a progress event.
-func (j *jobRun) rowStart(r Row) {
+// rowStart is measure.Config.OnRowStart: a progress event.
+func (j *jobRun) rowStart(r measure.Row) {
 	if j.ctx.Err() != nil {
 		return
 	}
@@ -712,9 +714,9 @@ func (j *jobRun) rowStart(r Row) {
 	j.publish(queue.EventProgress, j.cur)
 }
 
-// rowDone is Config.OnRow: the row goes into the report and out as a row event. Rows that
+// rowDone is measure.Config.OnRow: the row goes into the report and out as a row event. Rows that
 // end after the job was stopped are left out.
-func (j *jobRun) rowDone(r Row) {
+func (j *jobRun) rowDone(r measure.Row) {
 	if j.ctx.Err() != nil {
 		return
 	}
@@ -732,9 +734,9 @@ func (j *jobRun) rowDone(r Row) {
 	}
 	if r.Err != nil {
 		row.Err = j.public(r.Err.Error())
-		row.Short = j.public(ShortReason(r.Err))
+		row.Short = j.public(measure.ShortReason(r.Err))
 		j.failed++
-		if bf, ok := errors.AsType[*BuildFailure](r.Err); ok {
+		if bf, ok := errors.AsType[*build.BuildFailure](r.Err); ok {
 			// The build log file goes with the workspace: the reply shows its tail instead.
 			row.Err = j.public(fmt.Sprintf("build failed: %s; fix the Dockerfile or the source (the build log's tail is below the table)", bf.Err.Msg))
 			if !j.first[r.Entry.Name] {
@@ -769,10 +771,10 @@ func (j *jobRun) sortRows() {
 
 func rowKey(entry, test string, conns int) string { return fmt.Sprintf("%s/%s/%d", entry, test, conns) }
 
-// Step is part of Progress; rows are reported through OnRowStart instead.
+// Step is part of measure.Progress; rows are reported through OnRowStart instead.
 func (j *jobRun) Step(string, int, int) {}
 
-// Note is part of Progress: a note goes out as a progress event (the Bencher logs it too).
+// Note is part of measure.Progress: a note goes out as a progress event (the Bencher logs it too).
 func (j *jobRun) Note(line string) {
 	if j.ctx.Err() != nil {
 		return
@@ -810,7 +812,7 @@ func orNone(s string) string {
 	return s
 }
 
-func errorLines(rows []Row) []string {
+func errorLines(rows []measure.Row) []string {
 	var out []string
 	for _, r := range rows {
 		if r.Err != nil {

@@ -18,50 +18,18 @@ import (
 	"testing"
 	"time"
 
-	"github.com/arenabot/arenabot/arenadata"
 	"github.com/arenabot/arenabot/frameworks"
 	"github.com/arenabot/arenabot/profile"
 	"github.com/arenabot/arenabot/profile/selection"
 	"github.com/arenabot/arenabot/queue"
 	"github.com/arenabot/arenabot/queue/queuetest"
 	"github.com/arenabot/arenabot/result"
+	"github.com/arenabot/arenabot/runner/build"
 	"github.com/arenabot/arenabot/runner/docker"
 	"github.com/arenabot/arenabot/runner/host"
+	"github.com/arenabot/arenabot/runner/measure"
+	"github.com/arenabot/arenabot/runner/runnertest"
 )
-
-// testCacheDir is where the arena data is generated once for every test run (shared with
-// the tests of cmd/arenabot).
-var testCacheDir = filepath.Join(os.TempDir(), "arenabot-test-cache")
-
-// realEngine connects to the local Docker daemon (or the one at host, when given) and
-// returns it with the arena data directory. It skips without a daemon, or with -short,
-// except under CI, where it fails.
-func realEngine(t *testing.T, host string) (*docker.Engine, string) {
-	t.Helper()
-	ci := os.Getenv("CI") != ""
-	if testing.Short() && !ci {
-		t.Skip("builds images and measures; skipped with -short")
-	}
-	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
-	defer cancel()
-	var opts []docker.Option
-	if host != "" {
-		opts = append(opts, docker.WithHost(host))
-	}
-	eng, err := docker.New(ctx, opts...)
-	if err != nil {
-		if ci {
-			t.Fatalf("CI needs a Docker Engine: %v", err)
-		}
-		t.Skipf("no Docker Engine: %v", err)
-	}
-	t.Cleanup(func() { eng.Close() })
-	data, err := arenadata.Ensure(testCacheDir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return eng, data
-}
 
 // redisQueue is a queue on a private redis-server.
 func redisQueue(t *testing.T) *queue.Redis {
@@ -77,7 +45,7 @@ func testWorker(t *testing.T, q WorkQueue, eng Engine, repoDir, dataDir string) 
 		RepoDir:   repoDir,
 		WorkDir:   filepath.Join(t.TempDir(), "work"),
 		Heartbeat: 200 * time.Millisecond,
-		Bench:     Config{DataDir: dataDir, Runs: 1, Duration: time.Second, ReadyTimeout: 20 * time.Second},
+		Bench:     measure.Config{DataDir: dataDir, Runs: 1, Duration: time.Second, ReadyTimeout: 20 * time.Second},
 		Log:       slog.New(slog.NewTextHandler(t.Output(), nil)),
 	})
 }
@@ -158,7 +126,7 @@ func noLeftovers(t *testing.T, eng Engine, w *Worker, id string) {
 // entry whose Dockerfile does not build and one with a bad meta.json, on the real engine,
 // Redis and git, and checks the report, the events and the cleanup.
 func TestWorkerMeasuresAndReports(t *testing.T) {
-	eng, data := realEngine(t, "")
+	eng, data := runnertest.Engine(t, "")
 	q := redisQueue(t)
 	a := newArenaRemote(t)
 	w := testWorker(t, q, eng, a.clone(t), data)
@@ -262,7 +230,7 @@ func TestWorkerMeasuresAndReports(t *testing.T) {
 // TestWorkerCancelStopsTheJob cancels a running job through the queue while its first row
 // is being measured.
 func TestWorkerCancelStopsTheJob(t *testing.T) {
-	eng, data := realEngine(t, "")
+	eng, data := runnertest.Engine(t, "")
 	q := redisQueue(t)
 	a := newArenaRemote(t)
 	w := testWorker(t, q, eng, a.clone(t), data)
@@ -379,7 +347,7 @@ func TestWorkerFailsWhenTheApprovedCommitIsGone(t *testing.T) {
 // later: the worker waits and measures the second row.
 func TestWorkerWaitsForDockerToComeBack(t *testing.T) {
 	p := startDockerProxy(t)
-	eng, data := realEngine(t, "unix://"+p.path)
+	eng, data := runnertest.Engine(t, "unix://"+p.path)
 	rq := redisQueue(t)
 	const outage = 3 * time.Second
 	var once sync.Once
@@ -738,7 +706,7 @@ func TestWorkerTakesTurnsOnTheHost(t *testing.T) {
 	// Before the lock, the job may build (a build uses no port); it starts nothing, removes
 	// no other run's containers and runs no load tool.
 	if i := slices.IndexFunc(before, func(c string) bool {
-		return strings.HasPrefix(c, "Start ") || strings.HasPrefix(c, "Run wrk") || strings.HasPrefix(c, "RemoveLabeled "+LabelManaged)
+		return strings.HasPrefix(c, "Start ") || strings.HasPrefix(c, "Run wrk") || strings.HasPrefix(c, "RemoveLabeled "+build.LabelManaged)
 	}); i >= 0 {
 		t.Errorf("before the lock was released the job called %q: %v", before[i], before)
 	}

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/arenabot/arenabot/runner"
+	"github.com/arenabot/arenabot/runner/build"
 )
 
 // TestBenchAgainst: bench --against REF measures the working tree's entry against the same
@@ -28,7 +28,7 @@ func TestBenchAgainst(t *testing.T) {
 	// The contributor's change, not committed.
 	os.WriteFile(filepath.Join(root, "frameworks", "nethttp", "NOTES.md"), []byte("tuned\n"), 0o644)
 	t.Cleanup(func() {
-		exec.Command("docker", "rmi", "-f", runner.CommitImageTag("nethttp", commit)).Run()
+		exec.Command("docker", "rmi", "-f", build.CommitImageTag("nethttp", commit)).Run()
 	})
 
 	stdout, stderr, err := runBench(t, nil, "nethttp", "-t", "baseline", "--lite", "--duration", "2s",
@@ -47,10 +47,10 @@ func TestBenchAgainst(t *testing.T) {
 	if row == nil || !intervalCell.MatchString(strings.TrimSpace(row[1])) {
 		t.Errorf("baseline row's Δ RPS: %q; want an interval against main", row)
 	}
-	if !strings.Contains(stderr, "building the base "+runner.CommitImageTag("nethttp", commit)) {
-		t.Errorf("stderr does not say the base was built as %s:\n%s", runner.CommitImageTag("nethttp", commit), stderr)
+	if !strings.Contains(stderr, "building the base "+build.CommitImageTag("nethttp", commit)) {
+		t.Errorf("stderr does not say the base was built as %s:\n%s", build.CommitImageTag("nethttp", commit), stderr)
 	}
-	if out, _ := exec.Command("docker", "image", "inspect", runner.CommitImageTag("nethttp", commit)).CombinedOutput(); !strings.Contains(string(out), `"arenabot.base": "nethttp"`) {
+	if out, _ := exec.Command("docker", "image", "inspect", build.CommitImageTag("nethttp", commit)).CombinedOutput(); !strings.Contains(string(out), `"arenabot.base": "nethttp"`) {
 		t.Errorf("the base image is not kept, labelled arenabot.base=nethttp:\n%.400s", out)
 	}
 	if wt := git(t, root, "worktree", "list"); strings.Count(wt, "\n") != 0 {

@@ -14,6 +14,8 @@ import (
 	"github.com/arenabot/arenabot/profile"
 	"github.com/arenabot/arenabot/result"
 	"github.com/arenabot/arenabot/runner"
+	"github.com/arenabot/arenabot/runner/build"
+	"github.com/arenabot/arenabot/runner/measure"
 	"github.com/arenabot/arenabot/stats"
 )
 
@@ -95,7 +97,7 @@ func bench(ctx context.Context, c benchConfig, stdout, stderr io.Writer) error {
 		}
 		for i := range plan.Targets {
 			if t := &plan.Targets[i]; t.Entry.Name != c.Compare {
-				t.Base = &runner.Base{Entry: ce, Err: err}
+				t.Base = &measure.Base{Entry: ce, Err: err}
 				t.Base.Entry.Name = c.Compare
 			}
 		}
@@ -113,7 +115,7 @@ func bench(ctx context.Context, c benchConfig, stdout, stderr io.Writer) error {
 		}
 	}
 	if !c.Lite { // the native tools need neither Docker nor the host: check them first
-		if err := runner.CheckNativeTools(ctx, plan); err != nil {
+		if err := measure.CheckNativeTools(ctx, plan); err != nil {
 			return err
 		}
 	}
@@ -128,7 +130,7 @@ func bench(ctx context.Context, c benchConfig, stdout, stderr io.Writer) error {
 	cfg.LoadgenCPUs, cfg.Threads = c.LoadgenCPUs, c.Threads
 	cfg.Rule, cfg.Budget = c.Rule, c.deltas.budget
 	cfg.Log, cfg.Progress = c.logger(stderr), bar
-	b := runner.New(eng, cfg)
+	b := measure.New(eng, cfg)
 	b.Prebuild(ctx, plan)
 	unlock, err := claimHost(ctx, stderr)
 	if err != nil {
@@ -145,14 +147,14 @@ func bench(ctx context.Context, c benchConfig, stdout, stderr io.Writer) error {
 	}
 
 	var measured []report.Measured
-	var failures []runner.Row
+	var failures []measure.Row
 	for _, r := range rows {
 		m := report.Measured{Entry: r.Entry.Name, Display: r.Entry.Meta.DisplayName, Profile: r.Profile.Name, Conns: r.Conns, Result: r.Result, WebSocket: r.Profile.WebSocket, Bandwidth: r.Profile.Bandwidth}
 		for _, o := range r.Advisories {
 			m.Advisories = append(m.Advisories, o.String())
 		}
 		if r.Err != nil {
-			m.Err, m.Short = r.Err.Error(), runner.ShortReason(r.Err)
+			m.Err, m.Short = r.Err.Error(), measure.ShortReason(r.Err)
 			failures = append(failures, r)
 		}
 		measured = append(measured, m)
@@ -179,7 +181,7 @@ func bench(ctx context.Context, c benchConfig, stdout, stderr io.Writer) error {
 	if len(failures) > 0 {
 		for _, f := range failures {
 			fmt.Fprintf(stderr, "arenabot: %s %s %dc: %v\n", f.Entry.Name, f.Profile.Name, f.Conns, f.Err)
-			if bf, ok := errors.AsType[*runner.BuildFailure](f.Err); ok {
+			if bf, ok := errors.AsType[*build.BuildFailure](f.Err); ok {
 				fmt.Fprintln(stderr, "build log tail:")
 				for _, l := range bf.Tail() {
 					fmt.Fprintln(stderr, "  "+l)

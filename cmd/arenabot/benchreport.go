@@ -11,7 +11,7 @@ import (
 	"github.com/arenabot/arenabot/frameworks"
 	"github.com/arenabot/arenabot/profile"
 	"github.com/arenabot/arenabot/result"
-	"github.com/arenabot/arenabot/runner"
+	"github.com/arenabot/arenabot/runner/measure"
 )
 
 func unsavedNote(save bool) string {
@@ -22,7 +22,7 @@ func unsavedNote(save bool) string {
 }
 
 // header is the two lines above bench's tables: what was measured, where and how.
-func header(plan runner.Plan, cfg runner.Config) []string {
+func header(plan measure.Plan, cfg measure.Config) []string {
 	var names, tests []string
 	seen := map[string]bool{}
 	for _, t := range plan.Targets {
@@ -40,7 +40,7 @@ func header(plan runner.Plan, cfg runner.Config) []string {
 		commit = commit[:12]
 	}
 	runs := fmt.Sprintf("%d, best reported", cfg.Runs)
-	if slices.ContainsFunc(plan.Targets, func(t runner.Target) bool { return t.Base != nil }) {
+	if slices.ContainsFunc(plan.Targets, func(t measure.Target) bool { return t.Base != nil }) {
 		r := cfg.Rule
 		span := fmt.Sprintf("%d–%d", r.MinRuns, r.MaxRuns)
 		if r.MinRuns == r.MaxRuns {

@@ -11,8 +11,9 @@ import (
 
 	"github.com/arenabot/arenabot/frameworks"
 	"github.com/arenabot/arenabot/profile"
-	"github.com/arenabot/arenabot/runner"
+	"github.com/arenabot/arenabot/runner/build"
 	"github.com/arenabot/arenabot/runner/docker"
+	"github.com/arenabot/arenabot/runner/measure"
 )
 
 type buildConfig struct {
@@ -63,7 +64,7 @@ func buildEntries(ctx context.Context, c buildConfig, stdout, stderr io.Writer) 
 	defer eng.Close()
 	cfg := c.runnerConfig(ctx, "")
 	cfg.Log = c.logger(stderr)
-	b := runner.New(eng, cfg)
+	b := measure.New(eng, cfg)
 	var failed []string
 	total := len(entries) // images asked for
 	if c.Loadgen {
@@ -82,7 +83,7 @@ func buildEntries(ctx context.Context, c buildConfig, stdout, stderr io.Writer) 
 		if err != nil {
 			failed = append(failed, e.Name)
 			fmt.Fprintf(stderr, "arenabot: %s: %v\n", e.Name, err)
-			if bf, ok := errors.AsType[*runner.BuildFailure](err); ok {
+			if bf, ok := errors.AsType[*build.BuildFailure](err); ok {
 				for _, l := range bf.Tail() {
 					fmt.Fprintln(stderr, "  "+l)
 				}

@@ -14,8 +14,10 @@ import (
 
 	"github.com/arenabot/arenabot/arenadata"
 	"github.com/arenabot/arenabot/runner"
+	"github.com/arenabot/arenabot/runner/build"
 	"github.com/arenabot/arenabot/runner/docker"
 	"github.com/arenabot/arenabot/runner/host"
+	"github.com/arenabot/arenabot/runner/measure"
 )
 
 // hostConfig is what every subcommand that builds and starts entries on this host needs.
@@ -24,7 +26,7 @@ type hostConfig struct {
 	CacheDir     string
 	ServerCPUs   string
 	BuildArgs    map[string]string
-	ImageMap     runner.ImageMap
+	ImageMap     build.ImageMap
 	ReadyTimeout time.Duration
 	Verbose      bool
 
@@ -51,7 +53,7 @@ func (h *hostConfig) finish(cmd string) error {
 		}
 		h.BuildArgs[k] = v
 	}
-	m, err := runner.ParseImageMap(strings.Join(h.imageMap, ","))
+	m, err := build.ParseImageMap(strings.Join(h.imageMap, ","))
 	if err != nil {
 		return fmt.Errorf("%s: --image-map (ARENA_IMAGE_MAP): %w", cmd, err)
 	}
@@ -81,10 +83,10 @@ func (h *hostConfig) connect(ctx context.Context) (*docker.Engine, string, error
 	return eng, dataDir, nil
 }
 
-// runnerConfig is the part of runner.Config this host's flags decide.
-func (h *hostConfig) runnerConfig(ctx context.Context, dataDir string) runner.Config {
+// runnerConfig is the part of measure.Config this host's flags decide.
+func (h *hostConfig) runnerConfig(ctx context.Context, dataDir string) measure.Config {
 	host, _ := os.Hostname()
-	return runner.Config{
+	return measure.Config{
 		Root:         h.Root,
 		DataDir:      dataDir,
 		ServerCPUs:   h.ServerCPUs,

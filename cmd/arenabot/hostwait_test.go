@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/arenabot/arenabot/runner"
+	"github.com/arenabot/arenabot/runner/build"
 	"github.com/arenabot/arenabot/runner/host"
 )
 
@@ -60,12 +60,12 @@ func TestBenchBuildsWhileItWaits(t *testing.T) {
 		}
 	}
 	log := stderr.String()
-	built := strings.Index(log, "nethttp: building "+runner.ImageTag("nethttp"))
+	built := strings.Index(log, "nethttp: building "+build.ImageTag("nethttp"))
 	if built < 0 || built > strings.Index(log, waiting) {
 		t.Errorf("the image was not built before the wait:\n%s", log)
 	}
-	if out, err := exec.Command("docker", "image", "inspect", "--format", "{{.Id}}", runner.ImageTag("nethttp")).CombinedOutput(); err != nil {
-		t.Errorf("while bench waits, %s is not built: %v %s", runner.ImageTag("nethttp"), err, out)
+	if out, err := exec.Command("docker", "image", "inspect", "--format", "{{.Id}}", build.ImageTag("nethttp")).CombinedOutput(); err != nil {
+		t.Errorf("while bench waits, %s is not built: %v %s", build.ImageTag("nethttp"), err, out)
 	}
 	cancel()
 	select {

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/arenabot/arenabot/runner"
+	"github.com/arenabot/arenabot/runner/build"
 	"github.com/arenabot/arenabot/runner/docker"
 )
 
@@ -56,7 +56,7 @@ func TestImageMapFlag(t *testing.T) {
 				t.Errorf("from ARENA_IMAGE_MAP: %q maps golang:1.26-alpine to %q", c.ImageMap, local)
 			}
 			if got := c.runnerConfig(t.Context(), "/data").ImageMap.String(); got != env {
-				t.Errorf("runner.Config.ImageMap = %q; want %q", got, env)
+				t.Errorf("measure.Config.ImageMap = %q; want %q", got, env)
 			}
 
 			c, err = parse([]string{"--image-map", "golang:1.26-alpine=my/go:1", "--image-map", "node:*=my/node:1,alpine:3.23=my/alpine:1"}, getenv)
@@ -141,7 +141,7 @@ func TestOldArenaEntryBuilds(t *testing.T) {
 	if len(after) != len(before) {
 		t.Errorf("the entry held %d files, now %d", len(before), len(after))
 	}
-	if err := eng.RemoveImage(context.Background(), runner.ImageTag("oldarena")); err != nil {
+	if err := eng.RemoveImage(context.Background(), build.ImageTag("oldarena")); err != nil {
 		t.Log(err)
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/arenabot/arenabot/runner"
+	"github.com/arenabot/arenabot/runner/build"
 )
 
 // arenabotBinary is the program a child `arenabot` process runs: this test binary, which runs
@@ -129,8 +130,8 @@ func TestServeRunnerSIGTERM(t *testing.T) {
 	// first), both labelled by the runner.
 	var job string
 	l.waitFor("the job's server and load tool to run", 5*time.Minute, func() bool {
-		servers := dockerPS(t, "label="+runner.LabelManaged+"=true", "label="+runner.LabelEntry+"=nethttp", "label="+runner.LabelJob, "status=running")
-		tools := dockerPS(t, "label="+runner.LabelManaged+"=true", "label="+runner.LabelEntry+"=loadgen", "label="+runner.LabelJob, "status=running")
+		servers := dockerPS(t, "label="+build.LabelManaged+"=true", "label="+build.LabelEntry+"=nethttp", "label="+runner.LabelJob, "status=running")
+		tools := dockerPS(t, "label="+build.LabelManaged+"=true", "label="+build.LabelEntry+"=loadgen", "label="+runner.LabelJob, "status=running")
 		if len(servers) == 0 || len(tools) == 0 {
 			return false
 		}
@@ -160,7 +161,7 @@ func TestServeRunnerSIGTERM(t *testing.T) {
 	if left := dockerPS(t, "label="+runner.LabelJob+"="+job); len(left) > 0 {
 		t.Errorf("containers of job %s left after serve exited: %q", job, left)
 	}
-	if left := dockerPS(t, "label="+runner.LabelManaged+"=true", "label="+runner.LabelEntry+"=nethttp"); len(left) > 0 {
+	if left := dockerPS(t, "label="+build.LabelManaged+"=true", "label="+build.LabelEntry+"=nethttp"); len(left) > 0 {
 		t.Errorf("nethttp containers of the runner left after serve exited: %q", left)
 	}
 	logs := l.logs.String()

@@ -9,6 +9,8 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/arenabot/arenabot/runner"
+	"github.com/arenabot/arenabot/runner/build"
+	"github.com/arenabot/arenabot/runner/measure"
 	"github.com/arenabot/arenabot/validate"
 )
 
@@ -62,8 +64,8 @@ func validateEntry(ctx context.Context, c validateConfig, stdout, stderr io.Writ
 	cfg := c.runnerConfig(ctx, dataDir)
 	cfg.Log = c.logger(stderr)
 	cfg.Progress = newProgress(stderr)
-	b := runner.New(eng, cfg)
-	b.Prebuild(ctx, runner.Plan{Targets: []runner.Target{{Entry: entry}}})
+	b := measure.New(eng, cfg)
+	b.Prebuild(ctx, measure.Plan{Targets: []measure.Target{{Entry: entry}}})
 	unlock, err := claimHost(ctx, stderr)
 	if err != nil {
 		return err
@@ -71,7 +73,7 @@ func validateEntry(ctx context.Context, c validateConfig, stdout, stderr io.Writ
 	defer unlock()
 	outcomes, err := b.Validate(ctx, entry, tests)
 	if err != nil {
-		if bf, ok := errors.AsType[*runner.BuildFailure](err); ok {
+		if bf, ok := errors.AsType[*build.BuildFailure](err); ok {
 			fmt.Fprintln(stderr, "build log tail:")
 			for _, l := range bf.Tail() {
 				fmt.Fprintln(stderr, "  "+l)

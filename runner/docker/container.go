@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"strconv"
 	"strings"
 	"time"
@@ -44,6 +45,19 @@ type RunOptions struct {
 	Tmpfs       map[string]string // tmpfs mounts: path in the container → options ("rw,size=2g")
 	Labels      map[string]string
 	SecurityOpt []string // "no-new-privileges:true"; seccomp= takes the profile's content
+}
+
+// Labels returns extra with the pairs kv (key, value, key, value, …) added: the labels of a
+// container or an image, the caller's own on top of its extra ones.
+func Labels(extra map[string]string, kv ...string) map[string]string {
+	out := maps.Clone(extra)
+	if out == nil {
+		out = make(map[string]string, len(kv)/2)
+	}
+	for i := 0; i+1 < len(kv); i += 2 {
+		out[kv[i]] = kv[i+1]
+	}
+	return out
 }
 
 // A Container is a started container.

@@ -1,4 +1,4 @@
-package runner
+package measure
 
 import (
 	"context"
@@ -9,7 +9,9 @@ import (
 	"testing"
 
 	"github.com/arenabot/arenabot/profile"
+	"github.com/arenabot/arenabot/runner/build"
 	"github.com/arenabot/arenabot/runner/docker"
+	"github.com/arenabot/arenabot/runner/runnertest"
 )
 
 // countingEngine is the real engine, with the builds asked of it recorded.
@@ -43,42 +45,42 @@ func (e *countingEngine) count(tag string) int {
 // from the layer cache) without a second "building" note; a Dockerfile that failed is not
 // built again, and its rows carry the build failure as they would without Prebuild.
 func TestPrebuild(t *testing.T) {
-	real, _ := realEngine(t, "")
+	real, _ := runnertest.Engine(t, "")
 	eng := &countingEngine{Engine: real}
-	good := entryDir(t, "prebuilt", map[string]string{"Dockerfile": "FROM scratch\nCOPY hello /hello\n", "hello": "hi\n"})
-	bad := entryDir(t, "prebroken", map[string]string{"Dockerfile": "FROM scratch\nCOPY missing /missing\n"})
-	progress := &notes{}
-	b := New(eng, Config{ScratchDir: t.TempDir(), Progress: progress, SkipValidation: true, Labels: map[string]string{LabelJob: t.Name()}})
-	t.Cleanup(func() { real.RemoveImagesLabeled(context.Background(), LabelJob, t.Name()) })
+	good := runnertest.EntryDir(t, "prebuilt", map[string]string{"Dockerfile": "FROM scratch\nCOPY hello /hello\n", "hello": "hi\n"})
+	bad := runnertest.EntryDir(t, "prebroken", map[string]string{"Dockerfile": "FROM scratch\nCOPY missing /missing\n"})
+	progress := &runnertest.Notes{}
+	b := New(eng, Config{ScratchDir: t.TempDir(), Progress: progress, SkipValidation: true, Labels: map[string]string{labelJob: t.Name()}})
+	t.Cleanup(func() { real.RemoveImagesLabeled(context.Background(), labelJob, t.Name()) })
 	p, _ := profile.Lookup("baseline")
 	p.Conns = p.Conns[:1]
 	plan := Plan{Targets: []Target{{Entry: good}, {Entry: bad, Profiles: []profile.Profile{p}}}}
 
 	b.Prebuild(t.Context(), plan)
-	if n, m := eng.count(ImageTag("prebuilt")), eng.count(ImageTag("prebroken")); n != 1 || m != 1 {
+	if n, m := eng.count(build.ImageTag("prebuilt")), eng.count(build.ImageTag("prebroken")); n != 1 || m != 1 {
 		t.Fatalf("Prebuild built %d and %d times; want each once", n, m)
 	}
-	if ok, err := real.ImageExists(t.Context(), ImageTag("prebuilt")); !ok || err != nil {
-		t.Fatalf("after Prebuild, %s exists %v (%v)", ImageTag("prebuilt"), ok, err)
+	if ok, err := real.ImageExists(t.Context(), build.ImageTag("prebuilt")); !ok || err != nil {
+		t.Fatalf("after Prebuild, %s exists %v (%v)", build.ImageTag("prebuilt"), ok, err)
 	}
 	rows, err := b.Measure(t.Context(), plan)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n := eng.count(ImageTag("prebuilt")); n != 2 {
+	if n := eng.count(build.ImageTag("prebuilt")); n != 2 {
 		t.Errorf("the good entry was asked of the engine %d times; want 2 (ahead, then from the cache)", n)
 	}
-	if n := eng.count(ImageTag("prebroken")); n != 1 {
+	if n := eng.count(build.ImageTag("prebroken")); n != 1 {
 		t.Errorf("the failing Dockerfile was built %d times; want once", n)
 	}
 	if len(rows) != 1 {
 		t.Fatalf("%d rows; want the broken entry's one", len(rows))
 	}
-	if _, ok := errors.AsType[*BuildFailure](rows[0].Err); !ok {
+	if _, ok := errors.AsType[*build.BuildFailure](rows[0].Err); !ok {
 		t.Errorf("the broken entry's row: %v; want its build failure", rows[0].Err)
 	}
-	building := slices.DeleteFunc(slices.Clone(progress.lines), func(l string) bool { return !strings.Contains(l, "building") })
-	if want := []string{"prebuilt: building " + ImageTag("prebuilt"), "prebroken: building " + ImageTag("prebroken")}; !slices.Equal(building, want) {
+	building := slices.DeleteFunc(slices.Clone(progress.Lines), func(l string) bool { return !strings.Contains(l, "building") })
+	if want := []string{"prebuilt: building " + build.ImageTag("prebuilt"), "prebroken: building " + build.ImageTag("prebroken")}; !slices.Equal(building, want) {
 		t.Errorf("build notes %q; want %q (one each)", building, want)
 	}
 }

@@ -1,4 +1,4 @@
-package runner
+package build
 
 import (
 	"context"
@@ -37,11 +37,11 @@ func TestOwnToolsStale(t *testing.T) {
 	if p, _ := exec.LookPath("arenaload"); p != bin {
 		t.Fatalf("arenaload resolves to %q", p)
 	}
-	same := New(versionEngine{out: "arenaload 1.0.0 (vcs 0123456789ab)\n"}, Config{Lite: true, ScratchDir: dir})
+	same := New(versionEngine{out: "arenaload 1.0.0 (vcs 0123456789ab)\n"}, Config{ScratchDir: dir})
 	if stale, why := same.ownToolsStale(context.Background()); stale {
 		t.Errorf("the same build is stale: %s", why)
 	}
-	other := New(versionEngine{out: "arenaload 1.0.0 (vcs fedcba987654)\n"}, Config{Lite: true, ScratchDir: dir})
+	other := New(versionEngine{out: "arenaload 1.0.0 (vcs fedcba987654)\n"}, Config{ScratchDir: dir})
 	stale, why := other.ownToolsStale(context.Background())
 	if !stale || !strings.Contains(why, "fedcba987654") || !strings.Contains(why, "0123456789ab") {
 		t.Errorf("another build: stale %v, %q; want stale, naming both builds", stale, why)

@@ -1,4 +1,4 @@
-package runner
+package build
 
 import (
 	"strings"
@@ -121,8 +121,8 @@ func TestMapPattern(t *testing.T) {
 		"mcr.microsoft.com/dotnet/sdk:10.0":        "mcr.microsoft.com/dotnet/sdk:*",
 		"alpine@sha256:" + strings.Repeat("0", 64): "alpine:*",
 	} {
-		if got := mapPattern(in); got != want {
-			t.Errorf("mapPattern(%q) = %q; want %q", in, got, want)
+		if got := MapPattern(in); got != want {
+			t.Errorf("MapPattern(%q) = %q; want %q", in, got, want)
 		}
 	}
 }

@@ -1,4 +1,4 @@
-package runner
+package build
 
 import (
 	"context"
@@ -46,7 +46,7 @@ type buildInput struct {
 // rewritten copy of the Dockerfile; else, for a FROM ${ARG} whose ARG the configuration
 // does not set, arenabot/<name>:local (LocalBase) passed as that ARG. A base image that has
 // none of these is a *BaseImageError. The Dockerfile on disk is never changed.
-func (b *Bencher) baseImages(ctx context.Context, dockerfile string) (buildInput, error) {
+func (b *Builder) baseImages(ctx context.Context, dockerfile string) (buildInput, error) {
 	in := buildInput{args: maps.Clone(b.cfg.BuildArgs)}
 	if in.args == nil {
 		in.args = map[string]string{}
@@ -61,7 +61,7 @@ func (b *Bencher) baseImages(ctx context.Context, dockerfile string) (buildInput
 		if f.Image == "" {
 			continue
 		}
-		src, err := b.findImage(ctx, f.Image)
+		src, err := b.FindImage(ctx, f.Image)
 		if err != nil {
 			return buildInput{}, err
 		}
@@ -103,8 +103,8 @@ func (b *Bencher) baseImages(ctx context.Context, dockerfile string) (buildInput
 	return in, nil
 }
 
-// An imageSource says where an image this host may lack comes from.
-type imageSource struct {
+// An ImageSource says where an image this host may lack comes from.
+type ImageSource struct {
 	// PullErr is "" when the image itself is on the host (pulled just now, perhaps); else
 	// why the pull failed, in a few words.
 	PullErr string
@@ -114,19 +114,19 @@ type imageSource struct {
 	LocalOK     bool
 }
 
-// findImage finds an image the way every image the runner needs is found: the image on this
-// host; else the image pulled from its registry; else its stand-in in Config.ImageMap. The
-// error is the engine's or ctx's.
-func (b *Bencher) findImage(ctx context.Context, image string) (imageSource, error) {
+// FindImage finds an image the way every image the runner needs is found (base images, the
+// sidecars'): the image on this host; else the image pulled from its registry; else its
+// stand-in in Config.ImageMap. The error is the engine's or ctx's.
+func (b *Builder) FindImage(ctx context.Context, image string) (ImageSource, error) {
 	pullErr, err := b.haveImage(ctx, image)
 	if err != nil || pullErr == "" {
-		return imageSource{}, err
+		return ImageSource{}, err
 	}
-	src := imageSource{PullErr: pullErr}
+	src := ImageSource{PullErr: pullErr}
 	if local, pair, ok := b.cfg.ImageMap.Lookup(image); ok {
 		src.Local, src.Pair = local, pair
 		if src.LocalOK, err = b.eng.ImageExists(ctx, local); err != nil {
-			return imageSource{}, err
+			return ImageSource{}, err
 		}
 	}
 	return src, nil
@@ -134,8 +134,8 @@ func (b *Bencher) findImage(ctx context.Context, image string) (imageSource, err
 
 // haveImage makes sure image is on the host: it is there, or it is pulled now. When it can
 // be neither, it returns why the pull failed, in a few words. A pull that failed is not
-// tried again by this Bencher. The error is the engine's or ctx's.
-func (b *Bencher) haveImage(ctx context.Context, image string) (pullErr string, err error) {
+// tried again by this Builder. The error is the engine's or ctx's.
+func (b *Builder) haveImage(ctx context.Context, image string) (pullErr string, err error) {
 	if ok, err := b.eng.ImageExists(ctx, image); err != nil || ok {
 		return "", err
 	}
@@ -181,7 +181,7 @@ func shortPullErr(err error) string {
 
 // shownPath is a Dockerfile's path as messages show it: relative to the repository when it
 // is inside it ("frameworks/x/Dockerfile").
-func (b *Bencher) shownPath(p string) string {
+func (b *Builder) shownPath(p string) string {
 	root, err1 := filepath.Abs(b.cfg.Root)
 	abs, err2 := filepath.Abs(p)
 	if b.cfg.Root == "" || err1 != nil || err2 != nil {
@@ -212,13 +212,13 @@ type BaseImageError struct {
 func (e *BaseImageError) Error() string {
 	where := fmt.Sprintf("base image %s (stage %s, line %d of %s) is not on this host and cannot be pulled (%s)", e.Image, e.Stage, e.Line, e.Dockerfile, e.PullErr)
 	if e.Local != "" {
-		return fmt.Sprintf("%s, and its stand-in %s (ARENA_IMAGE_MAP %s) is not on this host either; make it (deploy/base-images.sh makes arenabot/golang:local and arenabot/debian:local) or load it (docker load), or map %s to an image this host has", where, e.Local, e.Pair, mapPattern(e.Image))
+		return fmt.Sprintf("%s, and its stand-in %s (ARENA_IMAGE_MAP %s) is not on this host either; make it (deploy/base-images.sh makes arenabot/golang:local and arenabot/debian:local) or load it (docker load), or map %s to an image this host has", where, e.Local, e.Pair, MapPattern(e.Image))
 	}
 	local := "<local image>"
 	if e.Suggest != "" {
 		local = e.Suggest
 	}
-	fix := fmt.Sprintf("load it (docker load) or map it to a local image with ARENA_IMAGE_MAP=%s=%s", mapPattern(e.Image), local)
+	fix := fmt.Sprintf("load it (docker load) or map it to a local image with ARENA_IMAGE_MAP=%s=%s", MapPattern(e.Image), local)
 	if e.Arg != "" {
 		fix += fmt.Sprintf(" or --build-arg %s=%s", e.Arg, local)
 	}

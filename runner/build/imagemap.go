@@ -1,4 +1,4 @@
-package runner
+package build
 
 import (
 	"fmt"
@@ -167,9 +167,9 @@ func (m ImageMap) String() string {
 	return strings.Join(texts, ",")
 }
 
-// mapPattern is the IMAGE of a pair that maps every tag of image's repository, in the
+// MapPattern is the IMAGE of a pair that maps every tag of image's repository, in the
 // short form a FROM uses ("docker.io/library/alpine:3.23" → "alpine:*").
-func mapPattern(image string) string {
+func MapPattern(image string) string {
 	named, err := reference.ParseNormalizedNamed(image)
 	if err != nil {
 		return image

@@ -1,8 +1,8 @@
-package runner
+package measure
 
 // Benchmarks of the harness itself, against the real engine, the real wrk and a real entry:
 //
-//	go test -run '^$' -bench . -benchtime 1x ./runner
+//	go test -run '^$' -bench . -benchtime 1x ./runner/measure
 //
 // Each reports ratios measured side by side in one run, never absolute times.
 
@@ -54,7 +54,7 @@ func setup(b *testing.B, entry string, p profile.Profile, conns int) (*Bencher, 
 	b.Helper()
 	ctx := context.Background()
 	eng, data := benchEngine(b)
-	root, _ := filepath.Abs("../frameworks")
+	root, _ := filepath.Abs("../../frameworks")
 	e, err := frameworks.Load(root, entry, profile.Names())
 	if err != nil {
 		b.Fatal(err)
@@ -63,28 +63,28 @@ func setup(b *testing.B, entry string, p profile.Profile, conns int) (*Bencher, 
 	if err := bn.Prepare(ctx, Plan{Targets: []Target{{Entry: e, Profiles: []profile.Profile{p}}}}); err != nil {
 		b.Fatal(err)
 	}
-	image, err := bn.buildEntry(ctx, e)
+	image, err := bn.Build(ctx, e)
 	if err != nil {
 		b.Fatal(err)
 	}
-	c, err := eng.Start(ctx, bn.serverContainer(image, e, p))
+	c, err := eng.Start(ctx, bn.servers.options(image, e, p))
 	if err != nil {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { eng.Remove(context.Background(), c.ID) })
-	if err := bn.waitReady(ctx, c, e, p); err != nil {
+	if err := bn.servers.waitReady(ctx, c, e, p); err != nil {
 		b.Fatal(err)
 	}
 	group, err := cgroup.ForContainer(bn.cfg.CgroupRoot, c.Pid, c.ID)
 	if err != nil {
 		b.Fatal(err)
 	}
-	tool := bn.tools[p.Tool].tool
-	spec, args, err := bn.toolRun(tool, p, conns)
+	tool := bn.tools.checks[p.Tool].tool
+	spec, args, err := bn.tools.spec(tool, p, conns)
 	if err != nil {
 		b.Fatal(err)
 	}
-	if err := bn.warmUp(ctx, tool, spec, p.Warmup); err != nil {
+	if err := bn.tools.warmUp(ctx, tool, spec, p.Warmup); err != nil {
 		b.Fatal(err)
 	}
 	return bn, tool, args, spec, group
@@ -104,7 +104,7 @@ var fidelityCases = []struct{ entry, profile string }{
 // same flags on the same container, interleaved pair by pair; the ratio should be ≥ 0.97, and is reported with its 95% interval.
 // ARENA_BENCH_ENTRY replaces the entry of the HTTP rows.
 //
-//	go test -run '^$' -bench Fidelity -benchtime 1x ./runner
+//	go test -run '^$' -bench Fidelity -benchtime 1x ./runner/measure
 func BenchmarkFidelity(b *testing.B) {
 	for _, fc := range fidelityCases {
 		b.Run(fc.profile, func(b *testing.B) {
@@ -126,7 +126,7 @@ func fidelity(b *testing.B, entry string, p profile.Profile) {
 		for i := range pairs {
 			// Alternate which goes first, so drift in the machine's load cancels out.
 			runHarness := func() {
-				run, err := bn.runOnce(context.Background(), tool, args, spec, group)
+				run, err := bn.tools.runOnce(context.Background(), tool, args, spec, group)
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -195,7 +195,7 @@ func BenchmarkHarnessCPU(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		out, err := bn.execTool(context.Background(), tool, args, spec.Duration)
+		out, err := bn.tools.exec(context.Background(), tool, args, spec.Duration)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -217,56 +217,4 @@ func selfCPU() time.Duration {
 	var ru syscall.Rusage
 	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
-
-// BenchmarkOverhead runs a whole bench of one entry over all its profiles with its image
-// cached and reports the share of wall time spent outside the measured windows (container
-// start, readiness, teardown, tool start); it should be ≤ 10%.
-func BenchmarkOverhead(b *testing.B) {
-	ctx := context.Background()
-	eng, err := docker.New(ctx)
-	if err != nil {
-		b.Skip(err)
-	}
-	defer eng.Close()
-	data, err := arenadata.Ensure(filepath.Join(os.TempDir(), "arenabot-test-cache"))
-	if err != nil {
-		b.Fatal(err)
-	}
-	root, _ := filepath.Abs("../frameworks")
-	lite := os.Getenv("ARENA_BENCH_FULL") == ""
-	plan, err := NewPlan(root, []string{benchEntry()}, nil, lite)
-	if err != nil {
-		b.Fatal(err)
-	}
-	// Lite connection counts, but native pinned tools: the benchmark host's loop on fewer rows.
-	bn := New(eng, Config{DataDir: data, ScratchDir: b.TempDir()})
-	if err := bn.Prepare(ctx, plan); err != nil {
-		b.Fatal(err)
-	}
-	if _, err := bn.buildEntry(ctx, plan.Targets[0].Entry); err != nil { // warm the image cache
-		b.Fatal(err)
-	}
-	var wall, measured time.Duration
-	var names []string
-	for range b.N {
-		start := time.Now()
-		rows, err := bn.Measure(ctx, plan)
-		if err != nil {
-			b.Fatal(err)
-		}
-		wall += time.Since(start)
-		for _, r := range rows {
-			if r.Err != nil {
-				b.Fatalf("%s %dc: %v", r.Profile.Name, r.Conns, r.Err)
-			}
-			for _, run := range r.Result.Runs {
-				measured += time.Duration(run.DurationS * float64(time.Second))
-			}
-			names = append(names, r.Profile.Name)
-		}
-	}
-	b.Logf("profiles: %s", strings.Join(names, ", "))
-	b.ReportMetric(100*(1-float64(measured)/float64(wall)), "overhead-%")
-	b.ReportMetric(wall.Seconds()/float64(b.N), "wall-s")
 }

@@ -1,4 +1,4 @@
-package runner
+package measure
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 
 	"github.com/arenabot/arenabot/frameworks"
 	"github.com/arenabot/arenabot/profile"
+	"github.com/arenabot/arenabot/runner/build"
 	"github.com/arenabot/arenabot/validate"
 )
 
@@ -34,10 +35,10 @@ func (f *ValidationFailure) Short() string {
 // checks of the named profiles against it. Profiles the harness cannot run yet come back as
 // SKIP outcomes; a profile whose sidecar did not come up as one FAIL that says why.
 func (b *Bencher) Validate(ctx context.Context, e frameworks.Entry, profiles []string) ([]validate.Outcome, error) {
-	if _, err := b.eng.RemoveLabeled(ctx, LabelManaged, "true"); err != nil {
+	if _, err := b.eng.RemoveLabeled(ctx, build.LabelManaged, "true"); err != nil {
 		return nil, fmt.Errorf("remove leftover containers: %w", err)
 	}
-	image, err := b.buildEntry(ctx, e)
+	image, err := b.images.Entry(ctx, e)
 	if err != nil {
 		return nil, err
 	}
@@ -78,11 +79,11 @@ func (b *Bencher) validateImage(ctx context.Context, image string, e frameworks.
 			}
 		}
 	}
-	side := &sidecars{b: b, ctx: ctx}
+	side := &sidecars{srv: b.servers, ctx: ctx}
 	defer side.stop()
 	down := map[string]error{}
 	for _, name := range needed {
-		r, err := b.startSidecar(ctx, e, neededBy[name], name)
+		r, err := b.sidecars.start(ctx, e, neededBy[name], name)
 		if ctx.Err() != nil {
 			return nil, nil, ctx.Err()
 		}
@@ -115,7 +116,7 @@ func (b *Bencher) validateImage(ctx context.Context, image string, e frameworks.
 	if !found { // nothing to start a server for: every outcome is a SKIP
 		return validate.Run(ctx, target, check), unready, nil
 	}
-	c, stop, err := b.serve(ctx, image, e, first, side.env())
+	c, stop, err := b.servers.start(ctx, image, e, first, side.env())
 	if err != nil {
 		return nil, nil, err
 	}
@@ -134,7 +135,7 @@ func (b *Bencher) validateImage(ctx context.Context, image string, e frameworks.
 		key := fmt.Sprint(p.ProbeAt()) + p.Probe
 		err, done := probed[key]
 		if !done {
-			err = b.waitReady(ctx, c, e, p)
+			err = b.servers.waitReady(ctx, c, e, p)
 			probed[key] = err
 		}
 		if ctx.Err() != nil {
@@ -177,7 +178,7 @@ func (b *Bencher) gate(ctx context.Context, image string, t Target) (map[string]
 	for i, p := range t.Profiles {
 		names[i] = p.Name
 	}
-	b.note(fmt.Sprintf("%s: validating %d test(s)", t.Entry.Name, len(names)))
+	b.out.note(fmt.Sprintf("%s: validating %d test(s)", t.Entry.Name, len(names)))
 	outcomes, unready, err := b.validateImage(ctx, image, t.Entry, names)
 	if err != nil {
 		return nil, nil, err
@@ -186,15 +187,15 @@ func (b *Bencher) gate(ctx context.Context, image string, t Target) (map[string]
 	for _, name := range names {
 		if err := unready[name]; err != nil {
 			failed[name] = err
-			b.note(fmt.Sprintf("%s: %s was not validated and will not be measured: %v", t.Entry.Name, name, err))
+			b.out.note(fmt.Sprintf("%s: %s was not validated and will not be measured: %v", t.Entry.Name, name, err))
 		} else if o, ok := validate.FirstFailure(outcomes, name); ok {
 			failed[name] = &ValidationFailure{Outcome: o}
-			b.note(fmt.Sprintf("%s: %s fails validation and will not be measured: %s", t.Entry.Name, name, o.String()))
+			b.out.note(fmt.Sprintf("%s: %s fails validation and will not be measured: %s", t.Entry.Name, name, o.String()))
 		}
 	}
 	warnings := validate.Warnings(outcomes)
 	if len(warnings) > 0 {
-		b.note(fmt.Sprintf("%s: %d advisory check(s) missed; measured all the same: %s", t.Entry.Name, len(warnings), warnings[0].String()))
+		b.out.note(fmt.Sprintf("%s: %d advisory check(s) missed; measured all the same: %s", t.Entry.Name, len(warnings), warnings[0].String()))
 	}
 	return failed, warnings, nil
 }

@@ -1,4 +1,4 @@
-package runner
+package measure
 
 import (
 	"context"
@@ -19,6 +19,7 @@ import (
 
 	"github.com/arenabot/arenabot/frameworks"
 	"github.com/arenabot/arenabot/profile"
+	"github.com/arenabot/arenabot/runner/build"
 	"github.com/arenabot/arenabot/runner/docker"
 	"github.com/arenabot/arenabot/runner/host"
 )
@@ -57,7 +58,7 @@ type sidecar struct {
 
 // Sidecars are the running sidecars of one row or one validation.
 type sidecars struct {
-	b       *Bencher
+	srv     *servers
 	ctx     context.Context
 	running []*sidecar
 }
@@ -83,18 +84,31 @@ func (s *sidecars) versions() []string {
 // stop removes the running sidecars, even after ctx has ended.
 func (s *sidecars) stop() {
 	for _, r := range slices.Backward(s.running) {
-		s.b.removeContainer(s.ctx, r.c.ID)
+		s.srv.remove(s.ctx, r.c.ID)
 	}
 	s.running = nil
 }
 
-// startSidecars starts the named sidecars, each ready before the next starts, for an entry's
+// A sidecarStarter starts the sidecars (Postgres, Redis) a profile needs, from their images
+// or their local stand-ins.
+type sidecarStarter struct {
+	eng       Engine
+	cfg       Config
+	images    *build.Builder // finds the sidecars' images as it finds base images
+	srv       *servers
+	out       *reporter
+	table     map[string]profile.Sidecar // profile.Sidecars; tests change it
+	seedItems int64                      // rows of the items table once the Postgres seed is in
+	noted     map[string]bool            // sidecar images whose stand-in was announced
+}
+
+// startAll starts the named sidecars, each ready before the next starts, for an entry's
 // profile. On an error (a *SidecarError, or ctx's) the ones already started are removed; else
 // the caller stops them when the row is done.
-func (b *Bencher) startSidecars(ctx context.Context, e frameworks.Entry, p profile.Profile, names []string) (*sidecars, error) {
-	s := &sidecars{b: b, ctx: ctx}
+func (st *sidecarStarter) startAll(ctx context.Context, e frameworks.Entry, p profile.Profile, names []string) (*sidecars, error) {
+	s := &sidecars{srv: st.srv, ctx: ctx}
 	for _, name := range names {
-		r, err := b.startSidecar(ctx, e, p, name)
+		r, err := st.start(ctx, e, p, name)
 		if err != nil {
 			s.stop()
 			return nil, err
@@ -104,14 +118,14 @@ func (b *Bencher) startSidecars(ctx context.Context, e frameworks.Entry, p profi
 	return s, nil
 }
 
-// startSidecar starts one sidecar on the host network and waits until it is ready: Postgres
+// start starts one sidecar on the host network and waits until it is ready: Postgres
 // with its seed loaded, Redis answering PONG.
-func (b *Bencher) startSidecar(ctx context.Context, e frameworks.Entry, p profile.Profile, name string) (*sidecar, error) {
-	sc, ok := b.sidecarTable[name]
+func (st *sidecarStarter) start(ctx context.Context, e frameworks.Entry, p profile.Profile, name string) (*sidecar, error) {
+	sc, ok := st.table[name]
 	if !ok {
-		return nil, fmt.Errorf("profile %s needs sidecar %q, which the runner does not know (known: %s)", p.Name, name, strings.Join(slices.Sorted(maps.Keys(b.sidecarTable)), ", "))
+		return nil, fmt.Errorf("profile %s needs sidecar %q, which the runner does not know (known: %s)", p.Name, name, strings.Join(slices.Sorted(maps.Keys(st.table)), ", "))
 	}
-	image, err := b.sidecarImage(ctx, sc)
+	image, err := st.image(ctx, sc)
 	if err != nil {
 		return nil, err
 	}
@@ -122,26 +136,26 @@ func (b *Bencher) startSidecar(ctx context.Context, e frameworks.Entry, p profil
 	}
 	var mounts []docker.Mount
 	for _, m := range sc.Mounts {
-		src := filepath.Join(b.cfg.DataDir, m.Source)
+		src := filepath.Join(st.cfg.DataDir, m.Source)
 		if _, err := os.Stat(src); err != nil {
-			return nil, fail(fmt.Sprintf("the %s sidecar needs %s of the arena data, which %s lacks (%v); remove that directory and run again, the runner writes the arena data anew", sc.Name, m.Source, b.cfg.DataDir, err),
+			return nil, fail(fmt.Sprintf("the %s sidecar needs %s of the arena data, which %s lacks (%v); remove that directory and run again, the runner writes the arena data anew", sc.Name, m.Source, st.cfg.DataDir, err),
 				fmt.Sprintf("%s: no %s", sc.Name, m.Source))
 		}
 		mounts = append(mounts, docker.Mount{Source: src, Target: m.Target, ReadOnly: true})
 	}
-	cpus := b.sidecarCPUs(sc)
+	cpus := st.cpus(sc)
 	start := time.Now()
-	c, err := b.eng.Start(ctx, docker.RunOptions{
+	c, err := st.eng.Start(ctx, docker.RunOptions{
 		Name:        "arenabot-sidecar-" + sc.Name,
 		Image:       image,
 		Cmd:         sc.Args,
 		Env:         sc.Env,
 		HostNetwork: true,
 		CPUSet:      cpus,
-		Nofile:      b.cfg.Nofile,
+		Nofile:      st.cfg.Nofile,
 		Mounts:      mounts,
 		Tmpfs:       sc.Tmpfs,
-		Labels:      b.labels(b.cfg.Labels, LabelManaged, "true", LabelEntry, e.Name, LabelProfile, p.Name, LabelSidecar, sc.Name),
+		Labels:      docker.Labels(st.cfg.Labels, build.LabelManaged, "true", build.LabelEntry, e.Name, LabelProfile, p.Name, LabelSidecar, sc.Name),
 	})
 	if err != nil {
 		if ctx.Err() != nil {
@@ -150,28 +164,28 @@ func (b *Bencher) startSidecar(ctx context.Context, e frameworks.Entry, p profil
 		return nil, fail(fmt.Sprintf("the %s sidecar did not start from %s: %v", sc.Name, image, err), sc.Name+" did not start")
 	}
 	r := &sidecar{sc: sc, image: image, c: c}
-	if err := b.waitSidecar(ctx, r); err != nil {
-		b.removeContainer(ctx, c.ID)
+	if err := st.wait(ctx, r); err != nil {
+		st.srv.remove(ctx, c.ID)
 		return nil, err
 	}
-	b.cfg.Log.Info("sidecar ready", "sidecar", sc.Name, "version", r.version, "cpus", orNone(cpus), "duration", time.Since(start).Round(time.Millisecond))
+	st.cfg.Log.Info("sidecar ready", "sidecar", sc.Name, "version", r.version, "cpus", orNone(cpus), "duration", time.Since(start).Round(time.Millisecond))
 	return r, nil
 }
 
-// sidecarCPUs is a sidecar's cpuset: its own on the benchmark host, none in --lite or on a
+// cpus is a sidecar's cpuset: its own on the benchmark host, none in --lite or on a
 // host that lacks its CPUs.
-func (b *Bencher) sidecarCPUs(sc profile.Sidecar) string {
-	if b.cfg.Lite || sc.CPUs == "" || !host.CPUSetFits(sc.CPUs, host.NumCPU()) {
+func (st *sidecarStarter) cpus(sc profile.Sidecar) string {
+	if st.cfg.Lite || sc.CPUs == "" || !host.CPUSetFits(sc.CPUs, host.NumCPU()) {
 		return ""
 	}
 	return sc.CPUs
 }
 
-// sidecarImage finds a sidecar's image as a base image is found: on the host, pulled, its
+// image finds a sidecar's image as a base image is found: on the host, pulled, its
 // stand-in in ARENA_IMAGE_MAP, or else arenabot/<name>:local. Without any of them it is a
 // *SidecarError that names the fix.
-func (b *Bencher) sidecarImage(ctx context.Context, sc profile.Sidecar) (string, error) {
-	src, err := b.findImage(ctx, sc.Image)
+func (st *sidecarStarter) image(ctx context.Context, sc profile.Sidecar) (string, error) {
+	src, err := st.images.FindImage(ctx, sc.Image)
 	if err != nil {
 		return "", err
 	}
@@ -185,38 +199,38 @@ func (b *Bencher) sidecarImage(ctx context.Context, sc profile.Sidecar) (string,
 			Msg: fmt.Sprintf("%s, and its stand-in %s (ARENA_IMAGE_MAP %s) is not on this host either; make it (%s) or load it (docker load)", where, src.Local, src.Pair, makes)}
 	}
 	if src.Pair != "" {
-		if !b.sidecarNoted[sc.Image] {
-			b.note(fmt.Sprintf("sidecar image %s is not on this host and cannot be pulled; starting %s from %s instead (ARENA_IMAGE_MAP %s)", sc.Image, sc.Name, src.Local, src.Pair))
-			b.sidecarNoted[sc.Image] = true
+		if !st.noted[sc.Image] {
+			st.out.note(fmt.Sprintf("sidecar image %s is not on this host and cannot be pulled; starting %s from %s instead (ARENA_IMAGE_MAP %s)", sc.Image, sc.Name, src.Local, src.Pair))
+			st.noted[sc.Image] = true
 		}
 		return src.Local, nil
 	}
 	// Unmapped: the stand-in deploy/base-images.sh makes, by the arenabot/<name>:local
 	// convention, as for a base image taken from a build argument.
-	local := LocalBase(sc.Image)
-	if ok, err := b.eng.ImageExists(ctx, local); err != nil {
+	local := build.LocalBase(sc.Image)
+	if ok, err := st.eng.ImageExists(ctx, local); err != nil {
 		return "", err
 	} else if ok {
-		if !b.sidecarNoted[sc.Image] {
-			b.note(fmt.Sprintf("sidecar image %s is not on this host and cannot be pulled; starting %s from its local stand-in %s", sc.Image, sc.Name, local))
-			b.sidecarNoted[sc.Image] = true
+		if !st.noted[sc.Image] {
+			st.out.note(fmt.Sprintf("sidecar image %s is not on this host and cannot be pulled; starting %s from its local stand-in %s", sc.Image, sc.Name, local))
+			st.noted[sc.Image] = true
 		}
 		return local, nil
 	}
 	local = "<local image>"
 	return "", &SidecarError{Name: sc.Name, Image: sc.Image, Cell: "sidecar image missing: " + sc.Image,
-		Msg: fmt.Sprintf("%s; load it (docker load) or map it to a local image with ARENA_IMAGE_MAP=%s=%s (%s)", where, mapPattern(sc.Image), local, makes)}
+		Msg: fmt.Sprintf("%s; load it (docker load) or map it to a local image with ARENA_IMAGE_MAP=%s=%s (%s)", where, build.MapPattern(sc.Image), local, makes)}
 }
 
 // sidecarPoll bounds the backoff between two readiness checks of a sidecar.
 const sidecarPoll = 250 * time.Millisecond
 
-// waitSidecar polls a sidecar with a short backoff until it is ready (and sets its version),
+// wait polls a sidecar with a short backoff until it is ready (and sets its version),
 // the container exits, or the sidecar's Ready time passes.
-func (b *Bencher) waitSidecar(ctx context.Context, r *sidecar) error {
-	check := b.checkRedis
+func (st *sidecarStarter) wait(ctx context.Context, r *sidecar) error {
+	check := st.checkRedis
 	if r.sc.Name == profile.SidecarPostgres {
-		check = func(ctx context.Context, r *sidecar) (string, error) { return b.checkPostgres(ctx, r, b.seedItems) }
+		check = func(ctx context.Context, r *sidecar) (string, error) { return st.checkPostgres(ctx, r, st.seedItems) }
 	}
 	deadline := time.Now().Add(r.sc.Ready)
 	wait := 20 * time.Millisecond
@@ -229,13 +243,13 @@ func (b *Bencher) waitSidecar(ctx context.Context, r *sidecar) error {
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
-		if running, code, serr := b.eng.State(ctx, r.c.ID); serr == nil && !running {
-			return &SidecarError{Name: r.sc.Name, Image: r.image, LogTail: b.logTail(ctx, r.c.ID),
+		if running, code, serr := st.eng.State(ctx, r.c.ID); serr == nil && !running {
+			return &SidecarError{Name: r.sc.Name, Image: r.image, LogTail: st.srv.logTail(ctx, r.c.ID),
 				Msg:  fmt.Sprintf("the %s sidecar (%s) exited with status %d before it was ready%s", r.sc.Name, r.image, code, exitHint(r.sc)),
 				Cell: fmt.Sprintf("%s exited with status %d", r.sc.Name, code)}
 		}
 		if time.Now().After(deadline) {
-			return &SidecarError{Name: r.sc.Name, Image: r.image, LogTail: b.logTail(ctx, r.c.ID),
+			return &SidecarError{Name: r.sc.Name, Image: r.image, LogTail: st.srv.logTail(ctx, r.c.ID),
 				Msg:  fmt.Sprintf("the %s sidecar (%s) was not ready after %s (%s)%s", r.sc.Name, r.image, r.sc.Ready, strings.Join(strings.Fields(err.Error()), " "), readyHint(r.sc)),
 				Cell: fmt.Sprintf("%s not ready after %s", r.sc.Name, r.sc.Ready)}
 		}
@@ -250,7 +264,7 @@ func (b *Bencher) waitSidecar(ctx context.Context, r *sidecar) error {
 
 // checkPostgres connects as the server will (DATABASE_URL) and answers the server's version
 // once the items table holds all items of the seed.
-func (b *Bencher) checkPostgres(ctx context.Context, r *sidecar, items int64) (string, error) {
+func (st *sidecarStarter) checkPostgres(ctx context.Context, r *sidecar, items int64) (string, error) {
 	cfg, err := pgx.ParseConfig(envValue(r.sc.ServerEnv, "DATABASE_URL"))
 	if err != nil {
 		return "", fmt.Errorf("DATABASE_URL: %w", err)
@@ -279,7 +293,7 @@ func (b *Bencher) checkPostgres(ctx context.Context, r *sidecar, items int64) (s
 
 // checkRedis connects as the server will (REDIS_URL) and answers the server's version once
 // PING gives PONG.
-func (b *Bencher) checkRedis(ctx context.Context, r *sidecar) (string, error) {
+func (st *sidecarStarter) checkRedis(ctx context.Context, r *sidecar) (string, error) {
 	opt, err := redis.ParseURL(envValue(r.sc.ServerEnv, "REDIS_URL"))
 	if err != nil {
 		return "", fmt.Errorf("REDIS_URL: %w", err)
@@ -355,16 +369,6 @@ func readyHint(sc profile.Sidecar) string {
 		return "; check that the host can run the image (docker run " + sc.Image + ")"
 	}
 	return fmt.Sprintf("; the seed %s of the arena data should fill the items table; check the seed and the container log", sc.Mounts[0].Source)
-}
-
-// removeContainer removes a container even after ctx has ended: a leaked one skews the next
-// measurement.
-func (b *Bencher) removeContainer(ctx context.Context, id string) {
-	rmCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
-	defer cancel()
-	if err := b.eng.Remove(rmCtx, id); err != nil {
-		b.cfg.Log.Error("remove container", "container", id, "err", err)
-	}
 }
 
 // envValue is the value of KEY in a list of KEY=value.

@@ -1,8 +1,7 @@
-package runner
+package measure
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -10,31 +9,9 @@ import (
 	"github.com/arenabot/arenabot/frameworks"
 	"github.com/arenabot/arenabot/profile"
 	"github.com/arenabot/arenabot/result"
-	"github.com/arenabot/arenabot/stats"
+	"github.com/arenabot/arenabot/runner/build"
 	"github.com/arenabot/arenabot/text"
 )
-
-// A Base is what a target's rows are measured against in the same run, interleaved run by
-// run with them (base, head, head, base, …): the target's own entry built at the PR's base,
-// or the --compare entry.
-type Base struct {
-	// Entry is the entry measured as the base; its Dir holds the base's source.
-	Entry frameworks.Entry
-	// Ref is the base branch whose merge base Commit is; "" for --compare.
-	Ref string
-	// Commit is the commit Entry.Dir was taken from. With Ref set, the base's image is
-	// tagged by it and kept for the next job that needs the same base.
-	Commit string
-	// Err, when set, says why there is no base to build (it does not load at Commit): the
-	// rows are measured alone and say so.
-	Err error
-}
-
-// LabelBase marks the base images kept between jobs (CommitImageTag); its value is the entry.
-const LabelBase = "arenabot.base"
-
-// CommitImageTag is the tag of an entry's image built at a commit: a base, or a job's head.
-func CommitImageTag(entry, commit string) string { return "arenabot-" + entry + ":" + short(commit) }
 
 // pairWarmup is how long a server started again for one interleaved run is warmed up before
 // it (at least; a profile's own Warmup is longer), so JIT runtimes reach their steady state
@@ -63,12 +40,12 @@ func (s *baseSide) failed(profile string) error {
 func (b *Bencher) prepareBase(ctx context.Context, t Target) *baseSide {
 	s := &baseSide{Base: *t.Base}
 	if s.err = t.Base.Err; s.err != nil {
-		b.note(fmt.Sprintf("%s: no base: %v", t.Entry.Name, s.err))
+		b.out.note(fmt.Sprintf("%s: no base: %v", t.Entry.Name, s.err))
 		return s
 	}
-	s.image, s.err = b.buildBase(ctx, s.Base)
+	s.image, s.err = b.images.Base(ctx, s.Entry, s.Ref, s.Commit)
 	if s.err != nil {
-		b.note(fmt.Sprintf("%s: the base %s did not build; its rows are measured without it: %v", t.Entry.Name, s.describe(), s.err))
+		b.out.note(fmt.Sprintf("%s: the base %s did not build; its rows are measured without it: %v", t.Entry.Name, s.describe(), s.err))
 		return s
 	}
 	if b.cfg.SkipValidation {
@@ -90,55 +67,11 @@ func (b *Bencher) prepareBase(ctx context.Context, t Target) *baseSide {
 func (s *baseSide) describe() string {
 	switch {
 	case s.Ref != "":
-		return fmt.Sprintf("%s at %s (%s)", s.Entry.Name, short(s.Commit), s.Ref)
+		return fmt.Sprintf("%s at %s (%s)", s.Entry.Name, build.ShortCommit(s.Commit), s.Ref)
 	case s.Commit != "":
-		return fmt.Sprintf("%s at %s", s.Entry.Name, short(s.Commit))
+		return fmt.Sprintf("%s at %s", s.Entry.Name, build.ShortCommit(s.Commit))
 	}
 	return s.Entry.Name
-}
-
-// buildBase builds a base's image. One at a base commit is tagged by the commit and kept
-// without the job's labels, so a later job with the same base finds it built; the entry's
-// older base images are removed when a new one is made, keeping one per entry.
-func (b *Bencher) buildBase(ctx context.Context, base Base) (string, error) {
-	if base.Ref == "" || base.Commit == "" {
-		if base.Entry.Name != "" && base.Entry.Dir != "" {
-			return b.buildEntry(ctx, base.Entry)
-		}
-		return "", errors.New("the base has no source")
-	}
-	tag := CommitImageTag(base.Entry.Name, base.Commit)
-	err, again := b.builds[tag]
-	if err != nil {
-		return "", err // Prebuild met it
-	}
-	if ok, err := b.eng.ImageExists(ctx, tag); err == nil && ok {
-		if !again {
-			b.note(fmt.Sprintf("%s: the base image %s is already built (%s)", base.Entry.Name, tag, base.Ref))
-		}
-		return tag, nil
-	}
-	if _, err := b.eng.RemoveImagesLabeled(ctx, LabelBase, base.Entry.Name); err != nil {
-		b.cfg.Log.Warn("remove older base images", "framework", base.Entry.Name, "err", err)
-	}
-	b.note(fmt.Sprintf("%s: building the base %s (%s)", base.Entry.Name, tag, base.Ref))
-	in, err := b.baseImages(ctx, base.Entry.Dir+"/Dockerfile")
-	if err != nil {
-		return "", fmt.Errorf("build %s at %s: %w", base.Entry.Name, short(base.Commit), err)
-	}
-	labels := map[string]string{LabelBase: base.Entry.Name, "arenabot.commit": base.Commit}
-	if err := b.build(ctx, base.Entry.Dir, tag, base.Entry.Name+"-base", in, labels); err != nil {
-		return "", b.remember(tag, err)
-	}
-	return tag, b.remember(tag, nil)
-}
-
-// rule is the interval rule of interleaved rows.
-func (b *Bencher) rule() stats.Rule {
-	if b.cfg.Rule == (stats.Rule{}) {
-		return stats.DefaultRule
-	}
-	return b.cfg.Rule
 }
 
 // overBudget reports whether the run's time budget is spent: rows then stop at their
@@ -149,14 +82,14 @@ func (b *Bencher) overBudget() bool {
 
 // A tally counts runs for the progress line; interleaved rows add to total as they extend.
 type tally struct {
-	b           *Bencher
+	out         *reporter
 	desc        string
 	done, total int
 }
 
 func (t *tally) ran() {
 	t.done++
-	t.b.step(t.desc, t.done, t.total)
+	t.out.step(t.desc, t.done, t.total)
 }
 
 // Figure is the number a row of p is judged by (result.Figure).
@@ -184,7 +117,7 @@ func (b *Bencher) measurePair(ctx context.Context, image string, e frameworks.En
 		}
 		return r, err
 	}
-	rule := b.rule()
+	rule := b.cfg.Rule
 	figure := Figure(p)
 	head := &headSide{image: image, entry: e, profile: p, conns: conns}
 	var order strings.Builder
@@ -208,7 +141,7 @@ func (b *Bencher) measurePair(ctx context.Context, image string, e frameworks.En
 					return nil, ctx.Err()
 				}
 				side.Err = fmt.Sprintf("run %d of the base: %s", len(side.Runs)+1, text.OneLine(err.Error()))
-				b.note(fmt.Sprintf("%s %s %dc: the base failed, measuring the head alone: %s", e.Name, p.Name, conns, side.Err))
+				b.out.note(fmt.Sprintf("%s %s %dc: the base failed, measuring the head alone: %s", e.Name, p.Name, conns, side.Err))
 				// The head's runs so far stand; it gets the rest of Runs alone.
 				for len(head.runs) < b.cfg.Runs {
 					if err := b.headTurn(ctx, head); err != nil {
@@ -269,10 +202,10 @@ func (b *Bencher) turn(ctx context.Context, image string, e frameworks.Entry, p 
 		return result.Run{}, nil, err
 	}
 	defer s.close()
-	if err := b.warmUp(ctx, s.tool.tool, s.spec, max(p.Warmup, min(pairWarmup, s.spec.Duration))); err != nil {
+	if err := b.tools.warmUp(ctx, s.tool.tool, s.spec, max(p.Warmup, min(pairWarmup, s.spec.Duration))); err != nil {
 		return result.Run{}, nil, fmt.Errorf("warm-up: %w", err)
 	}
-	run, err := b.measuredRun(ctx, s, fmt.Sprintf("%s %s %dc", e.Name, p.Name, conns))
+	run, err := b.tools.measuredRun(ctx, s, fmt.Sprintf("%s %s %dc", e.Name, p.Name, conns))
 	if err != nil {
 		return result.Run{}, nil, err
 	}

@@ -1,4 +1,4 @@
-package runner
+package measure
 
 import (
 	"context"
@@ -24,10 +24,15 @@ import (
 	"github.com/arenabot/arenabot/arenadata"
 	"github.com/arenabot/arenabot/frameworks"
 	"github.com/arenabot/arenabot/profile"
+	"github.com/arenabot/arenabot/runner/build"
 	"github.com/arenabot/arenabot/runner/docker"
 	"github.com/arenabot/arenabot/runner/host"
+	"github.com/arenabot/arenabot/runner/runnertest"
 	"github.com/arenabot/arenabot/validate"
 )
+
+// labelJob is the job label (runner.LabelJob) the tests put on what they create.
+const labelJob = "arenabot.job"
 
 // sidecarMap is the part of the printed ARENA_IMAGE_MAP line for the sidecars.
 const sidecarMap = "postgres:*=arenabot/postgres:local,redis:*=arenabot/redis:local"
@@ -47,7 +52,7 @@ var (
 // recording is the real engine on a host that reaches no registry and lacks the sidecars'
 // public images (whatever this host has), and that records what every Start was given.
 type recording struct {
-	*withoutRegistry
+	*runnertest.WithoutRegistry
 	mu     sync.Mutex
 	starts []docker.RunOptions
 }
@@ -56,7 +61,7 @@ func (e *recording) Start(ctx context.Context, o docker.RunOptions) (docker.Cont
 	e.mu.Lock()
 	e.starts = append(e.starts, o)
 	e.mu.Unlock()
-	return e.withoutRegistry.Start(ctx, o)
+	return e.WithoutRegistry.Start(ctx, o)
 }
 
 func (e *recording) started() []docker.RunOptions {
@@ -71,16 +76,9 @@ func (e *recording) started() []docker.RunOptions {
 // does, and checks that 5432 and 6379 are free.
 func sidecarHost(t *testing.T) (*recording, string) {
 	t.Helper()
-	real, data := realEngine(t, "")
+	real, data := runnertest.Engine(t, "")
 	ci := os.Getenv("CI") != ""
-	for _, img := range []string{"arenabot/postgres:local", "arenabot/redis:local", "arenabot/golang:local"} {
-		if ok, err := real.ImageExists(t.Context(), img); err != nil || !ok {
-			if ci {
-				t.Fatalf("CI needs %s (deploy/base-images.sh): %v", img, err)
-			}
-			t.Skipf("no %s on this host; run deploy/base-images.sh", img)
-		}
-	}
+	runnertest.StandIns(t, real, "arenabot/postgres:local", "arenabot/redis:local", "arenabot/golang:local")
 	unlock, err := host.LockHost(t.Context(), func(holder string) { t.Logf("waiting for the host lock (%s)", holder) })
 	if err != nil {
 		t.Fatal(err)
@@ -95,7 +93,7 @@ func sidecarHost(t *testing.T) (*recording, string) {
 		}
 	}
 	hidden := map[string]bool{"postgres:18": true, "redis:7-alpine": true}
-	return &recording{withoutRegistry: &withoutRegistry{Engine: real, hidden: hidden}}, data
+	return &recording{WithoutRegistry: &runnertest.WithoutRegistry{Engine: real, Hidden: hidden}}, data
 }
 
 // seedData is an arena data directory whose db/seed.sql is seed; the rest links to the real
@@ -125,21 +123,21 @@ func writeSeed(t *testing.T, dir, seed string) {
 // sidecarBencher is a Bencher over eng whose Postgres seed holds seedItems items.
 func sidecarBencher(t *testing.T, eng Engine, dataDir string, cfg Config) *Bencher {
 	t.Helper()
-	m, err := ParseImageMap(sidecarMap)
+	m, err := build.ParseImageMap(sidecarMap)
 	if err != nil {
 		t.Fatal(err)
 	}
 	cfg.DataDir, cfg.ImageMap = dataDir, m
-	cfg.Labels = map[string]string{LabelJob: jobLabel(t)}
+	cfg.Labels = map[string]string{labelJob: jobLabel(t)}
 	if cfg.ScratchDir == "" {
 		cfg.ScratchDir = t.TempDir()
 	}
 	cfg.Log = slog.New(slog.NewTextHandler(t.Output(), nil))
 	b := New(eng, cfg)
-	b.seedItems = seedItems
+	b.sidecars.seedItems = seedItems
 	t.Cleanup(func() {
 		ctx := context.WithoutCancel(t.Context())
-		if n, err := eng.RemoveLabeled(ctx, LabelJob, jobLabel(t)); n != 0 || err != nil {
+		if n, err := eng.RemoveLabeled(ctx, labelJob, jobLabel(t)); n != 0 || err != nil {
 			t.Errorf("%d containers were left (%v)", n, err)
 		}
 	})
@@ -151,7 +149,7 @@ func jobLabel(t *testing.T) string { return strings.ReplaceAll(t.Name(), "/", "-
 // leftSidecars lists the sidecar containers of the test that still exist.
 func leftSidecars(t *testing.T) string {
 	t.Helper()
-	out, err := exec.Command("docker", "ps", "--all", "--quiet", "--filter", "label="+LabelJob+"="+jobLabel(t), "--filter", "label="+LabelSidecar).Output()
+	out, err := exec.Command("docker", "ps", "--all", "--quiet", "--filter", "label="+labelJob+"="+jobLabel(t), "--filter", "label="+LabelSidecar).Output()
 	if err != nil {
 		t.Fatalf("docker ps: %v", err)
 	}
@@ -163,7 +161,7 @@ func leftSidecars(t *testing.T) string {
 // Both report their versions, run as the runner's other containers do, and are gone after.
 func TestSidecarWaitsForTheSeed(t *testing.T) {
 	eng, data := sidecarHost(t)
-	progress := &notes{}
+	progress := &runnertest.Notes{}
 	b := sidecarBencher(t, eng, seedData(t, data, goodSeed), Config{Progress: progress})
 	// A Postgres without a seed: the test fills the table itself, row by row, while the
 	// runner waits.
@@ -171,7 +169,7 @@ func TestSidecarWaitsForTheSeed(t *testing.T) {
 	pg := table[profile.SidecarPostgres]
 	pg.Mounts = nil
 	table[profile.SidecarPostgres] = pg
-	b.sidecarTable = table
+	b.sidecars.table = table
 	e := frameworks.Entry{Name: "sidecars"}
 	p, _ := profile.Lookup("async-db")
 
@@ -183,7 +181,7 @@ func TestSidecarWaitsForTheSeed(t *testing.T) {
 	done := make(chan started, 1)
 	start := time.Now()
 	go func() {
-		s, err := b.startSidecars(t.Context(), e, p, []string{profile.SidecarPostgres, profile.SidecarRedis})
+		s, err := b.sidecars.startAll(t.Context(), e, p, []string{profile.SidecarPostgres, profile.SidecarRedis})
 		done <- started{s, err, time.Now()}
 	}()
 
@@ -243,8 +241,8 @@ func TestSidecarWaitsForTheSeed(t *testing.T) {
 		"sidecar image postgres:18 is not on this host and cannot be pulled; starting postgres from arenabot/postgres:local instead (ARENA_IMAGE_MAP postgres:*=arenabot/postgres:local)",
 		"sidecar image redis:7-alpine is not on this host and cannot be pulled; starting redis from arenabot/redis:local instead (ARENA_IMAGE_MAP redis:*=arenabot/redis:local)",
 	} {
-		if !containsLine(progress.lines, note) {
-			t.Errorf("notes %q lack %q", progress.lines, note)
+		if !slices.Contains(progress.Lines, note) {
+			t.Errorf("notes %q lack %q", progress.Lines, note)
 		}
 	}
 	want := []string{"DATABASE_URL=postgres://bench:bench@localhost:5432/benchmark", "DATABASE_MAX_CONN=256", "REDIS_URL=redis://localhost:6379"}
@@ -258,8 +256,8 @@ func TestSidecarWaitsForTheSeed(t *testing.T) {
 	for _, o := range starts {
 		name := o.Labels[LabelSidecar]
 		sc := profile.Sidecars[name]
-		if !o.HostNetwork || o.Image != "arenabot/"+name+":local" || o.Labels[LabelManaged] != "true" || o.Labels[LabelJob] != jobLabel(t) ||
-			o.Labels[LabelEntry] != "sidecars" || o.Labels[LabelProfile] != "async-db" || !slices.Equal(o.Cmd, sc.Args) || !slices.Equal(o.Env, sc.Env) {
+		if !o.HostNetwork || o.Image != "arenabot/"+name+":local" || o.Labels[build.LabelManaged] != "true" || o.Labels[labelJob] != jobLabel(t) ||
+			o.Labels[build.LabelEntry] != "sidecars" || o.Labels[LabelProfile] != "async-db" || !slices.Equal(o.Cmd, sc.Args) || !slices.Equal(o.Env, sc.Env) {
 			t.Errorf("sidecar %s started with %+v", name, o)
 		}
 		if wantCPUs := map[bool]string{true: "0,64", false: ""}[name == profile.SidecarRedis && host.NumCPU() > 64]; o.CPUSet != wantCPUs {
@@ -297,11 +295,11 @@ func TestSidecarNotReady(t *testing.T) {
 	pg := table[profile.SidecarPostgres]
 	pg.Ready = 300 * time.Millisecond
 	table[profile.SidecarPostgres] = pg
-	b.sidecarTable = table
+	b.sidecars.table = table
 	e := frameworks.Entry{Name: "sidecars"}
 	p, _ := profile.Lookup("crud")
 
-	_, err := b.startSidecars(t.Context(), e, p, p.Sidecars)
+	_, err := b.sidecars.startAll(t.Context(), e, p, p.Sidecars)
 	se, ok := errors.AsType[*SidecarError](err)
 	if !ok {
 		t.Fatalf("startSidecars = %v; want a *SidecarError", err)
@@ -322,7 +320,7 @@ func TestSidecarNotReady(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = b.startSidecars(t.Context(), e, p, []string{profile.SidecarRedis})
+	_, err = b.sidecars.startAll(t.Context(), e, p, []string{profile.SidecarRedis})
 	l.Close()
 	want := "the redis sidecar cannot start: port 6379 is in use on this host (a system Redis?); stop it (systemctl stop redis-server): the sidecar listens on the host network"
 	if se, ok := errors.AsType[*SidecarError](err); !ok || err.Error() != want || se.Short() != "port 6379 in use" {
@@ -330,13 +328,13 @@ func TestSidecarNotReady(t *testing.T) {
 	}
 
 	// The image missing: no map, then a map to a stand-in the host lacks.
-	eng.hidden["arenabot/redis:local"] = true
-	_, err = New(eng, Config{DataDir: b.cfg.DataDir}).startSidecars(t.Context(), e, p, []string{profile.SidecarRedis})
+	eng.Hidden["arenabot/redis:local"] = true
+	_, err = New(eng, Config{DataDir: b.cfg.DataDir}).sidecars.startAll(t.Context(), e, p, []string{profile.SidecarRedis})
 	want = "the redis sidecar's image redis:7-alpine is not on this host and cannot be pulled (lookup registry-1.docker.io: no such host); load it (docker load) or map it to a local image with ARENA_IMAGE_MAP=redis:*=<local image> (deploy/base-images.sh makes arenabot/postgres:local and arenabot/redis:local and prints the map)"
 	if se, ok := errors.AsType[*SidecarError](err); !ok || err.Error() != want || se.Short() != "sidecar image missing: redis:7-alpine" {
 		t.Errorf("without the image: %v\nwant %s", err, want)
 	}
-	_, err = b.startSidecars(t.Context(), e, p, []string{profile.SidecarRedis})
+	_, err = b.sidecars.startAll(t.Context(), e, p, []string{profile.SidecarRedis})
 	want = "the redis sidecar's image redis:7-alpine is not on this host and cannot be pulled (lookup registry-1.docker.io: no such host), and its stand-in arenabot/redis:local (ARENA_IMAGE_MAP redis:*=arenabot/redis:local) is not on this host either; make it (deploy/base-images.sh makes arenabot/postgres:local and arenabot/redis:local and prints the map) or load it (docker load)"
 	if se, ok := errors.AsType[*SidecarError](err); !ok || err.Error() != want || se.Short() != "stand-in missing: arenabot/redis:local" {
 		t.Errorf("without the stand-in: %v\nwant %s", err, want)
@@ -347,7 +345,7 @@ func TestSidecarNotReady(t *testing.T) {
 // sidecars' variables it was started with.
 func sidecarEntry(t *testing.T) frameworks.Entry {
 	t.Helper()
-	e := entryDir(t, "sidecars", map[string]string{
+	e := runnertest.EntryDir(t, "sidecars", map[string]string{
 		"Dockerfile": "FROM arenabot/golang:local AS build\nWORKDIR /src\nCOPY go.mod main.go ./\nRUN CGO_ENABLED=0 go build -o /server .\nFROM scratch\nCOPY --from=build /server /server\nENTRYPOINT [\"/server\"]\n",
 		"go.mod":     "module sidecars\n\ngo 1.26\n",
 		"main.go": `package main
@@ -406,7 +404,7 @@ func TestSidecarRows(t *testing.T) {
 			}
 		},
 	})
-	b.cfg.Progress = &midRun{fn: func() {
+	b.out.progress = &midRun{fn: func() {
 		resp, err := http.Get("http://127.0.0.1:8080/env")
 		if err != nil {
 			t.Errorf("GET /env: %v", err)
@@ -418,7 +416,7 @@ func TestSidecarRows(t *testing.T) {
 		running = strings.Fields(leftSidecars(t))
 	}}
 	e := sidecarEntry(t)
-	t.Cleanup(func() { eng.RemoveImagesLabeled(context.WithoutCancel(t.Context()), LabelJob, jobLabel(t)) })
+	t.Cleanup(func() { eng.RemoveImagesLabeled(context.WithoutCancel(t.Context()), labelJob, jobLabel(t)) })
 	plan := Plan{Targets: []Target{{Entry: e, Profiles: []profile.Profile{p}}}}
 	if err := b.Prepare(t.Context(), plan); err != nil {
 		t.Fatal(err)
@@ -483,8 +481,8 @@ func TestSidecarValidation(t *testing.T) {
 	dir := seedData(t, data, badSeed)
 	b := sidecarBencher(t, eng, dir, Config{})
 	e := sidecarEntry(t)
-	t.Cleanup(func() { eng.RemoveImagesLabeled(context.WithoutCancel(t.Context()), LabelJob, jobLabel(t)) })
-	image, err := b.buildEntry(t.Context(), e)
+	t.Cleanup(func() { eng.RemoveImagesLabeled(context.WithoutCancel(t.Context()), labelJob, jobLabel(t)) })
+	image, err := b.Build(t.Context(), e)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -555,10 +553,10 @@ func TestSidecarValidation(t *testing.T) {
 func TestSidecarArenaSeed(t *testing.T) {
 	eng, data := sidecarHost(t)
 	b := sidecarBencher(t, eng, data, Config{})
-	b.seedItems = arenadata.DBItemCount
+	b.sidecars.seedItems = arenadata.DBItemCount
 	p, _ := profile.Lookup("async-db")
 	start := time.Now()
-	s, err := b.startSidecars(t.Context(), frameworks.Entry{Name: "sidecars"}, p, p.Sidecars)
+	s, err := b.sidecars.startAll(t.Context(), frameworks.Entry{Name: "sidecars"}, p, p.Sidecars)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -584,7 +582,7 @@ func TestSidecarCPUs(t *testing.T) {
 	} {
 		host.NumCPU = func() int { return c.cpus }
 		b := New(nil, Config{Lite: c.lite, ServerCPUs: "0", LoadgenCPUs: "1"})
-		if got, want := [2]string{b.sidecarCPUs(pg), b.sidecarCPUs(rd)}, [2]string{c.pg, c.redis}; got != want {
+		if got, want := [2]string{b.sidecars.cpus(pg), b.sidecars.cpus(rd)}, [2]string{c.pg, c.redis}; got != want {
 			t.Errorf("%d CPUs, lite %v: postgres, redis on %q, want %q", c.cpus, c.lite, got, want)
 		}
 	}

@@ -1,4 +1,4 @@
-package runner
+package build
 
 import (
 	"bytes"
@@ -7,71 +7,15 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
-	"github.com/arenabot/arenabot/frameworks"
-	"github.com/arenabot/arenabot/runner/docker"
+	"github.com/arenabot/arenabot/runner/runnertest"
 )
 
-// withoutRegistry is the real engine on a host that lacks the hidden images and reaches no
-// registry, whatever this host has and reaches: ImageExists answers false for the hidden
-// references, and every pull fails as a pull without a registry does. Builds, and every
-// other image, are the real engine's.
-type withoutRegistry struct {
-	*docker.Engine
-	hidden map[string]bool
-	pulls  []string
-}
-
-func (e *withoutRegistry) ImageExists(ctx context.Context, ref string) (bool, error) {
-	if e.hidden[ref] {
-		return false, nil
-	}
-	return e.Engine.ImageExists(ctx, ref)
-}
-
-func (e *withoutRegistry) PullImage(_ context.Context, ref string) error {
-	e.pulls = append(e.pulls, ref)
-	return &docker.PullError{Ref: ref, Msg: `Get "https://registry-1.docker.io/v2/": dial tcp: lookup registry-1.docker.io on 127.0.0.53:53: no such host`}
-}
-
-// standIns skips the test unless the host has the stand-ins deploy/base-images.sh makes
-// (under CI, which runs it, their absence fails the test).
-func standIns(t *testing.T, eng *docker.Engine) {
-	t.Helper()
-	for _, img := range []string{"arenabot/golang:local", "arenabot/debian:local"} {
-		if ok, err := eng.ImageExists(t.Context(), img); err != nil || !ok {
-			if os.Getenv("CI") != "" {
-				t.Fatalf("CI needs %s (deploy/base-images.sh): %v", img, err)
-			}
-			t.Skipf("no %s on this host; run deploy/base-images.sh", img)
-		}
-	}
-}
-
-// entryDir writes an entry's files into a temporary arena and returns the entry.
-func entryDir(t *testing.T, name string, files map[string]string) frameworks.Entry {
-	t.Helper()
-	root := t.TempDir()
-	dir := filepath.Join(root, "frameworks", name)
-	for f, body := range files {
-		p := filepath.Join(dir, f)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return frameworks.Entry{Name: name, Dir: dir}
-}
-
-// notes collects the progress notes.
-type notes struct{ lines []string }
-
-func (n *notes) Step(string, int, int) {}
-func (n *notes) Note(line string)      { n.lines = append(n.lines, line) }
+// labelJob is the job label (runner.LabelJob) the tests put on the images they build.
+const labelJob = "arenabot.job"
 
 // oldArenaDockerfile is a Dockerfile as the old arena's entries write them: literal base
 // images in both stages, neither of which a host without a registry has.
@@ -93,10 +37,10 @@ RUN echo "built FROM the stand-ins with $(cat /built-with)"
 // ARENA_IMAGE_MAP it builds FROM the stand-ins, the build log and the notes say so, one line
 // per substitution, and the Dockerfile on disk stays byte for byte as it was.
 func TestBaseImageMap(t *testing.T) {
-	real, _ := realEngine(t, "")
-	standIns(t, real)
-	eng := &withoutRegistry{Engine: real, hidden: map[string]bool{"golang:1.26-alpine": true, "alpine:3.23": true}}
-	e := entryDir(t, "imagemap", map[string]string{
+	real, _ := runnertest.Engine(t, "")
+	runnertest.StandIns(t, real, "arenabot/golang:local", "arenabot/debian:local")
+	eng := &runnertest.WithoutRegistry{Engine: real, Hidden: map[string]bool{"golang:1.26-alpine": true, "alpine:3.23": true}}
+	e := runnertest.EntryDir(t, "imagemap", map[string]string{
 		"Dockerfile": oldArenaDockerfile,
 		"go.mod":     "module imagemap\n\ngo 1.26\n",
 	})
@@ -108,16 +52,16 @@ func TestBaseImageMap(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	progress := &notes{}
+	progress := &runnertest.Notes{}
 	scratch := t.TempDir()
 	b := New(eng, Config{Root: filepath.Dir(filepath.Dir(e.Dir)), ImageMap: m, ScratchDir: scratch, Progress: progress,
-		Labels: map[string]string{LabelJob: t.Name()}, Log: slog.New(slog.NewTextHandler(t.Output(), nil))})
-	t.Cleanup(func() { real.RemoveImagesLabeled(context.Background(), LabelJob, t.Name()) })
+		Labels: map[string]string{labelJob: t.Name()}, Log: slog.New(slog.NewTextHandler(t.Output(), nil))})
+	t.Cleanup(func() { real.RemoveImagesLabeled(context.Background(), labelJob, t.Name()) })
 
-	tag, err := b.buildEntry(t.Context(), e)
+	tag, err := b.Entry(t.Context(), e)
 	log, _ := os.ReadFile(filepath.Join(scratch, "build-imagemap.log"))
 	if err != nil {
-		t.Fatalf("buildEntry: %v\nbuild log:\n%s", err, log)
+		t.Fatalf("Entry: %v\nbuild log:\n%s", err, log)
 	}
 	want := []string{
 		`base image golang:1.26-alpine (stage 1 "build") is not on this host and cannot be pulled; building FROM arenabot/golang:local instead (ARENA_IMAGE_MAP golang:*=arenabot/golang:local)`,
@@ -128,8 +72,8 @@ func TestBaseImageMap(t *testing.T) {
 		if i >= len(logLines) || logLines[i] != w {
 			t.Errorf("build log line %d is not\n%s\nlog:\n%s", i+1, w, log)
 		}
-		if !containsLine(progress.lines, w) {
-			t.Errorf("no note\n%s\nnotes: %q", w, progress.lines)
+		if !slices.Contains(progress.Lines, w) {
+			t.Errorf("no note\n%s\nnotes: %q", w, progress.Lines)
 		}
 	}
 	for _, w := range []string{
@@ -142,7 +86,7 @@ func TestBaseImageMap(t *testing.T) {
 			t.Errorf("build log lacks %q:\n%s", w, log)
 		}
 	}
-	if got := strings.Join(eng.pulls, ","); got != "golang:1.26-alpine,alpine:3.23" {
+	if got := strings.Join(eng.Pulls, ","); got != "golang:1.26-alpine,alpine:3.23" {
 		t.Errorf("pulls tried: %s; want one of each missing image, before the map", got)
 	}
 	after, err := os.ReadFile(filepath.Join(e.Dir, "Dockerfile"))
@@ -151,22 +95,13 @@ func TestBaseImageMap(t *testing.T) {
 	}
 
 	// A second build does not try the pulls that failed again.
-	eng.pulls = nil
-	if _, err := b.buildEntry(t.Context(), e); err != nil {
+	eng.Pulls = nil
+	if _, err := b.Entry(t.Context(), e); err != nil {
 		t.Fatal(err)
 	}
-	if len(eng.pulls) != 0 {
-		t.Errorf("the second build pulled %q again", eng.pulls)
+	if len(eng.Pulls) != 0 {
+		t.Errorf("the second build pulled %q again", eng.Pulls)
 	}
-}
-
-func containsLine(lines []string, s string) bool {
-	for _, l := range lines {
-		if l == s {
-			return true
-		}
-	}
-	return false
 }
 
 // TestBaseImageMissing: a base image that is not on the host, cannot be pulled (its
@@ -174,8 +109,8 @@ func containsLine(lines []string, s string) bool {
 // line naming the image, the stage, the line and the fix, as a *BaseImageError, not a
 // *BuildFailure.
 func TestBaseImageMissing(t *testing.T) {
-	eng, _ := realEngine(t, "")
-	e := entryDir(t, "missing", map[string]string{
+	eng, _ := runnertest.Engine(t, "")
+	e := runnertest.EntryDir(t, "missing", map[string]string{
 		"Dockerfile": "FROM scratch AS build\nCOPY Dockerfile /\n\n# the runtime\nFROM registry.invalid/arenabot/runtime:1\nCOPY --from=build /Dockerfile /\n",
 	})
 	m, err := ParseImageMap("golang:*=arenabot/golang:local")
@@ -184,10 +119,10 @@ func TestBaseImageMissing(t *testing.T) {
 	}
 	scratch := t.TempDir()
 	b := New(eng, Config{Root: filepath.Dir(filepath.Dir(e.Dir)), ImageMap: m, ScratchDir: scratch})
-	_, err = b.buildEntry(t.Context(), e)
+	_, err = b.Entry(t.Context(), e)
 	bi, ok := errors.AsType[*BaseImageError](err)
 	if !ok {
-		t.Fatalf("buildEntry = %v; want a *BaseImageError", err)
+		t.Fatalf("Entry = %v; want a *BaseImageError", err)
 	}
 	if _, ok := errors.AsType[*BuildFailure](err); ok {
 		t.Errorf("the error is a *BuildFailure: %v", err)
@@ -205,8 +140,8 @@ func TestBaseImageMissing(t *testing.T) {
 	if strings.Contains(msg, "\n") || strings.Contains(msg, "fix its Dockerfile") {
 		t.Errorf("error is not one line about the host: %q", msg)
 	}
-	if got := ShortReason(err); got != "base image missing: registry.invalid/arenabot/runtime:1" {
-		t.Errorf("ShortReason = %q", got)
+	if got := bi.Short(); got != "base image missing: registry.invalid/arenabot/runtime:1" {
+		t.Errorf("Short = %q", got)
 	}
 	if _, err := os.Stat(filepath.Join(scratch, "build-missing.log")); err == nil {
 		t.Error("a build was started")
@@ -216,26 +151,26 @@ func TestBaseImageMissing(t *testing.T) {
 // TestBaseImageMissingStandIn: an image mapped to a stand-in the host lacks fails with the
 // stand-in named; an unmapped image whose arenabot/<name>:local exists gets it suggested.
 func TestBaseImageMissingStandIn(t *testing.T) {
-	real, _ := realEngine(t, "")
-	standIns(t, real)
-	eng := &withoutRegistry{Engine: real, hidden: map[string]bool{"golang:1.26-alpine": true}}
-	e := entryDir(t, "standin", map[string]string{"Dockerfile": "FROM golang:1.26-alpine AS build\nRUN true\n"})
+	real, _ := runnertest.Engine(t, "")
+	runnertest.StandIns(t, real, "arenabot/golang:local", "arenabot/debian:local")
+	eng := &runnertest.WithoutRegistry{Engine: real, Hidden: map[string]bool{"golang:1.26-alpine": true}}
+	e := runnertest.EntryDir(t, "standin", map[string]string{"Dockerfile": "FROM golang:1.26-alpine AS build\nRUN true\n"})
 	root := filepath.Dir(filepath.Dir(e.Dir))
 
 	m, err := ParseImageMap("golang:*=arenabot/missing-stand-in:local")
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = New(eng, Config{Root: root, ImageMap: m, ScratchDir: t.TempDir()}).buildEntry(t.Context(), e)
+	_, err = New(eng, Config{Root: root, ImageMap: m, ScratchDir: t.TempDir()}).Entry(t.Context(), e)
 	if bi, ok := errors.AsType[*BaseImageError](err); !ok || bi.Local != "arenabot/missing-stand-in:local" {
-		t.Fatalf("buildEntry = %v; want a *BaseImageError naming the missing stand-in", err)
+		t.Fatalf("Entry = %v; want a *BaseImageError naming the missing stand-in", err)
 	}
 	want := `base image golang:1.26-alpine (stage 1 "build", line 1 of frameworks/standin/Dockerfile) is not on this host and cannot be pulled (lookup registry-1.docker.io: no such host), and its stand-in arenabot/missing-stand-in:local (ARENA_IMAGE_MAP golang:*=arenabot/missing-stand-in:local) is not on this host either; make it (deploy/base-images.sh makes arenabot/golang:local and arenabot/debian:local) or load it (docker load), or map golang:* to an image this host has`
 	if err.Error() != want {
 		t.Errorf("error\n%s\nwant\n%s", err, want)
 	}
 
-	_, err = New(eng, Config{Root: root, ScratchDir: t.TempDir()}).buildEntry(t.Context(), e)
+	_, err = New(eng, Config{Root: root, ScratchDir: t.TempDir()}).Entry(t.Context(), e)
 	want = `base image golang:1.26-alpine (stage 1 "build", line 1 of frameworks/standin/Dockerfile) is not on this host and cannot be pulled (lookup registry-1.docker.io: no such host); load it (docker load) or map it to a local image with ARENA_IMAGE_MAP=golang:*=arenabot/golang:local (deploy/base-images.sh prints the map for the images it makes)`
 	if err == nil || err.Error() != want {
 		t.Errorf("error\n%v\nwant\n%s", err, want)
@@ -246,12 +181,12 @@ func TestBaseImageMissingStandIn(t *testing.T) {
 // arenabot/golang:local passed as GO_IMAGE, as before ARENA_IMAGE_MAP; a configured
 // GO_IMAGE that is missing is not replaced, and the fix names the build argument.
 func TestBaseImageArg(t *testing.T) {
-	real, _ := realEngine(t, "")
-	standIns(t, real)
-	eng := &withoutRegistry{Engine: real, hidden: map[string]bool{"golang:1.26-bookworm": true}}
-	e := entryDir(t, "argbase", map[string]string{"Dockerfile": "ARG GO_IMAGE=golang:1.26-bookworm\nFROM ${GO_IMAGE} AS build\nRUN go version\nFROM scratch\nCOPY --from=build /etc/hostname /x\n"})
+	real, _ := runnertest.Engine(t, "")
+	runnertest.StandIns(t, real, "arenabot/golang:local", "arenabot/debian:local")
+	eng := &runnertest.WithoutRegistry{Engine: real, Hidden: map[string]bool{"golang:1.26-bookworm": true}}
+	e := runnertest.EntryDir(t, "argbase", map[string]string{"Dockerfile": "ARG GO_IMAGE=golang:1.26-bookworm\nFROM ${GO_IMAGE} AS build\nRUN go version\nFROM scratch\nCOPY --from=build /etc/hostname /x\n"})
 	root := filepath.Dir(filepath.Dir(e.Dir))
-	progress := &notes{}
+	progress := &runnertest.Notes{}
 	b := New(eng, Config{Root: root, ScratchDir: t.TempDir(), Progress: progress})
 	in, err := b.baseImages(t.Context(), filepath.Join(e.Dir, "Dockerfile"))
 	if err != nil {
@@ -261,8 +196,8 @@ func TestBaseImageArg(t *testing.T) {
 		t.Errorf("build args %v, Dockerfile rewritten: %v; want GO_IMAGE=arenabot/golang:local and the file as it is", in.args, in.dockerfile != nil)
 	}
 	note := "base image golang:1.26-bookworm is not on this host; using its local stand-in arenabot/golang:local (GO_IMAGE=arenabot/golang:local)"
-	if !containsLine(progress.lines, note) || !containsLine(in.notes, note) {
-		t.Errorf("notes %q, build log notes %q; want %q", progress.lines, in.notes, note)
+	if !slices.Contains(progress.Lines, note) || !slices.Contains(in.notes, note) {
+		t.Errorf("notes %q, build log notes %q; want %q", progress.Lines, in.notes, note)
 	}
 
 	// A map entry wins over the convention.
@@ -275,8 +210,8 @@ func TestBaseImageArg(t *testing.T) {
 		t.Errorf("with a map: args %v, Dockerfile %q; want the FROM rewritten", in.args, in.dockerfile)
 	}
 
-	eng.hidden["golang:given"] = true
-	_, err = New(eng, Config{Root: root, ScratchDir: t.TempDir(), BuildArgs: map[string]string{"GO_IMAGE": "golang:given"}}).buildEntry(t.Context(), e)
+	eng.Hidden["golang:given"] = true
+	_, err = New(eng, Config{Root: root, ScratchDir: t.TempDir(), BuildArgs: map[string]string{"GO_IMAGE": "golang:given"}}).Entry(t.Context(), e)
 	bi, ok := errors.AsType[*BaseImageError](err)
 	if !ok || bi.Image != "golang:given" || bi.Arg != "GO_IMAGE" {
 		t.Fatalf("with GO_IMAGE=golang:given: %v; want a *BaseImageError about it", err)
@@ -288,12 +223,12 @@ func TestBaseImageArg(t *testing.T) {
 
 // TestBaseImagePresent: present images and scratch are left alone; nothing is pulled.
 func TestBaseImagePresent(t *testing.T) {
-	real, _ := realEngine(t, "")
-	standIns(t, real)
-	eng := &withoutRegistry{Engine: real}
-	e := entryDir(t, "present", map[string]string{"Dockerfile": "FROM arenabot/debian:local AS a\nFROM a\nFROM scratch\n"})
+	real, _ := runnertest.Engine(t, "")
+	runnertest.StandIns(t, real, "arenabot/golang:local", "arenabot/debian:local")
+	eng := &runnertest.WithoutRegistry{Engine: real}
+	e := runnertest.EntryDir(t, "present", map[string]string{"Dockerfile": "FROM arenabot/debian:local AS a\nFROM a\nFROM scratch\n"})
 	in, err := New(eng, Config{ScratchDir: t.TempDir()}).baseImages(t.Context(), filepath.Join(e.Dir, "Dockerfile"))
-	if err != nil || in.dockerfile != nil || len(in.notes) != 0 || len(eng.pulls) != 0 {
-		t.Errorf("baseImages = %+v, %v, pulls %q; want nothing to do", in, err, eng.pulls)
+	if err != nil || in.dockerfile != nil || len(in.notes) != 0 || len(eng.Pulls) != 0 {
+		t.Errorf("baseImages = %+v, %v, pulls %q; want nothing to do", in, err, eng.Pulls)
 	}
 }

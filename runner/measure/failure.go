@@ -1,4 +1,4 @@
-package runner
+package measure
 
 import (
 	"context"
@@ -27,9 +27,6 @@ func (e *ReadyError) Error() string { return e.Msg }
 func (e *ReadyError) Short() string { return e.Cell }
 
 func (e *ReadyError) Unwrap() error { return e.Cause }
-
-// Short is the table cell of a failed build.
-func (f *BuildFailure) Short() string { return "build failed" }
 
 // ShortReason returns the table cell for a row's error, at most about ShortMax characters:
 // "validation: GET sum 13+42", "build failed", "not ready after 30s", "cancelled", or the

@@ -1,4 +1,4 @@
-package runner
+package measure
 
 import (
 	"context"
@@ -37,7 +37,7 @@ func TestWarmUp(t *testing.T) {
 	baseline, _ := profile.Lookup("baseline")
 	for _, p := range []profile.Profile{baseline, stream} {
 		spec := loadgen.Spec{Profile: p, Conns: 64, Duration: 5 * time.Second, ScriptDir: dir}
-		if err := b.warmUp(context.Background(), tool, spec, p.Warmup); err != nil {
+		if err := b.tools.warmUp(context.Background(), tool, spec, p.Warmup); err != nil {
 			t.Fatalf("%s: %v", p.Name, err)
 		}
 	}
@@ -46,7 +46,7 @@ func TestWarmUp(t *testing.T) {
 		t.Errorf("warm-up runs: %q; want one run of 2s (stream-grpc) and none for baseline", got)
 	}
 	failing := shTool{file: "/nonexistent/dir/runs"}
-	if err := b.warmUp(context.Background(), failing, loadgen.Spec{Profile: stream, Duration: time.Second}, stream.Warmup); err == nil {
+	if err := b.tools.warmUp(context.Background(), failing, loadgen.Spec{Profile: stream, Duration: time.Second}, stream.Warmup); err == nil {
 		t.Error("a failing warm-up returned no error")
 	}
 }

@@ -1,4 +1,4 @@
-package runner
+package measure
 
 import (
 	"context"
@@ -36,7 +36,7 @@ var (
 // comparisons were flagged as a change (and how many as a slowdown), the median interval
 // half-width (the smallest change a row could show here) and the median runs a side.
 //
-//	go test -run '^$' -bench Deltas -benchtime 1x -timeout 4h ./runner -pairs 20
+//	go test -run '^$' -bench Deltas -benchtime 1x -timeout 4h ./runner/measure -pairs 20
 func BenchmarkDeltas(b *testing.B) {
 	if *deltaPairs < 1 {
 		b.Fatalf("-pairs %d: give at least one comparison", *deltaPairs)
@@ -49,7 +49,7 @@ func BenchmarkDeltas(b *testing.B) {
 	}
 	defer unlock()
 	root := b.TempDir()
-	src, _ := filepath.Abs("../frameworks/nethttp")
+	src, _ := filepath.Abs("../../frameworks/nethttp")
 	copyEntry := func(name string) frameworks.Entry {
 		dir := filepath.Join(root, name)
 		if err := os.CopyFS(dir, os.DirFS(src)); err != nil {
@@ -165,7 +165,7 @@ func BenchmarkDeltas(b *testing.B) {
 				{"welch", func(c pairCell) (stats.Diff, error) { return c.diff, c.err }},
 				{"paired", func(c pairCell) (stats.Diff, error) { return c.paired, c.perr }},
 			} {
-				report := summarize(cells[p.Name], bn.rule(), m.diff)
+				report := summarize(cells[p.Name], bn.cfg.Rule, m.diff)
 				fmt.Printf("%-18s spin %-8s %-8s %-6s %s; %d failed; %s per comparison\n", name, spin.Round(10*time.Nanosecond), p.Name, m.name, report, failed[p.Name], per.Round(time.Second))
 			}
 		}

@@ -1,0 +1,262 @@
+// Package build makes the images the runner measures: it reads an entry's Dockerfile, finds
+// each base image (on the host, pulled, or a local stand-in from the image map), builds the
+// entry's image, a base's image at a commit, and the load-generator image --lite runs the
+// load tools in, and remembers what it built so a failing Dockerfile is built once.
+package build
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/arenabot/arenabot/frameworks"
+	"github.com/arenabot/arenabot/runner/docker"
+)
+
+// Engine is the part of the Docker Engine API a build uses; *docker.Engine implements it.
+type Engine interface {
+	Build(ctx context.Context, o docker.BuildOptions) (string, error)
+	ImageExists(ctx context.Context, ref string) (bool, error)
+	PullImage(ctx context.Context, ref string) error
+	Run(ctx context.Context, o docker.RunOptions, out io.Writer) (int, error)
+	RemoveImagesLabeled(ctx context.Context, key, value string) (int, error)
+}
+
+var _ Engine = (*docker.Engine)(nil)
+
+// Labels put on the images (and, through the runner, the containers) the runner creates, so
+// leftovers can be found and removed.
+const (
+	LabelManaged = "arenabot.managed"
+	LabelEntry   = "arenabot.entry"
+	// LabelBase marks the base images kept between jobs (CommitImageTag); its value is the
+	// entry.
+	LabelBase = "arenabot.base"
+)
+
+// Config says how to build. The zero value of each optional field is documented.
+type Config struct {
+	Root string // the repository root, for the paths messages show; "" shows them as given
+
+	// BuildArgs are passed to every entry build (GO_IMAGE=...). They set the global ARGs
+	// a FROM reads, as --build-arg does.
+	BuildArgs map[string]string
+	// ImageMap names local stand-ins for base images (ARENA_IMAGE_MAP). A base image of any
+	// FROM that is not on the host and cannot be pulled is built FROM its stand-in instead,
+	// in a rewritten copy of the Dockerfile (the entry's file is not changed). Without one,
+	// a FROM ${ARG} whose ARG BuildArgs does not set gets arenabot/<name>:local when that
+	// exists (deploy/base-images.sh makes them); any other missing base image fails the
+	// entry with a *BaseImageError.
+	ImageMap ImageMap
+	// BuildNetwork is the network of RUN steps; "" means "host".
+	BuildNetwork string
+	// ScratchDir holds the build logs and the load-generator image's context; "" means a
+	// temporary directory, made on first use (Scratch).
+	ScratchDir string
+
+	// Commit tags the entries' images (CommitImageTag) instead of ":local" when TagByCommit
+	// is set: a job's checkout is exactly that commit, a working tree may not be.
+	Commit      string
+	TagByCommit bool
+	// Labels are added to the entries' images (arenabot.job=<id>). The load-generator image
+	// and the base images kept between jobs do not get them.
+	Labels map[string]string
+
+	Log      *slog.Logger // nil means discard
+	Progress Progress     // nil means none
+}
+
+// Progress receives the builder's notes (a build starting, a stand-in used).
+type Progress interface {
+	Note(line string)
+}
+
+// A Builder builds images and remembers what it built. It is not safe for concurrent use.
+type Builder struct {
+	eng        Engine
+	cfg        Config
+	builds     map[string]error  // images this Builder built, by tag: nil, or the failure a rebuild would repeat
+	unpullable map[string]string // base images whose pull failed: why
+}
+
+// New returns a Builder over an engine.
+func New(eng Engine, cfg Config) *Builder {
+	if cfg.BuildNetwork == "" {
+		cfg.BuildNetwork = "host"
+	}
+	if cfg.Log == nil {
+		cfg.Log = slog.New(slog.DiscardHandler)
+	}
+	return &Builder{eng: eng, cfg: cfg, builds: map[string]error{}}
+}
+
+// Scratch returns the directory for build logs (and the runner's scripts), making a
+// temporary one on first use when the configuration names none.
+func (b *Builder) Scratch() (string, error) {
+	if b.cfg.ScratchDir == "" {
+		dir, err := os.MkdirTemp("", "arenabot-bench-")
+		if err != nil {
+			return "", err
+		}
+		b.cfg.ScratchDir = dir
+	}
+	return b.cfg.ScratchDir, nil
+}
+
+// ImageTag is the tag of an entry's image.
+func ImageTag(entry string) string { return "arenabot-" + entry + ":local" }
+
+// CommitImageTag is the tag of an entry's image built at a commit: a base, or a job's head.
+func CommitImageTag(entry, commit string) string {
+	return "arenabot-" + entry + ":" + ShortCommit(commit)
+}
+
+// ShortCommit is a commit as tags and notes show it: its first 12 digits.
+func ShortCommit(sha string) string {
+	if len(sha) > 12 {
+		return sha[:12]
+	}
+	return sha
+}
+
+// Entry builds an entry's image from its own directory and Dockerfile and returns its tag.
+// A Dockerfile that failed (a *BuildFailure) or a base image the host lacks (a
+// *BaseImageError) is not built again: the same error comes back.
+func (b *Builder) Entry(ctx context.Context, e frameworks.Entry) (string, error) {
+	tag := ImageTag(e.Name)
+	if b.cfg.TagByCommit && b.cfg.Commit != "" {
+		tag = CommitImageTag(e.Name, b.cfg.Commit)
+	}
+	err, again := b.builds[tag]
+	if err != nil {
+		return "", err // Prebuild met it; building again would only repeat it
+	}
+	if !again {
+		b.note(fmt.Sprintf("%s: building %s", e.Name, tag))
+	}
+	in, err := b.baseImages(ctx, filepath.Join(e.Dir, "Dockerfile"))
+	if bi, ok := errors.AsType[*BaseImageError](err); ok {
+		b.builds[tag] = bi
+		return "", bi // the host lacks an image; the entry is as it should be
+	}
+	if err != nil {
+		return "", fmt.Errorf("build %s: %w", e.Name, err)
+	}
+	if err := b.build(ctx, e.Dir, tag, e.Name, in, b.cfg.Labels); err != nil {
+		return "", b.remember(tag, err)
+	}
+	return tag, b.remember(tag, nil)
+}
+
+// Base builds the image of a base: e as it is at commit, the merge base with the branch
+// ref. One at a base commit is tagged by the commit and kept without the job's labels, so a
+// later job with the same base finds it built; the entry's older base images are removed
+// when a new one is made, keeping one per entry. Without ref or commit (the --compare
+// entry) it is built as Entry builds it.
+func (b *Builder) Base(ctx context.Context, e frameworks.Entry, ref, commit string) (string, error) {
+	if ref == "" || commit == "" {
+		if e.Name != "" && e.Dir != "" {
+			return b.Entry(ctx, e)
+		}
+		return "", errors.New("the base has no source")
+	}
+	tag := CommitImageTag(e.Name, commit)
+	err, again := b.builds[tag]
+	if err != nil {
+		return "", err // Prebuild met it
+	}
+	if ok, err := b.eng.ImageExists(ctx, tag); err == nil && ok {
+		if !again {
+			b.note(fmt.Sprintf("%s: the base image %s is already built (%s)", e.Name, tag, ref))
+		}
+		return tag, nil
+	}
+	if _, err := b.eng.RemoveImagesLabeled(ctx, LabelBase, e.Name); err != nil {
+		b.cfg.Log.Warn("remove older base images", "framework", e.Name, "err", err)
+	}
+	b.note(fmt.Sprintf("%s: building the base %s (%s)", e.Name, tag, ref))
+	in, err := b.baseImages(ctx, e.Dir+"/Dockerfile")
+	if err != nil {
+		return "", fmt.Errorf("build %s at %s: %w", e.Name, ShortCommit(commit), err)
+	}
+	labels := map[string]string{LabelBase: e.Name, "arenabot.commit": commit}
+	if err := b.build(ctx, e.Dir, tag, e.Name+"-base", in, labels); err != nil {
+		return "", b.remember(tag, err)
+	}
+	return tag, b.remember(tag, nil)
+}
+
+// remember records a build's outcome: a success, or a failure of the Dockerfile itself,
+// which a second build of the same source would repeat. Other errors (the engine away, a
+// cancelled context) are not kept.
+func (b *Builder) remember(tag string, err error) error {
+	if _, ok := errors.AsType[*BuildFailure](err); ok || err == nil {
+		b.builds[tag] = err
+	}
+	return err
+}
+
+func (b *Builder) build(ctx context.Context, dir, tag, name string, in buildInput, labels map[string]string) error {
+	scratch, err := b.Scratch()
+	if err != nil {
+		return err
+	}
+	logPath := filepath.Join(scratch, "build-"+name+".log")
+	f, err := os.Create(logPath)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	for _, n := range in.notes {
+		fmt.Fprintln(f, n)
+	}
+	start := time.Now()
+	_, err = b.eng.Build(ctx, docker.BuildOptions{
+		ContextDir:        dir,
+		DockerfileContent: in.dockerfile,
+		Tag:               tag,
+		BuildArgs:         in.args,
+		Labels:            docker.Labels(labels, LabelManaged, "true", LabelEntry, name),
+		NetworkMode:       b.cfg.BuildNetwork,
+		Log:               f,
+	})
+	if be, ok := errors.AsType[*docker.BuildError](err); ok {
+		return &BuildFailure{Entry: name, Err: be, LogPath: logPath}
+	}
+	if err != nil {
+		return fmt.Errorf("build %s: %w", name, err)
+	}
+	b.cfg.Log.Info("image built", "framework", name, "image", tag, "duration", time.Since(start).Round(time.Millisecond))
+	return nil
+}
+
+func (b *Builder) note(line string) {
+	b.cfg.Log.Info(line)
+	if b.cfg.Progress != nil {
+		b.cfg.Progress.Note(line)
+	}
+}
+
+// A BuildFailure is a Dockerfile that did not build; it carries the log's tail.
+type BuildFailure struct {
+	Entry   string
+	Err     *docker.BuildError
+	LogPath string
+}
+
+func (f *BuildFailure) Error() string {
+	return fmt.Sprintf("build of %s failed: %s; fix its Dockerfile or source and run again (full log: %s)", f.Entry, f.Err.Msg, f.LogPath)
+}
+
+func (f *BuildFailure) Unwrap() error { return f.Err }
+
+// Tail is the end of the build log.
+func (f *BuildFailure) Tail() []string { return f.Err.Tail }
+
+// Short is the table cell of a failed build.
+func (f *BuildFailure) Short() string { return "build failed" }

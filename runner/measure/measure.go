@@ -1,0 +1,457 @@
+// Package measure measures framework entries: it has their images built (runner/build),
+// validates the selected profiles on a running server, starts each server on its CPU set
+// beside the sidecars its profile needs, waits until it answers, and drives the pinned load
+// tool over it for runs × duration while reading the container's cgroup, alone or
+// interleaved run by run against a base, and turns the runs into results, one Row per
+// entry × profile × connection count.
+package measure
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"strings"
+	"time"
+
+	"github.com/arenabot/arenabot/arenadata"
+	"github.com/arenabot/arenabot/frameworks"
+	"github.com/arenabot/arenabot/profile"
+	"github.com/arenabot/arenabot/result"
+	"github.com/arenabot/arenabot/runner/build"
+	"github.com/arenabot/arenabot/runner/cgroup"
+	"github.com/arenabot/arenabot/runner/docker"
+	"github.com/arenabot/arenabot/runner/host"
+	"github.com/arenabot/arenabot/runner/loadgen"
+	"github.com/arenabot/arenabot/stats"
+	"github.com/arenabot/arenabot/validate"
+)
+
+// Engine is the part of the Docker Engine API a measurement uses: the builder's, and the
+// containers'; *docker.Engine implements it.
+type Engine interface {
+	build.Engine
+	Start(ctx context.Context, o docker.RunOptions) (docker.Container, error)
+	State(ctx context.Context, id string) (running bool, exitCode int, err error)
+	Logs(ctx context.Context, id string, tail int) (string, error)
+	Remove(ctx context.Context, id string) error
+	RemoveLabeled(ctx context.Context, key, value string) (int, error)
+	Ping(ctx context.Context) error
+}
+
+var _ Engine = (*docker.Engine)(nil)
+
+// LabelProfile is on the containers of a row, beside build.LabelManaged and
+// build.LabelEntry, with the profile's name.
+const LabelProfile = "arenabot.profile"
+
+// Config says how to measure. The zero value of each optional field is documented.
+type Config struct {
+	Root    string // the repository root; entries are under Root/frameworks
+	DataDir string // the arena data (arenadata.Ensure); mounted read-only into every server
+
+	Lite     bool          // no pinning, LiteConns, load tools in the load-generator image
+	Runs     int           // runs per measurement; 0 means 3
+	Duration time.Duration // one run; 0 means the profile's own duration, else DefaultDuration
+
+	ServerCPUs  string // cpuset of the servers; "" means the lower half of the host's CPUs
+	LoadgenCPUs string // cpuset of the load tools; "" means the upper half
+	Threads     int    // load-tool threads; 0 means one per load-generator CPU
+
+	// BuildArgs are passed to every entry build (GO_IMAGE=...). They set the global ARGs
+	// a FROM reads, as --build-arg does.
+	BuildArgs map[string]string
+	// ImageMap names local stand-ins for base images (ARENA_IMAGE_MAP). A base image of any
+	// FROM that is not on the host and cannot be pulled is built FROM its stand-in instead,
+	// in a rewritten copy of the Dockerfile (the entry's file is not changed). Without one,
+	// a FROM ${ARG} whose ARG BuildArgs does not set gets arenabot/<name>:local when that
+	// exists (deploy/base-images.sh makes them); any other missing base image fails the
+	// entry with a *build.BaseImageError.
+	ImageMap build.ImageMap
+	// BuildNetwork is the network of RUN steps; "" means "host".
+	BuildNetwork string
+
+	ReadyTimeout time.Duration // how long a server may take to answer its probe; 0 means 30s
+
+	// Rule decides when a row measured against its Base has enough runs and what its Δ
+	// says; the zero value means stats.DefaultRule (3 to 10 runs a side, ±2%).
+	Rule stats.Rule
+	// Budget is the time Measure may take before interleaved rows stop at the rule's
+	// minimum runs; 0 means no budget (each row stops at the rule's maximum at the latest).
+	Budget time.Duration
+
+	// SkipValidation measures without validating the profiles first (harness benchmarks).
+	SkipValidation bool
+	Nofile         int64  // nofile limit of servers and tool containers; 0 means this process's hard limit
+	CgroupRoot     string // "" means /sys/fs/cgroup
+	ScratchDir     string // scripts and build logs; "" means a temporary directory
+
+	Commit, Host string // recorded in every result
+	// TagByCommit tags the entries' images by Commit (CommitImageTag) instead of ":local": a
+	// job's checkout is exactly that commit, a working tree may not be.
+	TagByCommit bool
+
+	// Labels are added to the entries' images and to every container (arenabot.job=<id>).
+	// The load-generator image does not get them: it outlives every job.
+	Labels map[string]string
+
+	// EngineWait is how long to wait, before an entry's build and before each row, for a
+	// Docker daemon that does not answer a ping (restarting, say), polling every second; 0
+	// means no check. When it does not come back in time, that row fails, and later rows
+	// fail after one more ping.
+	EngineWait time.Duration
+
+	// OnRowStart, when set, is called as each row of the plan comes up, in plan order, before
+	// it is measured or marked failed; OnRow is called when it is finished, with its Result
+	// or Err. Both are called from Measure's goroutine.
+	OnRowStart func(Row)
+	OnRow      func(Row)
+
+	Log      *slog.Logger // nil means discard
+	Progress Progress     // nil means none
+}
+
+// Mode says in a few words how measurements run: the CPU sets, or --lite. The bench header
+// and the bot's reply show it.
+func (c Config) Mode() string {
+	if c.Lite {
+		return "lite (no pinning, load tools in Docker)"
+	}
+	return fmt.Sprintf("server CPUs %s, load CPUs %s", orNone(c.ServerCPUs), orNone(c.LoadgenCPUs))
+}
+
+// Progress receives the runner's progress; every method is called from one goroutine.
+type Progress interface {
+	// Step is called when a measurement starts: done of total runs are finished.
+	Step(desc string, done, total int)
+	// Note is an informational line (a skipped profile, a build starting).
+	Note(line string)
+}
+
+// A Row is the outcome of one measurement: a result, or why there is none.
+type Row struct {
+	Entry   frameworks.Entry
+	Profile profile.Profile
+	Conns   int
+	Result  *result.Result
+	Err     error
+	// Advisories, on an entry's first row, are the advisory checks its validation missed
+	// (WARN outcomes): reported beside the results, never a reason not to measure.
+	Advisories []validate.Outcome
+}
+
+// Bencher runs plans. It is not safe for concurrent use: one bench at a time owns the host's
+// ports and CPUs.
+type Bencher struct {
+	eng Engine
+	cfg Config
+	out *reporter
+
+	images   *build.Builder  // the entries', the bases' and the load-generator image
+	tools    *tools          // the load tools, checked and run
+	servers  *servers        // the server containers and their readiness
+	sidecars *sidecarStarter // the sidecars a profile needs
+
+	started time.Time // when Measure began, for Budget
+}
+
+// New returns a Bencher over an engine.
+func New(eng Engine, cfg Config) *Bencher {
+	if cfg.Runs <= 0 {
+		cfg.Runs = 3
+	}
+	if cfg.ReadyTimeout <= 0 {
+		cfg.ReadyTimeout = 30 * time.Second
+	}
+	if cfg.Nofile <= 0 {
+		_ = host.RaiseNofile() // as far as it may; a failure shows in the limit itself
+		cfg.Nofile = host.HardNofile()
+	}
+	if cfg.CgroupRoot == "" {
+		cfg.CgroupRoot = "/sys/fs/cgroup"
+	}
+	if cfg.BuildNetwork == "" {
+		cfg.BuildNetwork = "host"
+	}
+	if cfg.Log == nil {
+		cfg.Log = slog.New(slog.DiscardHandler)
+	}
+	if cfg.Rule == (stats.Rule{}) {
+		cfg.Rule = stats.DefaultRule
+	}
+	if cfg.ServerCPUs == "" && cfg.LoadgenCPUs == "" && !cfg.Lite {
+		cfg.ServerCPUs, cfg.LoadgenCPUs = host.SplitCPUs(host.NumCPU())
+	}
+	images := build.New(eng, build.Config{
+		Root: cfg.Root, BuildArgs: cfg.BuildArgs, ImageMap: cfg.ImageMap, BuildNetwork: cfg.BuildNetwork,
+		ScratchDir: cfg.ScratchDir, Commit: cfg.Commit, TagByCommit: cfg.TagByCommit, Labels: cfg.Labels,
+		Log: cfg.Log, Progress: cfg.Progress,
+	})
+	out := &reporter{log: cfg.Log, progress: cfg.Progress}
+	srv := &servers{eng: eng, cfg: cfg, out: out}
+	return &Bencher{eng: eng, cfg: cfg, out: out, images: images, servers: srv,
+		tools: &tools{eng: eng, cfg: cfg, images: images, out: out, checks: map[string]toolCheck{}},
+		sidecars: &sidecarStarter{eng: eng, cfg: cfg, images: images, srv: srv, out: out,
+			table: profile.Sidecars, seedItems: arenadata.DBItemCount, noted: map[string]bool{}},
+	}
+}
+
+// Config returns the effective configuration.
+func (b *Bencher) Config() Config { return b.cfg }
+
+// Prepare checks everything a plan needs before anything is measured: the load tools and
+// their pinned versions, and the load-generator image in --lite mode. It also removes
+// containers left over by an earlier run.
+func (b *Bencher) Prepare(ctx context.Context, plan Plan) error {
+	if n, err := b.eng.RemoveLabeled(ctx, build.LabelManaged, "true"); err != nil {
+		return fmt.Errorf("remove leftover containers: %w", err)
+	} else if n > 0 {
+		b.out.note(fmt.Sprintf("removed %d leftover container(s) of an earlier run", n))
+	}
+	if _, err := b.images.Scratch(); err != nil {
+		return err
+	}
+	return b.tools.prepare(ctx, plan)
+}
+
+// Measure runs a plan and returns one row per entry × profile × connection count, in plan
+// order. Each entry's selected profiles are validated first; a profile that fails is not
+// measured and its rows carry a *ValidationFailure. A failure of a build, a readiness probe
+// or a load tool fails that entry's or that row's measurement and the run goes on; only a
+// cancelled ctx stops it early.
+func (b *Bencher) Measure(ctx context.Context, plan Plan) ([]Row, error) {
+	b.started = time.Now()
+	runs := &tally{out: b.out, total: plan.Runs(b.cfg.Runs, b.cfg.Rule)}
+	var rows []Row
+	for _, t := range plan.Targets {
+		for _, s := range t.Skipped {
+			b.out.note(fmt.Sprintf("%s: skipping %s", t.Entry.Name, s))
+		}
+		entryErr := b.servers.waitEngine(ctx)
+		var image string
+		if entryErr == nil {
+			image, entryErr = b.images.Entry(ctx, t.Entry)
+		}
+		var invalid map[string]error
+		var advisories []validate.Outcome
+		if entryErr == nil && !b.cfg.SkipValidation {
+			invalid, advisories, entryErr = b.gate(ctx, image, t)
+		}
+		var base *baseSide
+		if t.Base != nil && entryErr == nil {
+			base = b.prepareBase(ctx, t)
+		}
+		per := b.cfg.Runs
+		if base != nil {
+			per = 2 * b.cfg.Rule.MinRuns
+		}
+		first := true
+		for _, p := range t.Profiles {
+			for _, conns := range p.ConnCounts(plan.Lite) {
+				row := Row{Entry: t.Entry, Profile: p, Conns: conns}
+				if first {
+					row.Advisories, first = advisories, false
+				}
+				start := runs.done
+				runs.desc = fmt.Sprintf("%s %s %dc", t.Entry.Name, p.Name, conns)
+				if b.cfg.OnRowStart != nil {
+					b.cfg.OnRowStart(row)
+				}
+				if entryErr != nil {
+					row.Err = entryErr
+				} else if invalid[p.Name] != nil {
+					row.Err = invalid[p.Name]
+				} else if err := ctx.Err(); err != nil {
+					row.Err = err
+				} else if err := b.servers.waitEngine(ctx); err != nil {
+					row.Err = err
+				} else {
+					b.out.step(runs.desc, runs.done, runs.total)
+					if base != nil {
+						row.Result, row.Err = b.measurePair(ctx, image, t.Entry, base, p, conns, runs)
+					} else {
+						row.Result, row.Err = b.measureOne(ctx, image, t.Entry, p, conns, runs.ran)
+					}
+				}
+				// A row that failed early leaves its runs undone: the total drops by them.
+				runs.total -= max(per-(runs.done-start), 0)
+				if row.Err != nil {
+					b.cfg.Log.Info("measurement failed", "framework", t.Entry.Name, "test", p.Name, "conns", conns, "err", row.Err)
+				}
+				if b.cfg.OnRow != nil {
+					b.cfg.OnRow(row)
+				}
+				rows = append(rows, row)
+			}
+		}
+	}
+	return rows, ctx.Err()
+}
+
+// Build builds an entry's image as Measure does and returns its tag. It needs neither
+// Prepare nor the host lock: a build uses no fixed port and no CPU set.
+func (b *Bencher) Build(ctx context.Context, e frameworks.Entry) (string, error) {
+	return b.images.Entry(ctx, e)
+}
+
+// measureOne starts the profile's sidecars and a fresh container for one profile and
+// connection count, waits until it answers, runs the load tool Runs times, and removes the
+// container and the sidecars.
+func (b *Bencher) measureOne(ctx context.Context, image string, e frameworks.Entry, p profile.Profile, conns int, ranOne func()) (*result.Result, error) {
+	s, err := b.open(ctx, image, e, p, conns)
+	if err != nil {
+		return nil, err
+	}
+	defer s.close()
+	if err := b.tools.warmUp(ctx, s.tool.tool, s.spec, p.Warmup); err != nil {
+		return nil, fmt.Errorf("%s %s %dc warm-up: %w", e.Name, p.Name, conns, err)
+	}
+	var runs []result.Run
+	for i := 0; i < b.cfg.Runs; i++ {
+		run, err := b.tools.measuredRun(ctx, s, fmt.Sprintf("%s %s %dc run %d", e.Name, p.Name, conns, i+1))
+		if err != nil {
+			return nil, fmt.Errorf("%s %s %dc run %d: %w", e.Name, p.Name, conns, i+1, err)
+		}
+		runs = append(runs, run)
+		ranOne()
+	}
+	r := b.newResult(e, p, conns, s.spec, s.tool, s.side.versions())
+	r.FromRuns(runs)
+	return r, nil
+}
+
+// A session is one server container ready for a profile's load: its sidecars, its cgroup
+// and the load tool's command line.
+type session struct {
+	side  *sidecars
+	stop  func()
+	group *cgroup.Group
+	tool  toolCheck
+	spec  loadgen.Spec
+	args  []string
+}
+
+// close removes the server container and the sidecars.
+func (s *session) close() {
+	s.stop()
+	s.side.stop()
+}
+
+// open starts the profile's sidecars and a fresh server container from image, waits until it
+// answers and prepares the load tool's run for conns connections.
+func (b *Bencher) open(ctx context.Context, image string, e frameworks.Entry, p profile.Profile, conns int) (*session, error) {
+	if need := int64(conns) + host.NofileMargin; b.cfg.Nofile < need {
+		return nil, fmt.Errorf("%s %dc needs an open-files limit of at least %d for the server and the load tool; this host allows %d: raise the runner's and the Docker daemon's limit (LimitNOFILE= in their systemd units, or ulimit -n) or run fewer connections", p.Name, conns, need, b.cfg.Nofile)
+	}
+	side, err := b.sidecars.startAll(ctx, e, p, p.Sidecars)
+	if err != nil {
+		return nil, err
+	}
+	c, stop, err := b.servers.start(ctx, image, e, p, side.env())
+	if err != nil {
+		side.stop()
+		return nil, err
+	}
+	s := &session{side: side, stop: stop, tool: b.tools.checks[p.Tool]}
+	if s.group, err = cgroup.ForContainer(b.cfg.CgroupRoot, c.Pid, c.ID); err != nil {
+		s.close()
+		return nil, fmt.Errorf("cgroup of %s: %w", e.Name, err)
+	}
+	if s.spec, s.args, err = b.tools.spec(s.tool.tool, p, conns); err != nil {
+		s.close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// newResult is a row's result before its runs are in.
+func (b *Bencher) newResult(e frameworks.Entry, p profile.Profile, conns int, spec loadgen.Spec, tc toolCheck, sidecars []string) *result.Result {
+	return &result.Result{
+		Framework:   e.Meta.DisplayName,
+		Language:    e.Meta.Language,
+		Connections: conns,
+		Threads:     spec.Threads,
+		Duration:    spec.Duration.String(),
+		Pipeline:    max(p.Pipeline, 1),
+		Entry:       e.Name,
+		Profile:     p.Name,
+		Lite:        b.cfg.Lite,
+		TargetRate:  spec.Rate,
+		Tool:        tc.tool.Name(),
+		ToolVersion: tc.version,
+		Sidecars:    sidecars,
+		Commit:      b.cfg.Commit,
+		Host:        b.cfg.Host,
+		Time:        time.Now().UTC().Truncate(time.Second),
+	}
+}
+
+// DefaultDuration is the length of one run unless the profile or the configuration says
+// otherwise.
+const DefaultDuration = profile.DefaultDuration
+
+// A reporter sends a Bencher's progress to its log and its Progress.
+type reporter struct {
+	log      *slog.Logger
+	progress Progress // nil means none
+}
+
+func (r *reporter) step(desc string, done, total int) {
+	if r.progress != nil {
+		r.progress.Step(desc, done, total)
+	}
+}
+
+func (r *reporter) note(line string) {
+	r.log.Info(line)
+	if r.progress != nil {
+		r.progress.Note(line)
+	}
+}
+
+func lastLine(out []byte) string {
+	s := strings.TrimSpace(string(out))
+	if i := strings.LastIndexByte(s, '\n'); i >= 0 {
+		s = s[i+1:]
+	}
+	if s == "" {
+		return "(no output)"
+	}
+	return s
+}
+
+// Prebuild builds the images a plan will measure, before the host lock is taken: each
+// target's image and its base's, and in --lite mode the load-generator image. A build uses
+// no fixed port, so a run that then waits for the host has built meanwhile, and the host is
+// held only while servers run. Failures are not returned: Measure meets them and reports
+// them on the entry's rows as it would have without Prebuild, and a Dockerfile that failed
+// is not built a second time. An image that built is asked for again by Measure and comes
+// from Docker's layer cache.
+func (b *Bencher) Prebuild(ctx context.Context, plan Plan) {
+	if b.cfg.Lite {
+		if err := b.images.Loadgen(ctx); err != nil {
+			b.cfg.Log.Info("load-generator image not built ahead", "err", err) // Prepare reports it
+		}
+	}
+	for _, t := range plan.Targets {
+		if ctx.Err() != nil {
+			return
+		}
+		if _, err := b.images.Entry(ctx, t.Entry); err != nil {
+			continue // the entry's rows fail, and its base is not needed
+		}
+		if t.Base != nil && t.Base.Err == nil {
+			b.images.Base(ctx, t.Base.Entry, t.Base.Ref, t.Base.Commit)
+		}
+	}
+}
+
+// BuildLoadgen builds the load-generator image that --lite runs the load tools in, unless it
+// is built and current. Like Build, it needs neither Prepare nor the host lock.
+func (b *Bencher) BuildLoadgen(ctx context.Context) error { return b.images.Loadgen(ctx) }
+
+func orNone(s string) string {
+	if s == "" {
+		return "—"
+	}
+	return s
+}

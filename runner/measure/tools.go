@@ -1,0 +1,375 @@
+package measure
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"iter"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/arenabot/arenabot/profile"
+	"github.com/arenabot/arenabot/result"
+	"github.com/arenabot/arenabot/runner/build"
+	"github.com/arenabot/arenabot/runner/cgroup"
+	"github.com/arenabot/arenabot/runner/docker"
+	"github.com/arenabot/arenabot/runner/host"
+	"github.com/arenabot/arenabot/runner/loadgen"
+)
+
+// A toolCheck is a load tool found at its pinned version.
+type toolCheck struct {
+	tool    loadgen.Tool
+	version string // the full version string recorded in results
+}
+
+// tools are the load tools of a Bencher: found and checked once (Prepare), then run for
+// the warm-ups and the measured runs, natively on the load-generator CPUs or in the
+// load-generator image (--lite).
+type tools struct {
+	eng    Engine
+	cfg    Config
+	images *build.Builder // the load-generator image, the scratch directory
+	out    *reporter
+	checks map[string]toolCheck // by the profiles' tool name
+}
+
+// prepare finds and checks every load tool the plan needs that is not checked yet.
+func (tl *tools) prepare(ctx context.Context, plan Plan) error {
+	need, err := planTools(plan)
+	if err != nil {
+		return err
+	}
+	for name, tool := range need {
+		if _, ok := tl.checks[name]; ok {
+			continue
+		}
+		full, err := tl.check(ctx, tool)
+		if err != nil {
+			return err
+		}
+		tl.checks[name] = toolCheck{tool: tool, version: full}
+	}
+	return nil
+}
+
+// planTools returns the load tools a plan's profiles need, by the profiles' tool name, in
+// plan order.
+func planTools(plan Plan) (iter.Seq2[string, loadgen.Tool], error) {
+	var names []string
+	tools := map[string]loadgen.Tool{}
+	for _, t := range plan.Targets {
+		for _, p := range t.Profiles {
+			if _, ok := tools[p.Tool]; ok {
+				continue
+			}
+			tool, err := loadgen.ForProfile(p)
+			if err != nil {
+				return nil, err
+			}
+			names = append(names, p.Tool)
+			tools[p.Tool] = tool
+		}
+	}
+	return func(yield func(string, loadgen.Tool) bool) {
+		for _, n := range names {
+			if !yield(n, tools[n]) {
+				return
+			}
+		}
+	}, nil
+}
+
+// check finds the tool, natively or in the load-generator image, and checks its version.
+func (tl *tools) check(ctx context.Context, tool loadgen.Tool) (string, error) {
+	var out strings.Builder
+	if tl.cfg.Lite {
+		if err := tl.images.Loadgen(ctx); err != nil {
+			return "", err
+		}
+		code, err := tl.eng.Run(ctx, tl.container(append([]string{tool.Binary()}, tool.VersionArgs()...)), &out)
+		if err != nil {
+			return "", fmt.Errorf("%s in %s: %w", tool.Name(), loadgen.Image, err)
+		}
+		_ = code // wrk -v exits 1; the output decides
+		return checkedVersion(tool, out.String())
+	}
+	return nativeTool(ctx, tool)
+}
+
+// nativeTool finds an installed load tool on PATH and checks its version.
+func nativeTool(ctx context.Context, tool loadgen.Tool) (string, error) {
+	path, err := exec.LookPath(tool.Binary())
+	if err != nil {
+		return "", fmt.Errorf("load tool %s is not installed (not on PATH); install version %s (%s) or use --lite to run it in the pinned load-generator image", tool.Binary(), tool.PinnedVersion(), loadgen.Hint(tool))
+	}
+	if full, ok, err := loadgen.CheckBinaryVersion(tool, path); ok { // ghz: its build information
+		if err != nil {
+			return "", fmt.Errorf("load tool %s: %w; install %s (%s) or use --lite", tool.Binary(), err, tool.PinnedVersion(), loadgen.Hint(tool))
+		}
+		return full, nil
+	}
+	var out strings.Builder
+	cmd := exec.CommandContext(ctx, path, tool.VersionArgs()...)
+	cmd.Stdout, cmd.Stderr = &out, &out
+	_ = cmd.Run() // wrk -v exits 1; the output decides
+	return checkedVersion(tool, out.String())
+}
+
+// checkedVersion reads a tool's version from its output and checks that it is the pinned one.
+func checkedVersion(tool loadgen.Tool, out string) (string, error) {
+	full, upstream, err := tool.ParseVersion(out)
+	if err != nil {
+		return "", fmt.Errorf("load tool %s: cannot read its version (%v); install version %s", tool.Binary(), err, tool.PinnedVersion())
+	}
+	if upstream != tool.PinnedVersion() {
+		return "", fmt.Errorf("load tool %s is version %s but the harness is pinned to %s; install %s %s (%s) or use --lite", tool.Binary(), full, tool.PinnedVersion(), tool.Binary(), tool.PinnedVersion(), loadgen.Hint(tool))
+	}
+	return full, nil
+}
+
+// CheckNativeTools checks that every load tool the plan needs is installed at its pinned
+// version, as Prepare does in full mode, but without Docker or the host lock: a caller runs
+// it first, so a missing or wrong tool is reported at once, not after waiting for the host.
+func CheckNativeTools(ctx context.Context, plan Plan) error {
+	tools, err := planTools(plan)
+	if err != nil {
+		return err
+	}
+	for _, tool := range tools {
+		if _, err := nativeTool(ctx, tool); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// warmUp runs the load tool once for d (the profile's Warmup: the arena warms stream-grpc
+// for 2 s), before the measured runs, and throws its output away. The server's CPU and
+// memory windows begin after it.
+func (tl *tools) warmUp(ctx context.Context, tool loadgen.Tool, spec loadgen.Spec, d time.Duration) error {
+	if d <= 0 {
+		return nil
+	}
+	spec.Duration = d
+	args, err := tool.Args(spec)
+	if err != nil {
+		return err
+	}
+	_, err = tl.exec(ctx, tool, args, spec.Duration)
+	if rl, ok := tool.(loadgen.RunLog); ok && rl.LogFile(spec) != "" {
+		os.Remove(rl.LogFile(spec)) // the warm-up's log is not a run's
+	}
+	return err
+}
+
+// runOnce runs the load tool once inside a cgroup window.
+func (tl *tools) runOnce(ctx context.Context, tool loadgen.Tool, args []string, spec loadgen.Spec, group *cgroup.Group) (result.Run, error) {
+	win, err := group.Begin()
+	if err != nil {
+		return result.Run{}, fmt.Errorf("cgroup: %w", err)
+	}
+	sampled := sampleGRPC(ctx, spec) // unary gRPC: the grpc-status h2load cannot see (grpcstatus.go)
+	if rl, ok := tool.(loadgen.RunLog); ok && rl.LogFile(spec) != "" {
+		// h2load appends to its log: start each run with none.
+		if err := os.Remove(rl.LogFile(spec)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return result.Run{}, fmt.Errorf("%s run log: %w", tool.Name(), err)
+		}
+	}
+	out, runErr := tl.exec(ctx, tool, args, spec.Duration)
+	usage, err := win.End()
+	sampleErr := sampled()
+	if runErr != nil {
+		return result.Run{}, runErr
+	}
+	if err != nil {
+		return result.Run{}, fmt.Errorf("cgroup: %w", err)
+	}
+	if sampleErr != nil {
+		return result.Run{}, sampleErr
+	}
+	m, err := tool.Parse(out)
+	if err != nil {
+		return result.Run{}, fmt.Errorf("%s output: %w (last output: %s)", tool.Name(), err, lastLine(out))
+	}
+	if rl, ok := tool.(loadgen.RunLog); ok && rl.LogFile(spec) != "" {
+		err := rl.ReadLog(spec, &m)
+		os.Remove(rl.LogFile(spec)) // one run's log at a time: it grows with the run
+		if err != nil {
+			return result.Run{}, err
+		}
+	}
+	run := toRun(m, usage)
+	return run, successful(run)
+}
+
+// measuredRun runs the load tool once on a session's server; a run in which no response
+// came back at all (a machine stalled while the tool's connections were being made, so a
+// short run ended before any answer) is run once more, saying so; a second one fails.
+func (tl *tools) measuredRun(ctx context.Context, s *session, desc string) (result.Run, error) {
+	run, err := tl.runOnce(ctx, s.tool.tool, s.args, s.spec, s.group)
+	if ns, ok := errors.AsType[*NoSuccessError](err); ok && ns.Run.Requests == 0 && ctx.Err() == nil {
+		tl.out.note(fmt.Sprintf("%s: no response came back in the run; running it once more", desc))
+		run, err = tl.runOnce(ctx, s.tool.tool, s.args, s.spec, s.group)
+	}
+	return run, err
+}
+
+// successful fails a run without one response the profile counts.
+func successful(run result.Run) error {
+	if run.Status2xx == 0 {
+		return &NoSuccessError{Run: run}
+	}
+	return nil
+}
+
+// outDir returns the directory the load tools write their run files into (Spec.OutDir),
+// made on first use and writable by whatever user the tool's container runs as; the runner
+// removes each file after reading it.
+func (tl *tools) outDir() (string, error) {
+	scratch, err := tl.images.Scratch()
+	if err != nil {
+		return "", err
+	}
+	dir := filepath.Join(scratch, "out")
+	if err := os.MkdirAll(dir, 0o777); err != nil {
+		return "", err
+	}
+	return dir, os.Chmod(dir, 0o777)
+}
+
+// exec runs the load tool natively (pinned with taskset) or in the load-generator image.
+func (tl *tools) exec(ctx context.Context, tool loadgen.Tool, args []string, d time.Duration) ([]byte, error) {
+	ctx, cancel := context.WithTimeout(ctx, d+30*time.Second)
+	defer cancel()
+	argv := append([]string{tool.Binary()}, args...)
+	var out strings.Builder
+	if tl.cfg.Lite {
+		code, err := tl.eng.Run(ctx, tl.container(argv), &out)
+		if err != nil {
+			return nil, fmt.Errorf("%s in Docker: %w", tool.Name(), err)
+		}
+		if code != 0 {
+			return nil, fmt.Errorf("%s exited with status %d: %s", tool.Name(), code, lastLine([]byte(out.String())))
+		}
+		return []byte(out.String()), nil
+	}
+	if err := host.RaiseNofile(); err != nil {
+		tl.cfg.Log.Warn("cannot raise the open-files limit for the load tools", "err", err)
+	}
+	if tl.cfg.LoadgenCPUs != "" {
+		argv = append([]string{"taskset", "-c", tl.cfg.LoadgenCPUs}, argv...)
+	}
+	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
+	cmd.Stdout, cmd.Stderr = &out, &out
+	cmd.WaitDelay = 5 * time.Second
+	if err := cmd.Run(); err != nil {
+		if ctx.Err() != nil && errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			return nil, fmt.Errorf("%s did not finish within %s", tool.Name(), d+30*time.Second)
+		}
+		return nil, fmt.Errorf("%s: %w: %s", tool.Name(), err, lastLine([]byte(out.String())))
+	}
+	return []byte(out.String()), nil
+}
+
+func toRun(m loadgen.Measurement, u cgroup.Usage) result.Run {
+	run := result.Run{
+		RPS:        m.RPS(),
+		Requests:   m.Requests,
+		Status2xx:  m.Status2xx,
+		NonSuccess: m.Requests - m.Status2xx,
+		DurationS:  m.Duration.Seconds(),
+		Bytes:      m.Bytes,
+		LatencyUS:  m.Latency,
+		Errors:     m.Errors,
+		CPUCores:   u.Cores(),
+		MemoryPeak: u.MemoryPeak,
+	}
+	if g := m.Generator; g != nil {
+		run.Reconnects = g.Reconnects
+		run.ToolCPUS = g.CPU.Seconds()
+		run.MaxScheduleLag = us(g.MaxScheduleLag)
+		run.ToolLimit = g.Limit
+	}
+	return run
+}
+
+func us(d time.Duration) float64 { return float64(d) / float64(time.Microsecond) }
+
+// container is how a load tool runs in the pinned image: host network, the load-generator CPU
+// set, data and scripts mounted at the same paths as on the host.
+func (tl *tools) container(argv []string) docker.RunOptions {
+	mounts := []docker.Mount{{Source: tl.cfg.DataDir, Target: tl.cfg.DataDir, ReadOnly: true}}
+	if scratch, err := tl.images.Scratch(); err == nil {
+		mounts = append(mounts, docker.Mount{Source: scratch, Target: scratch, ReadOnly: true})
+		if out, err := tl.outDir(); err == nil { // the tools' run files (Spec.OutDir), writable
+			mounts = append(mounts, docker.Mount{Source: out, Target: out})
+		}
+	}
+	return docker.RunOptions{
+		Image:       loadgen.Image,
+		Cmd:         argv,
+		HostNetwork: true,
+		CPUSet:      tl.cfg.LoadgenCPUs,
+		Nofile:      tl.cfg.Nofile,
+		Mounts:      mounts,
+		Labels:      docker.Labels(tl.cfg.Labels, build.LabelManaged, "true", build.LabelEntry, "loadgen"),
+	}
+}
+
+// spec returns the load tool's Spec and arguments for one row, with the helper files
+// the arguments name written.
+func (tl *tools) spec(tool loadgen.Tool, p profile.Profile, conns int) (loadgen.Spec, []string, error) {
+	scratch, err := tl.images.Scratch()
+	if err != nil {
+		return loadgen.Spec{}, nil, err
+	}
+	spec := loadgen.Spec{
+		Profile:   p,
+		Host:      "127.0.0.1",
+		Conns:     conns,
+		Threads:   min(tl.threads(), conns),
+		Duration:  tl.duration(p),
+		DataDir:   tl.cfg.DataDir,
+		ScriptDir: filepath.Join(scratch, "scripts"),
+		Rate:      p.Rate(tl.cfg.Lite),
+	}
+	if err := os.MkdirAll(spec.ScriptDir, 0o755); err != nil {
+		return spec, nil, err
+	}
+	if _, ok := tool.(loadgen.RunLog); ok {
+		if spec.OutDir, err = tl.outDir(); err != nil {
+			return spec, nil, err
+		}
+	}
+	if err := tool.WriteFiles(spec); err != nil {
+		return spec, nil, err
+	}
+	args, err := tool.Args(spec)
+	return spec, args, err
+}
+
+func (tl *tools) duration(p profile.Profile) time.Duration {
+	switch {
+	case tl.cfg.Duration > 0:
+		return tl.cfg.Duration
+	case p.Duration > 0:
+		return p.Duration
+	default:
+		return DefaultDuration
+	}
+}
+
+func (tl *tools) threads() int {
+	if tl.cfg.Threads > 0 {
+		return tl.cfg.Threads
+	}
+	if tl.cfg.Lite || tl.cfg.LoadgenCPUs == "" {
+		return max(host.NumCPU()/2, 1)
+	}
+	return max(host.CPUSetSize(tl.cfg.LoadgenCPUs), 1)
+}
