@@ -94,7 +94,7 @@ type Job struct {
 	// Rows are the measurements the ack promised, resolved by the bot at the SHA (in the
 	// report's order), which the runner measures exactly. Empty (a job queued before jobs
 	// carried them, or an operator's): the runner selects from Frameworks and Tests.
-	Rows []Row `json:"rows,omitempty"`
+	Rows []profile.Row `json:"rows,omitempty"`
 
 	// Set through Amend.
 	HeadMoved string `json:"head_moved,omitempty"` // the PR's head when it moved after the ack
@@ -124,9 +124,6 @@ type Job struct {
 	// Result is what the runner reported through Finish (JSON, opaque to the queue).
 	Result json.RawMessage `json:"result,omitempty"`
 }
-
-// Row is one measurement of a job: the key every stage shares.
-type Row = profile.Row
 
 // A Lease is a runner's hold on the one running job of a pool. Token proves
 // ownership to Heartbeat and Finish; Fence increases with every claim across

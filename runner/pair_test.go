@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/arenabot/arenabot/profile"
 	"github.com/arenabot/arenabot/queue"
 	"github.com/arenabot/arenabot/runner/build"
 	"github.com/arenabot/arenabot/runner/runnertest"
@@ -73,7 +74,7 @@ func TestWorkerMeasuresAgainstTheMergeBase(t *testing.T) {
 	t.Cleanup(func() { eng.RemoveImage(context.WithoutCancel(t.Context()), tag) })
 
 	j := prJob(a, queue.BenchmarkMultiple, "twin", "broken")
-	j.Rows = []queue.Row{{Entry: "twin", Test: "baseline", Conns: 512}, {Entry: "broken", Test: "baseline", Conns: 512}}
+	j.Rows = []profile.Row{{Entry: "twin", Test: "baseline", Conns: 512}, {Entry: "broken", Test: "baseline", Conns: 512}}
 	done, err := w.RunJob(t.Context(), claim(t, q, j))
 	if err != nil {
 		t.Fatal(err)
@@ -161,7 +162,7 @@ func TestWorkerBaseFails(t *testing.T) {
 
 	w := testWorker(t, q, eng, a.clone(t), data)
 	j := prJob(a, queue.Benchmark, "flip")
-	j.Rows = []queue.Row{{Entry: "flip", Test: "baseline", Conns: 512}}
+	j.Rows = []profile.Row{{Entry: "flip", Test: "baseline", Conns: 512}}
 	done, err := w.RunJob(t.Context(), claim(t, q, j))
 	if err != nil {
 		t.Fatal(err)
@@ -202,7 +203,7 @@ func TestWorkerBaseLacksTheTest(t *testing.T) {
 	w.cfg.Bench.Duration = 2 * time.Second
 	j := prJob(a, queue.Benchmark, "grow")
 	j.Tests = []string{"baseline", "json"}
-	j.Rows = []queue.Row{{Entry: "grow", Test: "baseline", Conns: 512}, {Entry: "grow", Test: "json", Conns: 4096}}
+	j.Rows = []profile.Row{{Entry: "grow", Test: "baseline", Conns: 512}, {Entry: "grow", Test: "json", Conns: 4096}}
 	done, err := w.RunJob(t.Context(), claim(t, q, j))
 	if err != nil {
 		t.Fatal(err)

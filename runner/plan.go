@@ -49,7 +49,7 @@ func reasonErr(r selection.Reason) error {
 // entries in the order of their first row, profiles in the order of theirs, each profile's
 // ConnCounts(lite) set to its rows' counts. The reasons that are only notes (selection's
 // Named false) become the targets' Skipped.
-func planRows(entries []frameworks.Entry, rows []selection.Row, reasons []selection.Reason, lite bool) measure.Plan {
+func planRows(entries []frameworks.Entry, rows []profile.Row, reasons []selection.Reason, lite bool) measure.Plan {
 	plan := measure.Plan{Lite: lite}
 	at := map[string]int{} // entry → index in plan.Targets
 	for _, r := range rows {

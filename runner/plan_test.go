@@ -142,7 +142,7 @@ func TestPlanRows(t *testing.T) {
 	alpha := frameworks.Entry{Name: "alpha", Meta: frameworks.Meta{Tests: []string{"baseline", "json"}}}
 	beta := frameworks.Entry{Name: "beta", Meta: frameworks.Meta{Tests: []string{"baseline"}}}
 	entries := []frameworks.Entry{alpha, beta}
-	rows := []selection.Row{
+	rows := []profile.Row{
 		{Entry: "beta", Test: "baseline", Conns: 512},
 		{Entry: "alpha", Test: "json", Conns: 512}, // a lite row, planned for a full runner
 		{Entry: "alpha", Test: "baseline", Conns: 4096},

@@ -608,9 +608,9 @@ func (j *jobRun) plan(root string) (measure.Plan, []measure.Row, error) {
 // other connection counts measures the job's all the same (the ack promised them) and logs
 // the difference. A row whose entry does not load, or that the entry cannot measure
 // (selection.Check), is a failed row.
-func (j *jobRun) planRows(root string, rows []queue.Row, lite bool) (measure.Plan, []measure.Row) {
+func (j *jobRun) planRows(root string, rows []profile.Row, lite bool) (measure.Plan, []measure.Row) {
 	var entries []frameworks.Entry
-	var sel []selection.Row
+	var sel []profile.Row
 	var failed []measure.Row
 	loadErr := map[string]error{}
 	for i, r := range rows {
@@ -638,7 +638,7 @@ func (j *jobRun) planRows(root string, rows []queue.Row, lite bool) (measure.Pla
 			failed = append(failed, measure.Row{Entry: e, Profile: profileOf(r.Test), Conns: r.Conns, Err: reasonErr(why)})
 			continue
 		}
-		sel = append(sel, selection.Row{Entry: r.Entry, Test: r.Test, Conns: r.Conns})
+		sel = append(sel, r)
 	}
 	if diff := modeDiff(sel, lite); len(diff) > 0 {
 		j.log.Warn("the job's rows differ from this runner's own selection; measuring the job's, as the ack promised",
@@ -649,7 +649,7 @@ func (j *jobRun) planRows(root string, rows []queue.Row, lite bool) (measure.Pla
 
 // modeDiff lists the entry × test pairs of rows whose connection counts are not those
 // the mode selects: "gin baseline: job 512, runner 512, 4096".
-func modeDiff(rows []selection.Row, lite bool) []string {
+func modeDiff(rows []profile.Row, lite bool) []string {
 	type pair struct{ entry, test string }
 	var order []pair
 	counts := map[pair][]int{}

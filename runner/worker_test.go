@@ -566,7 +566,7 @@ func TestWorkerMeasuresTheJobsRows(t *testing.T) {
 	w := testWorker(t, mem, &fakeEngine{}, a.clone(t), t.TempDir())
 	w.cfg.Bench.Lite = true
 	j := prJob(a, queue.BenchmarkMultiple, "nethttp", "disabled", "gone", "badmeta")
-	j.Rows = []queue.Row{
+	j.Rows = []profile.Row{
 		{Entry: "nethttp", Test: "baseline", Conns: 512},
 		{Entry: "nethttp", Test: "baseline", Conns: 4096},
 		{Entry: "disabled", Test: "json", Conns: 4096},

@@ -20,9 +20,6 @@ import (
 	"github.com/arenabot/arenabot/profile"
 )
 
-// Row is the measurement key every stage shares.
-type Row = profile.Row
-
 // A Request is what to select from.
 type Request struct {
 	// Entries are the frameworks of the request, in its order (as named with -f, or sorted
@@ -45,7 +42,7 @@ type Request struct {
 type Selection struct {
 	// Rows are the measurements: entry by entry in the request's order; within an entry in
 	// profile order (profile.All), then by connection count, ascending.
-	Rows []Row
+	Rows []profile.Row
 	// Reasons are the requested pairs that are not measured, in the request's order: per
 	// entry, then per test in profile order; with Subscribers, per test (Entry "").
 	Reasons []Reason
@@ -236,10 +233,10 @@ func ConnCounts(test string, lite bool) []int {
 }
 
 // rows returns the rows of one entry and test.
-func rows(entry, test string, lite bool) []Row {
-	var out []Row
+func rows(entry, test string, lite bool) []profile.Row {
+	var out []profile.Row
 	for _, n := range ConnCounts(test, lite) {
-		out = append(out, Row{Entry: entry, Test: test, Conns: n})
+		out = append(out, profile.Row{Entry: entry, Test: test, Conns: n})
 	}
 	return out
 }

@@ -50,27 +50,27 @@ func TestSelect(t *testing.T) {
 	tests := []struct {
 		name    string
 		req     Request
-		rows    []Row
+		rows    []profile.Row
 		reasons []Reason // compared on Cause, Entry, Test and Named
 	}{
 		{name: "every runnable subscribed test, profile order, full counts",
 			req: Request{Entries: []frameworks.Entry{gin}},
-			rows: []Row{{Entry: "gin", Test: "baseline", Conns: 512}, {Entry: "gin", Test: "baseline", Conns: 4096}, {Entry: "gin", Test: "json", Conns: 4096},
+			rows: []profile.Row{{Entry: "gin", Test: "baseline", Conns: 512}, {Entry: "gin", Test: "baseline", Conns: 4096}, {Entry: "gin", Test: "json", Conns: 4096},
 				{Entry: "gin", Test: "upload", Conns: 32}, {Entry: "gin", Test: "upload", Conns: 256}},
 			reasons: []Reason{{Cause: Unsupported, Entry: "gin", Test: "json-tls"}}},
 		{name: "lite counts",
 			req:     Request{Entries: []frameworks.Entry{gin}, Lite: true},
-			rows:    []Row{{Entry: "gin", Test: "baseline", Conns: 512}, {Entry: "gin", Test: "json", Conns: 512}, {Entry: "gin", Test: "upload", Conns: 128}},
+			rows:    []profile.Row{{Entry: "gin", Test: "baseline", Conns: 512}, {Entry: "gin", Test: "json", Conns: 512}, {Entry: "gin", Test: "upload", Conns: 128}},
 			reasons: []Reason{{Cause: Unsupported, Entry: "gin", Test: "json-tls"}}},
 		{name: "named tests in profile order, once, entries in request order, once",
 			req:  Request{Entries: []frameworks.Entry{gin, fiber, gin}, Tests: []string{"json", "baseline", "json"}},
-			rows: []Row{{Entry: "gin", Test: "baseline", Conns: 512}, {Entry: "gin", Test: "baseline", Conns: 4096}, {Entry: "gin", Test: "json", Conns: 4096}, {Entry: "fiber", Test: "baseline", Conns: 512}, {Entry: "fiber", Test: "baseline", Conns: 4096}, {Entry: "fiber", Test: "json", Conns: 4096}}},
+			rows: []profile.Row{{Entry: "gin", Test: "baseline", Conns: 512}, {Entry: "gin", Test: "baseline", Conns: 4096}, {Entry: "gin", Test: "json", Conns: 4096}, {Entry: "fiber", Test: "baseline", Conns: 512}, {Entry: "fiber", Test: "baseline", Conns: 4096}, {Entry: "fiber", Test: "json", Conns: 4096}}},
 		{name: "a disabled entry named runs",
 			req:  Request{Entries: []frameworks.Entry{off}, Tests: []string{"baseline"}, Lite: true},
-			rows: []Row{{Entry: "off", Test: "baseline", Conns: 512}}},
+			rows: []profile.Row{{Entry: "off", Test: "baseline", Conns: 512}}},
 		{name: "named, each reason per entry",
 			req:  Request{Entries: []frameworks.Entry{gin, fiber}, Tests: []string{"upload", "jsn", "noisy", "json-tls"}},
-			rows: []Row{{Entry: "gin", Test: "upload", Conns: 32}, {Entry: "gin", Test: "upload", Conns: 256}},
+			rows: []profile.Row{{Entry: "gin", Test: "upload", Conns: 32}, {Entry: "gin", Test: "upload", Conns: 256}},
 			reasons: []Reason{
 				{Cause: Unsupported, Entry: "gin", Test: "json-tls", Named: true},
 				{Cause: UnknownTest, Entry: "gin", Test: "jsn", Named: true},
@@ -85,18 +85,18 @@ func TestSelect(t *testing.T) {
 			reasons: []Reason{{Cause: Unsupported, Entry: "old", Test: "json-tls"}, {Cause: NoTest, Entry: "old"}}},
 		{name: "no lite variant, left out",
 			req:     Request{Entries: []frameworks.Entry{h2c}, Lite: true},
-			rows:    []Row{{Entry: "h2c", Test: "baseline", Conns: 512}},
+			rows:    []profile.Row{{Entry: "h2c", Test: "baseline", Conns: 512}},
 			reasons: []Reason{{Cause: NoLite, Entry: "h2c", Test: "baseline-h2c"}}},
 		{name: "no lite variant, named",
 			req:     Request{Entries: []frameworks.Entry{h2c}, Tests: []string{"baseline-h2c", "baseline"}, Lite: true},
-			rows:    []Row{{Entry: "h2c", Test: "baseline", Conns: 512}},
+			rows:    []profile.Row{{Entry: "h2c", Test: "baseline", Conns: 512}},
 			reasons: []Reason{{Cause: NoLite, Entry: "h2c", Test: "baseline-h2c", Named: true}}},
 		{name: "subscribers: no lite variant",
 			req:     Request{Entries: []frameworks.Entry{h2c}, Tests: []string{"baseline-h2c"}, Lite: true, Subscribers: true},
 			reasons: []Reason{{Cause: NoLite, Test: "baseline-h2c", Named: true}}},
 		{name: "subscribers: enabled ones, in the order given",
 			req:  Request{Entries: []frameworks.Entry{fiber, gin, off, old}, Tests: []string{"baseline"}, Subscribers: true, Lite: true},
-			rows: []Row{{Entry: "fiber", Test: "baseline", Conns: 512}, {Entry: "gin", Test: "baseline", Conns: 512}}},
+			rows: []profile.Row{{Entry: "fiber", Test: "baseline", Conns: 512}, {Entry: "gin", Test: "baseline", Conns: 512}}},
 		{name: "subscribers: a test nobody runs",
 			req:     Request{Entries: []frameworks.Entry{fiber, off}, Tests: []string{"pipelined"}, Subscribers: true},
 			reasons: []Reason{{Cause: NoEntry, Test: "pipelined", Named: true}}},
@@ -305,7 +305,7 @@ func checkSelect(t *testing.T, req Request) {
 	t.Helper()
 	got := Select(req)
 
-	var want []Row
+	var want []profile.Row
 	seen := map[string]bool{}
 	for _, e := range req.Entries {
 		if seen[e.Name] {
@@ -322,7 +322,7 @@ func checkSelect(t *testing.T, req Request) {
 			}
 			counts := slices.Sorted(slices.Values(p.ConnCounts(req.Lite)))
 			for _, n := range slices.Compact(counts) {
-				want = append(want, Row{Entry: e.Name, Test: p.Name, Conns: n})
+				want = append(want, profile.Row{Entry: e.Name, Test: p.Name, Conns: n})
 			}
 		}
 	}
@@ -331,7 +331,7 @@ func checkSelect(t *testing.T, req Request) {
 	}
 
 	hasRows := func(e, test string) bool {
-		return slices.ContainsFunc(got.Rows, func(r Row) bool { return (e == "" || r.Entry == e) && r.Test == test })
+		return slices.ContainsFunc(got.Rows, func(r profile.Row) bool { return (e == "" || r.Entry == e) && r.Test == test })
 	}
 	reasons := func(e, test string) int {
 		n := 0
@@ -378,7 +378,7 @@ func checkSelect(t *testing.T, req Request) {
 			for _, test := range subscribed(e) {
 				expect(e.Name, test)
 			}
-			if !slices.ContainsFunc(got.Rows, func(r Row) bool { return r.Entry == e.Name }) {
+			if !slices.ContainsFunc(got.Rows, func(r profile.Row) bool { return r.Entry == e.Name }) {
 				if reasons(e.Name, "") != 1 {
 					t.Errorf("Select(%+v): %s has no row and no NoTest reason", req, e.Name)
 				}

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/arenabot/arenabot/profile"
 	"github.com/arenabot/arenabot/queue"
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
@@ -92,7 +93,7 @@ func Job(pr int, pool string) queue.Job {
 		Kind:            queue.Benchmark,
 		Frameworks:      []string{"gin"},
 		Tests:           []string{"baseline"},
-		Rows:            []queue.Row{{Entry: "gin", Test: "baseline", Conns: 512}, {Entry: "gin", Test: "baseline", Conns: 4096}},
+		Rows:            []profile.Row{{Entry: "gin", Test: "baseline", Conns: 512}, {Entry: "gin", Test: "baseline", Conns: 4096}},
 		SHA:             "0123456789abcdef0123456789abcdef01234567",
 		Pool:            pool,
 		InstallationID:  77,
