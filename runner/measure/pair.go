@@ -135,7 +135,11 @@ func (b *Bencher) measurePair(ctx context.Context, image string, e frameworks.En
 				t.ran()
 				continue
 			}
-			run, _, err := b.turn(ctx, base.image, base.Entry, p, conns)
+			err := b.baseStillThere(ctx, base)
+			var run result.Run
+			if err == nil {
+				run, _, err = b.turn(ctx, base.image, base.Entry, p, conns)
+			}
 			if err != nil {
 				if ctx.Err() != nil {
 					return nil, ctx.Err()
@@ -161,6 +165,23 @@ func (b *Bencher) measurePair(ctx context.Context, image string, e frameworks.En
 		}
 		t.total += 2
 	}
+}
+
+// baseStillThere checks before each base run that the base's image is still on the host: a
+// base image is kept between jobs, so something outside the job (an operator's prune,
+// another process's cleanup) may remove it while the job runs; it is then built again,
+// saying so, instead of failing the base's run.
+func (b *Bencher) baseStillThere(ctx context.Context, base *baseSide) error {
+	if ok, err := b.eng.ImageExists(ctx, base.image); err != nil || ok {
+		return nil // an engine that does not answer fails the run itself, with its own error
+	}
+	b.out.note(fmt.Sprintf("%s: the base image %s is no longer on the host; building it again", base.Entry.Name, base.image))
+	image, err := b.images.Base(ctx, base.Entry, base.Ref, base.Commit)
+	if err != nil {
+		return fmt.Errorf("the base image went missing and did not build again: %w", err)
+	}
+	base.image = image
+	return nil
 }
 
 // A headSide is the head of an interleaved row: what each run starts, the runs so far and
