@@ -16,7 +16,7 @@ import (
 // WriteStatus writes every pool's line: the running job, then the waiting
 // ones with their position and expected wait. Requests awaiting approval are
 // in no line: WriteList lists them.
-func WriteStatus(ctx context.Context, w io.Writer, q Queue) error {
+func WriteStatus(ctx context.Context, w io.Writer, q Reader) error {
 	lines, err := q.Status(ctx)
 	if err != nil {
 		return err
@@ -62,7 +62,7 @@ func WriteStatus(ctx context.Context, w io.Writer, q Queue) error {
 // WriteList writes every job that has not ended, in line order, then the
 // requests awaiting approval, then the recent ended ones, the latest first,
 // each with how it ended (or what is pending for it).
-func WriteList(ctx context.Context, w io.Writer, q Queue) error {
+func WriteList(ctx context.Context, w io.Writer, q Reader) error {
 	jobs, err := q.List(ctx, Filter{})
 	if err != nil {
 		return err
@@ -104,7 +104,7 @@ func ending(j Job) string {
 }
 
 // CancelJob cancels job id for by and says what happened.
-func CancelJob(ctx context.Context, w io.Writer, q Queue, id, by string) error {
+func CancelJob(ctx context.Context, w io.Writer, q Pools, id, by string) error {
 	j, err := q.Cancel(ctx, id, by)
 	switch {
 	case errors.Is(err, ErrFinished):
@@ -123,7 +123,7 @@ func CancelJob(ctx context.Context, w io.Writer, q Queue, id, by string) error {
 
 // DrainPool cancels every waiting job of pool for by and lists them. The
 // running job is left to finish.
-func DrainPool(ctx context.Context, w io.Writer, q Queue, pool, by string) error {
+func DrainPool(ctx context.Context, w io.Writer, q Pools, pool, by string) error {
 	jobs, err := q.Drain(ctx, pool, by)
 	if err != nil {
 		return err

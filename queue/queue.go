@@ -15,8 +15,19 @@ import (
 
 // A Queue holds approved jobs, one running and Depth waiting per pool. Redis
 // and Memory implement it with the same behaviour; queuetest.Conformance
-// checks both. Consumers should declare the few methods they use.
+// checks both. It is the union of five roles of a few methods each; consumers
+// should declare the role, or the few methods, they use.
 type Queue interface {
+	Requests
+	Pools
+	Reader
+	Deliveries
+	Stream
+}
+
+// Requests are the requests awaiting approval: recorded, approved into a line, rejected or
+// expired, and the fields the bot keeps on a record.
+type Requests interface {
 	// Submit records a request that waits for approval, in state
 	// awaiting_approval, and returns it as stored (ID, Pool, Created filled
 	// in; Expires is the caller's). It publishes EventSubmitted. An older
@@ -50,11 +61,11 @@ type Queue interface {
 	// comment is rendered again; the others publish nothing. An unknown job
 	// gives ErrNotFound.
 	Amend(ctx context.Context, id string, a Amendment) (Job, error)
+}
 
-	// Runners returns, per pool ever used, when a runner of the pool was last
-	// seen (waiting in Claim, claiming or heart-beating), pools sorted by name.
-	Runners(ctx context.Context) ([]Runner, error)
-
+// Pools are the pools' lines of approved jobs, one running and Depth waiting in each: the runner's claim,
+// lease and outcome, cancels, and the recovery of jobs whose runner was lost.
+type Pools interface {
 	// Enqueue adds an approved job at the back of its pool's line, in state
 	// queued, and returns it as stored (ID, Pool, Attempt and Queued filled
 	// in), and publishes EventQueued for it. When the pool's waiting places were already full, the oldest
@@ -96,6 +107,21 @@ type Queue interface {
 	// are left alone.
 	Drain(ctx context.Context, pool, by string) ([]Job, error)
 
+	// Reap recovers the jobs whose runner stopped heart-beating: the first
+	// time, the job is put back at the front of its pool's line with Attempt
+	// incremented (EventRetried); the second time it fails with ReasonLost
+	// (EventLost); a job cancelled meanwhile ends as cancelled
+	// (EventCancelled). It returns the jobs it changed. Several processes may
+	// reap at once: each job is recovered by exactly one of them.
+	Reap(ctx context.Context) ([]Job, error)
+
+	// RunReaper calls Reap every interval until ctx is done, logging errors.
+	// It returns nil when ctx is done.
+	RunReaper(ctx context.Context, interval time.Duration) error
+}
+
+// Reader reads jobs, lines and runners without changing them.
+type Reader interface {
 	// Position returns a job's place in its pool's line. A terminal job gives
 	// ErrFinished; a job awaiting approval is in no line yet and gives
 	// ErrNotAwaiting (both with the job in Place.Job).
@@ -114,18 +140,13 @@ type Queue interface {
 	// Options.Retain.
 	Get(ctx context.Context, id string) (Job, error)
 
-	// Reap recovers the jobs whose runner stopped heart-beating: the first
-	// time, the job is put back at the front of its pool's line with Attempt
-	// incremented (EventRetried); the second time it fails with ReasonLost
-	// (EventLost); a job cancelled meanwhile ends as cancelled
-	// (EventCancelled). It returns the jobs it changed. Several processes may
-	// reap at once: each job is recovered by exactly one of them.
-	Reap(ctx context.Context) ([]Job, error)
+	// Runners returns, per pool ever used, when a runner of the pool was last
+	// seen (waiting in Claim, claiming or heart-beating), pools sorted by name.
+	Runners(ctx context.Context) ([]Runner, error)
+}
 
-	// RunReaper calls Reap every interval until ctx is done, logging errors.
-	// It returns nil when ctx is done.
-	RunReaper(ctx context.Context, interval time.Duration) error
-
+// Deliveries de-duplicates webhook deliveries.
+type Deliveries interface {
 	// SeenDelivery records a webhook delivery ID for ttl (<= 0 means 24h)
 	// and reports whether this was the first time it was seen.
 	SeenDelivery(ctx context.Context, id string, ttl time.Duration) (first bool, err error)
@@ -133,7 +154,10 @@ type Queue interface {
 	// ForgetDelivery removes a delivery ID recorded by SeenDelivery, for a delivery that
 	// was recorded but could not be accepted: GitHub's redelivery then counts as new.
 	ForgetDelivery(ctx context.Context, id string) error
+}
 
+// Stream is the event stream every transition publishes to, read through consumer groups.
+type Stream interface {
 	// Publish appends an event to the stream. The stream keeps about
 	// Options.MaxEvents events.
 	Publish(ctx context.Context, e Event) error

@@ -15,7 +15,7 @@ import (
 
 // A Collector reads a queue's gauges when it is scraped.
 type Collector struct {
-	q                   queue.Queue
+	q                   queue.Reader
 	now                 func() time.Time
 	jobs, pending, seen *prometheus.Desc
 }
@@ -24,7 +24,7 @@ var _ prometheus.Collector = Collector{}
 
 // NewCollector returns the collector of q's gauges; now is the clock the runners' last
 // heartbeat is measured against.
-func NewCollector(q queue.Queue, now func() time.Time) Collector {
+func NewCollector(q queue.Reader, now func() time.Time) Collector {
 	return Collector{
 		q: q, now: now,
 		jobs:    prometheus.NewDesc("arena_queue_jobs", "Jobs in the queue by pool and state.", []string{"pool", "state"}, nil),
