@@ -52,7 +52,7 @@ func TestServeSIGKILLLosesNothing(t *testing.T) {
 	args = append(args, "--lite", "--duration", "10s", "--lease-ttl", "2s", "--reap-every", "300ms")
 	p = l.startServeProcess(bin, env, args...)
 	l.waitFor("the job's server container to run", 5*time.Minute, func() bool {
-		return len(dockerPS(t, "label="+build.LabelManaged+"=true", "label="+build.LabelEntry+"=nethttp", "status=running")) > 0
+		return len(ours(dockerPS(t, "label="+build.LabelManaged+"=true", "label="+build.LabelEntry+"=nethttp", "status=running"))) > 0
 	})
 	time.Sleep(2 * time.Second)
 	p.kill(t)
