@@ -8,8 +8,8 @@
 // interpolates only the variables the arena exports ([Variables]) and checks what the arena
 // relies on: every service on the host network, every depends_on naming a service of the
 // file with a known condition. [Stack.Order] gives the start order and [Stack.Relax] lowers
-// the settings a host refuses (a memlock -1 above the host's hard limit), saying what it
-// changed.
+// the settings a host refuses (a memlock -1 above the host's hard limit, a healthcheck
+// start_interval an older Docker Engine lacks), saying what it changed.
 //
 // Every error is an [*Error] naming the file, the service and the fix.
 //

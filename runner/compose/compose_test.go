@@ -428,14 +428,18 @@ func TestLoadRefusesOtherVariables(t *testing.T) {
 func TestRelax(t *testing.T) {
 	st := &Stack{Services: []Service{
 		{Name: "proxy", Ulimits: []Ulimit{{Name: "memlock", Soft: -1, Hard: -1}, {Name: "nofile", Soft: 1048576, Hard: 1048576}}},
-		{Name: "server", Ulimits: []Ulimit{{Name: "memlock", Soft: 65536, Hard: -1}, {Name: "core", Soft: 0, Hard: 0}}},
-		{Name: "cache"},
+		{Name: "server", Ulimits: []Ulimit{{Name: "memlock", Soft: 65536, Hard: -1}, {Name: "core", Soft: 0, Hard: 0}},
+			Healthcheck: &Healthcheck{Test: []string{"CMD", "/authsvc", "-check"}, Interval: time.Second, StartInterval: 200 * time.Millisecond}},
+		{Name: "cache", Healthcheck: &Healthcheck{Test: []string{"CMD", "redis-cli", "ping"}, StartInterval: time.Second}},
 	}}
-	notes := st.Relax(map[string]int64{"memlock": 8388608, "nofile": 524288, "core": -1})
+	host := Host{Ulimits: map[string]int64{"memlock": 8388608, "nofile": 524288, "core": -1}, NoStartInterval: true}
+	notes := st.Relax(host)
 	want := []string{
 		"service proxy: ulimit memlock -1 lowered to 8388608: the host's hard limit",
 		"service proxy: ulimit nofile 1048576 lowered to 524288: the host's hard limit",
 		"service server: ulimit memlock 65536:-1 lowered to 65536:8388608: the host's hard limit",
+		"service server: healthcheck start_interval 200ms dropped: the Docker Engine has none; the check runs every 1s",
+		"service cache: healthcheck start_interval 1s dropped: the Docker Engine has none; the check runs every 30s (Docker's default)",
 	}
 	if diff := cmp.Diff(want, notes); diff != "" {
 		t.Errorf("Relax notes (-want +got):\n%s", diff)
@@ -449,8 +453,17 @@ func TestRelax(t *testing.T) {
 		if diff := cmp.Diff(wantUlimits[i], sv.Ulimits); diff != "" {
 			t.Errorf("service %s ulimits after Relax (-want +got):\n%s", sv.Name, diff)
 		}
+		if sv.Healthcheck != nil && sv.Healthcheck.StartInterval != 0 {
+			t.Errorf("service %s keeps start_interval %s", sv.Name, sv.Healthcheck.StartInterval)
+		}
 	}
-	if again := st.Relax(map[string]int64{"memlock": 8388608, "nofile": 524288}); len(again) != 0 {
+	if again := st.Relax(host); len(again) != 0 {
 		t.Errorf("a second Relax changed %v, want nothing", again)
+	}
+	// A host that grants everything changes nothing.
+	st = &Stack{Services: []Service{{Name: "s", Ulimits: []Ulimit{{Name: "memlock", Soft: -1, Hard: -1}},
+		Healthcheck: &Healthcheck{StartInterval: time.Second}}}}
+	if notes := st.Relax(Host{Ulimits: map[string]int64{"memlock": -1}}); len(notes) != 0 {
+		t.Errorf("Relax on a host that grants all = %v", notes)
 	}
 }
