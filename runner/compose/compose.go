@@ -96,6 +96,11 @@ type Service struct {
 	Healthcheck *Healthcheck // nil: none (or disabled)
 	DependsOn   []Dependency // sorted by service
 	Labels      map[string]string
+
+	// Unsupported lists the keys the file sets for the service that a Stack does not carry
+	// ("user", "cap_add", "ports", ...), in the file's terms, so the runner can say it did
+	// not apply them rather than drop them silently.
+	Unsupported []string
 }
 
 // Build says how to build a service's image.
@@ -215,7 +220,6 @@ func Load(entryDir, profileName string, env map[string]string) (*Stack, error) {
 	proj, err := loader.LoadWithContext(context.Background(), details, func(o *loader.Options) {
 		o.SetProjectName(project, true)
 		o.SkipConsistencyCheck = true // Load checks depends_on itself, with the fix
-		o.SkipInclude = true
 		o.Interpolate.LookupValue = vars.get
 		o.Interpolate.Substitute = vars.substitute
 	})
@@ -380,6 +384,7 @@ func convert(file, project string, s types.ServiceConfig) (Service, error) {
 			sv.Image = project + "-" + s.Name
 		}
 	}
+	sv.Unsupported = unsupported(s)
 	for _, name := range slices.Sorted(maps.Keys(s.Ulimits)) {
 		u := s.Ulimits[name]
 		soft, hard := int64(u.Soft), int64(u.Hard)
@@ -416,6 +421,37 @@ func convert(file, project string, s types.ServiceConfig) (Service, error) {
 		sv.DependsOn = append(sv.DependsOn, Dependency{Service: dep, Condition: c})
 	}
 	return sv, nil
+}
+
+// unsupported lists the keys set for s that a Service does not carry. Resource limits are
+// among them: the runner sets its own per profile.
+func unsupported(s types.ServiceConfig) []string {
+	var keys []string
+	add := func(set bool, key string) {
+		if set {
+			keys = append(keys, key)
+		}
+	}
+	add(len(s.CapAdd) > 0, "cap_add")
+	add(len(s.CapDrop) > 0, "cap_drop")
+	add(s.CPUS != 0 || s.CPUQuota != 0 || s.CPUShares != 0 || s.CPUCount != 0, "cpus")
+	add(len(s.Devices) > 0, "devices")
+	add(len(s.ExtraHosts) > 0, "extra_hosts")
+	add(s.Init != nil && *s.Init, "init")
+	add(s.Ipc != "", "ipc")
+	add(s.MemLimit != 0 || (s.Deploy != nil && s.Deploy.Resources.Limits != nil), "mem_limit")
+	add(s.Pid != "", "pid")
+	add(len(s.Ports) > 0, "ports")
+	add(s.Privileged, "privileged")
+	add(s.ReadOnly, "read_only")
+	add(s.ShmSize != 0, "shm_size")
+	add(s.StopGracePeriod != nil, "stop_grace_period")
+	add(s.StopSignal != "", "stop_signal")
+	add(len(s.Sysctls) > 0, "sysctls")
+	add(len(s.Tmpfs) > 0, "tmpfs")
+	add(s.User != "", "user")
+	add(s.WorkingDir != "", "working_dir")
+	return keys
 }
 
 func convertBuild(file, service string, b *types.BuildConfig) (*Build, error) {

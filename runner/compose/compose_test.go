@@ -73,6 +73,8 @@ services:
     security_opt: [seccomp:unconfined]
     labels:
       arena.role: server
+    user: "1000"
+    ports: ["8080:8080"]
 `
 
 // productionFile is a production-stack file the way the newer entries write them.
@@ -160,6 +162,7 @@ func TestLoad(t *testing.T) {
 				SecurityOpt: []string{"seccomp:unconfined"},
 				Mounts:      []Mount{{Type: "bind", Source: "/srv/arena/data/dataset.json", Target: "/data/dataset.json", ReadOnly: true}},
 				Labels:      map[string]string{"arena.role": "server"},
+				Unsupported: []string{"ports", "user"},
 			}},
 		},
 	}, {
