@@ -3,15 +3,15 @@
 // their images or builds, and everything the runner needs to start them itself through the
 // Docker Engine API, in dependency order, without docker compose.
 //
-// [Load] finds the file (compose.gateway.yml, the arena's legacy name, for gateway-64;
-// compose.<profile>.yml otherwise), loads it with compose-go under a fixed project name,
+// [Load] finds the file (compose.gateway.yml, the arena's legacy name, or
+// compose.gateway-64.yml for gateway-64; compose.<profile>.yml otherwise), loads it with compose-go under a fixed project name,
 // interpolates only the variables the arena exports ([Variables]) and checks what the arena
 // relies on: every service on the host network, every depends_on naming a service of the
 // file with a known condition. [Stack.Order] gives the start order and [Stack.Relax] lowers
 // the settings a host refuses (a memlock -1 above the host's hard limit, a healthcheck
 // start_interval an older Docker Engine lacks), saying what it changed.
 //
-// Every error is an [*Error] naming the file, the service and the fix.
+// Every error about an entry's file is an [*Error] naming the file, the service and the fix.
 //
 // The package is a leaf: the standard library, compose-go and the profile table only.
 package compose
@@ -190,7 +190,8 @@ func FileNames(profileName string) []string {
 
 // Load finds the entry's compose file for the profile in entryDir, loads it with the
 // arena's variables env (keys from Variables) and returns the stack. The project name is
-// "arenabot-<entry directory name>-<profile>", whatever the file's name: field says.
+// always "arenabot-<entry directory name>-<profile>"; a top-level name: in the file does not
+// change it. Paths (build contexts, bind sources) come back absolute.
 func Load(entryDir, profileName string, env map[string]string) (*Stack, error) {
 	p, ok := profile.Lookup(profileName)
 	if !ok || !p.Compose {
