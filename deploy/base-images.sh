@@ -19,11 +19,20 @@
 #                            listening on every address
 #   arenabot/redis:local     the above + redis-server 7.0 (stands in for redis:7-alpine; the
 #                            container's command is the redis-server command line)
+#   arenabot/nginx:local     the above + Debian's nginx 1.22 (stands in for nginx:*, the compose
+#                            stacks' edge: its one binary has ssl, http2, auth_request and
+#                            gzip_static built in; no QUIC). Laid out like the official image: a
+#                            user nginx, /etc/nginx/conf.d/*.conf included, no default site (it
+#                            would take the host's port 80), logs to the container's stdout and
+#                            stderr, CMD nginx -g 'daemon off;'
+#   arenabot/caddy:local     the above + Debian's caddy 2.6 (stands in for caddy:*: h3 and
+#                            file_server precompressed); CMD caddy run on /etc/caddy/Caddyfile,
+#                            XDG_CONFIG_HOME=/config and XDG_DATA_HOME=/data as the official image
 #
 # When it is done it prints, on stdout, the ARENA_IMAGE_MAP line that maps the public images
 # to them (its progress goes to stderr), ready for the runner's environment file:
 #
-#   ARENA_IMAGE_MAP=golang:*=arenabot/golang:local,debian:*=arenabot/debian:local,alpine:*=arenabot/debian:local,ubuntu:*=arenabot/debian:local,postgres:*=arenabot/postgres:local,redis:*=arenabot/redis:local
+#   ARENA_IMAGE_MAP=golang:*=arenabot/golang:local,debian:*=arenabot/debian:local,alpine:*=arenabot/debian:local,ubuntu:*=arenabot/debian:local,postgres:*=arenabot/postgres:local,redis:*=arenabot/redis:local,nginx:*=arenabot/nginx:local,caddy:*=arenabot/caddy:local
 #
 #   bash deploy/base-images.sh >>/etc/arenabot/work.env   # or, in a shell: export "$(bash deploy/base-images.sh)"
 #
@@ -210,13 +219,48 @@ if ! have arenabot/redis:local; then
 	rm -rf "$rdir"
 fi
 
+# The compose stacks' edges: an entry's proxy Dockerfile (FROM nginx:1.27-alpine or
+# FROM caddy:2-alpine, then COPY of its config) builds on these unchanged.
+if ! have arenabot/nginx:local; then
+	ensure_base
+	ndir="$work/nginx"
+	rm -rf "$ndir" && cp -a "$base" "$ndir"
+	rootfs "$ndir" nginx
+	# The official image runs its workers as nginx, and the entries' nginx.conf say so.
+	chroot "$ndir" useradd --system --no-create-home --home-dir /nonexistent --shell /usr/sbin/nologin nginx
+	rm -f "$ndir/etc/nginx/sites-enabled/default"
+	ln -sf /dev/stdout "$ndir/var/log/nginx/access.log"
+	ln -sf /dev/stderr "$ndir/var/log/nginx/error.log"
+	# docker import takes no STOPSIGNAL; SIGTERM makes nginx stop at once, which is what a
+	# stack's teardown wants anyway.
+	import "$ndir" arenabot/nginx:local \
+		'CMD ["nginx", "-g", "daemon off;"]' \
+		'EXPOSE 80 443'
+	rm -rf "$ndir"
+fi
+
+if ! have arenabot/caddy:local; then
+	ensure_base
+	cdir="$work/caddy"
+	rm -rf "$cdir" && cp -a "$base" "$cdir"
+	rootfs "$cdir" caddy
+	mkdir -p "$cdir/config/caddy" "$cdir/data/caddy" "$cdir/srv"
+	import "$cdir" arenabot/caddy:local \
+		'ENV XDG_CONFIG_HOME=/config' \
+		'ENV XDG_DATA_HOME=/data' \
+		'WORKDIR /srv' \
+		'CMD ["caddy", "run", "--config", "/etc/caddy/Caddyfile", "--adapter", "caddyfile"]' \
+		'EXPOSE 80 443 443/udp 2019'
+	rm -rf "$cdir"
+fi
+
 if [ -n "$golang_pid" ] && ! wait "$golang_pid"; then
 	log "making arenabot/golang:$gover failed"
 	exit 1
 fi
 docker tag "arenabot/golang:$gover" arenabot/golang:local
 
-log "ready: arenabot/debian:local, arenabot/golang:local (= arenabot/golang:$gover), arenabot/postgres:local, arenabot/redis:local"
+log "ready: arenabot/debian:local, arenabot/golang:local (= arenabot/golang:$gover), arenabot/postgres:local, arenabot/redis:local, arenabot/nginx:local, arenabot/caddy:local"
 # The map for the images made above (alpine and ubuntu stand in as Debian: fine for static
 # binaries, not for apk or distribution-specific RUN steps).
-echo "ARENA_IMAGE_MAP=golang:*=arenabot/golang:local,debian:*=arenabot/debian:local,alpine:*=arenabot/debian:local,ubuntu:*=arenabot/debian:local,postgres:*=arenabot/postgres:local,redis:*=arenabot/redis:local"
+echo "ARENA_IMAGE_MAP=golang:*=arenabot/golang:local,debian:*=arenabot/debian:local,alpine:*=arenabot/debian:local,ubuntu:*=arenabot/debian:local,postgres:*=arenabot/postgres:local,redis:*=arenabot/redis:local,nginx:*=arenabot/nginx:local,caddy:*=arenabot/caddy:local"

@@ -59,6 +59,7 @@ var statements = map[string]string{
 type store struct {
 	pool  *pgxpool.Pool
 	cache itemCache
+	users userCache // /api/me
 }
 
 // openStore makes the pool without connecting: connections are opened, and

@@ -124,6 +124,7 @@ func (s *server) routes(staticDir, largeDir string) http.Handler {
 	mux.HandleFunc("POST /crud/items", s.crudCreate)
 	mux.HandleFunc("GET /crud/items/{id}", s.crudGet)
 	mux.HandleFunc("PUT /crud/items/{id}", s.crudUpdate)
+	s.stackRoutes(mux)
 	staticFS := os.DirFS(staticDir)
 	mux.Handle("GET /static/", http.StripPrefix("/static", staticFiles{
 		fsys: staticFS,

@@ -1,0 +1,3 @@
+module arena/frameworks/_shared/authsvc
+
+go 1.26.0

@@ -1,0 +1,536 @@
+// Package compose reads an entry's compose file for the arena's compose-stack profiles
+// (gateway-64, gateway-h3, production-stack) and turns it into a [Stack]: the services,
+// their images or builds, and everything the runner needs to start them itself through the
+// Docker Engine API, in dependency order, without docker compose.
+//
+// [Load] finds the file (compose.gateway.yml, the arena's legacy name, or
+// compose.gateway-64.yml for gateway-64; compose.<profile>.yml otherwise), loads it with compose-go under a fixed project name,
+// interpolates only the variables the arena exports ([Variables]) and checks what the arena
+// relies on: every service on the host network, every depends_on naming a service of the
+// file with a known condition. [Stack.Order] gives the start order and [Stack.Relax] lowers
+// the settings a host refuses (a memlock -1 above the host's hard limit, a healthcheck
+// start_interval an older Docker Engine lacks), saying what it changed.
+//
+// Every error about an entry's file is an [*Error] naming the file, the service and the fix.
+//
+// The package is a leaf: the standard library, compose-go and the profile table only.
+package compose
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"maps"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/compose-spec/compose-go/v2/loader"
+	"github.com/compose-spec/compose-go/v2/template"
+	"github.com/compose-spec/compose-go/v2/types"
+
+	"github.com/arenabot/arenabot/profile"
+)
+
+// The variables the arena exports for interpolation, as the old harness did, plus one CPU
+// set per service name the reference stacks use (${SERVER_CPUSET:-20-31,84-95}).
+const (
+	VarCertsDir    = "CERTS_DIR"    // the directory of the TLS pair (server.crt, server.key)
+	VarDataDir     = "DATA_DIR"     // the arena's data directory (static/, datasets, redis seed)
+	VarDatabaseURL = "DATABASE_URL" // the Postgres sidecar's URL
+)
+
+// Variables are the names a compose file may interpolate: ${NAME} needs the caller to set
+// it, ${NAME:-default} falls back to its default. Any other ${NAME} is an error unless it
+// has a default. Nothing is read from the process environment or from .env files.
+var Variables = []string{
+	VarCertsDir, VarDataDir, VarDatabaseURL,
+	"EDGE_CPUSET", "PROXY_CPUSET", "CACHE_CPUSET", "AUTHSVC_CPUSET", "SERVER_CPUSET",
+}
+
+// The conditions a depends_on entry may wait for.
+const (
+	ServiceStarted               = "service_started"
+	ServiceHealthy               = "service_healthy"
+	ServiceCompletedSuccessfully = "service_completed_successfully"
+)
+
+const (
+	legacyGatewayFile    = "compose.gateway.yml" // the arena's name for gateway-64's file
+	legacyGatewayProfile = "gateway-64"
+	hostNetwork          = "host"
+	projectPrefix        = "arenabot-"
+	defaultDockerfile    = "Dockerfile"
+	unlimited            = -1 // a ulimit without a limit
+)
+
+// Stack is one entry's compose stack for one profile, in runner-neutral terms.
+type Stack struct {
+	File     string    // the compose file, as found below the entry directory given to Load
+	Project  string    // "arenabot-<entry>-<profile>": the project label of every container
+	Profile  string    // "gateway-64"
+	Services []Service // sorted by name; Order gives the start order
+}
+
+// Service is one service of a stack. Every service runs on the host network (Load refuses
+// anything else), so it has no ports or networks.
+type Service struct {
+	Name string
+	// Image is the image to run; with Build, the tag to give the build: the file's image,
+	// else compose's own name for it, "<project>-<service>".
+	Image string
+	Build *Build // nil: run Image as it is
+
+	Entrypoint []string          // nil: the image's
+	Command    []string          // nil: the image's
+	Env        map[string]string // environment, interpolated; variables left unset are dropped
+
+	CPUSet      string   // "20-31,84-95"; "" for any CPU
+	Ulimits     []Ulimit // sorted by name
+	SecurityOpt []string // ["seccomp:unconfined"]
+	Mounts      []Mount
+	Healthcheck *Healthcheck // nil: none (or disabled)
+	DependsOn   []Dependency // sorted by service
+	Labels      map[string]string
+
+	// Unsupported lists the keys the file sets for the service that a Stack does not carry
+	// ("user", "cap_add", "ports", ...), in the file's terms, so the runner can say it did
+	// not apply them rather than drop them silently.
+	Unsupported []string
+}
+
+// Build says how to build a service's image.
+type Build struct {
+	Context    string            // absolute directory
+	Dockerfile string            // relative to Context ("frameworks/nethttp-stack/Dockerfile")
+	Args       map[string]string // build arguments with a value
+	Target     string            // the stage to build; "" for the last
+}
+
+// Ulimit is one resource limit; -1 means unlimited.
+type Ulimit struct {
+	Name       string // "nofile", "memlock"
+	Soft, Hard int64
+}
+
+// Mount is a bind mount (Source a host path) or a named volume (Source its name).
+type Mount struct {
+	Type     string // "bind" or "volume"
+	Source   string // absolute host path for a bind
+	Target   string // path in the container
+	ReadOnly bool
+}
+
+// Healthcheck is a service's health test, as Docker runs it.
+type Healthcheck struct {
+	Test          []string // ["CMD", "wget", ...] or ["CMD-SHELL", "..."]
+	Interval      time.Duration
+	Timeout       time.Duration
+	Retries       int
+	StartPeriod   time.Duration
+	StartInterval time.Duration
+}
+
+// Dependency is one depends_on entry: start after Service reached Condition.
+type Dependency struct {
+	Service   string
+	Condition string // ServiceStarted, ServiceHealthy or ServiceCompletedSuccessfully
+}
+
+// Service returns the service called name.
+func (s *Stack) Service(name string) (*Service, bool) {
+	i := slices.IndexFunc(s.Services, func(sv Service) bool { return sv.Name == name })
+	if i < 0 {
+		return nil, false
+	}
+	return &s.Services[i], true
+}
+
+// An Error says what is wrong with an entry's compose file and how to fix it.
+type Error struct {
+	File    string // "frameworks/x/compose.gateway.yml", or the entry directory when no file is found
+	Service string // "" when the file as a whole is wrong
+	Msg     string
+	Fix     string
+	Err     error // the cause, when there is one (compose-go's error, ErrNoFile)
+}
+
+// ErrNoFile is wrapped when the entry has no compose file for the profile.
+var ErrNoFile = errors.New("no compose file")
+
+// Error returns one line: the file, the service, the problem and the fix.
+func (e *Error) Error() string {
+	var b strings.Builder
+	b.WriteString(e.File)
+	b.WriteString(": ")
+	if e.Service != "" {
+		fmt.Fprintf(&b, "service %q: ", e.Service)
+	}
+	b.WriteString(e.Msg)
+	if e.Fix != "" {
+		b.WriteString("; fix: ")
+		b.WriteString(e.Fix)
+	}
+	return strings.Join(strings.Fields(b.String()), " ")
+}
+
+func (e *Error) Unwrap() error { return e.Err }
+
+// FileNames returns the compose file names Load looks for, for a profile, in order.
+func FileNames(profileName string) []string {
+	if profileName == legacyGatewayProfile {
+		return []string{legacyGatewayFile, "compose." + profileName + ".yml"}
+	}
+	return []string{"compose." + profileName + ".yml"}
+}
+
+// Load finds the entry's compose file for the profile in entryDir, loads it with the
+// arena's variables env (keys from Variables) and returns the stack. The project name is
+// always "arenabot-<entry directory name>-<profile>"; a top-level name: in the file does not
+// change it. Paths (build contexts, bind sources) come back absolute.
+func Load(entryDir, profileName string, env map[string]string) (*Stack, error) {
+	p, ok := profile.Lookup(profileName)
+	if !ok || !p.Compose {
+		return nil, &Error{File: entryDir, Msg: fmt.Sprintf("profile %q is not a compose-stack profile", profileName),
+			Fix: "use one of " + strings.Join(composeProfiles(), ", ")}
+	}
+	for _, k := range slices.Sorted(maps.Keys(env)) {
+		if !slices.Contains(Variables, k) {
+			return nil, fmt.Errorf("compose: variable %s is not one the arena exports (%s)", k, strings.Join(Variables, ", "))
+		}
+	}
+	file, err := find(entryDir, profileName)
+	if err != nil {
+		return nil, err
+	}
+	abs, err := filepath.Abs(entryDir)
+	if err != nil {
+		return nil, fmt.Errorf("compose: %w", err)
+	}
+	project := loader.NormalizeProjectName(projectPrefix + filepath.Base(abs) + "-" + profileName)
+	vars := &lookup{env: env}
+	details := types.ConfigDetails{
+		WorkingDir:  abs,
+		ConfigFiles: []types.ConfigFile{{Filename: filepath.Join(abs, filepath.Base(file))}},
+		Environment: types.Mapping(maps.Clone(env)),
+	}
+	proj, err := loader.LoadWithContext(context.Background(), details, func(o *loader.Options) {
+		o.SetProjectName(project, true)
+		o.SkipConsistencyCheck = true // Load checks depends_on itself, with the fix
+		o.Interpolate.LookupValue = vars.get
+		o.Interpolate.Substitute = vars.substitute
+	})
+	if err != nil {
+		return nil, loadError(file, err)
+	}
+	st := &Stack{File: file, Project: project, Profile: profileName}
+	for _, name := range slices.Sorted(maps.Keys(proj.Services)) {
+		sv, err := convert(file, project, proj.Services[name])
+		if err != nil {
+			return nil, err
+		}
+		st.Services = append(st.Services, sv)
+	}
+	if len(st.Services) == 0 {
+		return nil, &Error{File: file, Msg: "the file has no services", Fix: "declare the stack's services under services:"}
+	}
+	if err := st.checkDeps(); err != nil {
+		return nil, err
+	}
+	if _, err := st.Order(); err != nil {
+		return nil, err
+	}
+	return st, nil
+}
+
+func composeProfiles() []string {
+	var names []string
+	for _, n := range profile.Names() {
+		if p, _ := profile.Lookup(n); p.Compose {
+			names = append(names, n)
+		}
+	}
+	return names
+}
+
+// find returns the path of the entry's compose file for the profile.
+func find(entryDir, profileName string) (string, error) {
+	names := FileNames(profileName)
+	var found []string
+	for _, n := range names {
+		p := filepath.Join(entryDir, n)
+		if _, err := os.Stat(p); err == nil {
+			found = append(found, p)
+		} else if !errors.Is(err, fs.ErrNotExist) {
+			return "", fmt.Errorf("compose: %w", err)
+		}
+	}
+	switch len(found) {
+	case 0:
+		return "", &Error{File: entryDir, Msg: fmt.Sprintf("no compose file for %s (looked for %s)", profileName, strings.Join(names, " and ")),
+			Fix: fmt.Sprintf("add %s, or remove %s from meta.json's tests", names[0], profileName), Err: ErrNoFile}
+	case 1:
+		return found[0], nil
+	}
+	return "", &Error{File: entryDir, Msg: fmt.Sprintf("both %s and %s exist for %s", names[0], names[1], profileName),
+		Fix: "keep one of them (" + names[0] + " is the arena's name)"}
+}
+
+// lookup is the interpolation environment: the arena's variables only.
+type lookup struct {
+	env map[string]string
+}
+
+func (l *lookup) get(name string) (string, bool) {
+	if !slices.Contains(Variables, name) {
+		return "", false
+	}
+	v, ok := l.env[name]
+	return v, ok
+}
+
+// substitute interpolates one string as compose does, except that a ${NAME} (or $NAME)
+// that is not set and has no default is an error naming the variable.
+func (l *lookup) substitute(s string, m template.Mapping) (string, error) {
+	return template.SubstituteWithOptions(s, m, template.WithoutLogging,
+		template.WithReplacementFunction(func(sub string, m template.Mapping, cfg *template.Config) (string, error) {
+			var missing string
+			record := func(name string) (string, bool) {
+				v, ok := m(name)
+				if !ok {
+					missing = name
+				}
+				return v, ok
+			}
+			v, applied, err := template.DefaultReplacementAppliedFunc(sub, record, cfg)
+			if err == nil && !applied && missing != "" {
+				return "", &unsetError{name: missing}
+			}
+			return v, err
+		}))
+}
+
+// unsetError is a variable without a value and without a default.
+type unsetError struct{ name string }
+
+func (e *unsetError) Error() string { return "variable " + e.name + " is not set" }
+
+// servicePath finds the service in compose-go's "... services.<name>.<key>..." messages.
+var servicePath = regexp.MustCompile(`services\.([A-Za-z0-9._-]+?)\.`)
+
+// unknownKey finds the key in compose-go's schema error for a key the schema does not have.
+var unknownKey = regexp.MustCompile(`services\.[A-Za-z0-9._-]+?\.([A-Za-z0-9_-]+) false schema`)
+
+// loadError turns compose-go's error into an *Error with the service and a fix.
+func loadError(file string, err error) error {
+	service := ""
+	if m := servicePath.FindStringSubmatch(err.Error()); m != nil {
+		service = m[1]
+	}
+	if ue, ok := errors.AsType[*unsetError](err); ok {
+		if slices.Contains(Variables, ue.name) {
+			return &Error{File: file, Service: service, Msg: fmt.Sprintf("${%s} has no value for this run", ue.name),
+				Fix: fmt.Sprintf("the arena sets it only where the profile needs it; give a default where the stack can do without: ${%s:-value}", ue.name), Err: err}
+		}
+		return &Error{File: file, Service: service,
+			Msg: fmt.Sprintf("${%s} is not a variable the arena sets (it sets %s)", ue.name, strings.Join(Variables, ", ")),
+			Fix: fmt.Sprintf("use one of the arena's variables or give a default: ${%s:-value}", ue.name), Err: err}
+	}
+	if m := unknownKey.FindStringSubmatch(err.Error()); m != nil {
+		return &Error{File: file, Service: service, Msg: fmt.Sprintf("unknown key %q", m[1]),
+			Fix: "correct or remove it (the keys are the compose specification's: https://compose-spec.io)", Err: err}
+	}
+	return &Error{File: file, Service: service, Msg: strings.ReplaceAll(err.Error(), "\n", " "),
+		Fix: "correct the file (the compose specification: https://compose-spec.io)", Err: err}
+}
+
+// convert checks one compose-go service and turns it into a Service.
+func convert(file, project string, s types.ServiceConfig) (Service, error) {
+	bad := func(msg, fix string) error { return &Error{File: file, Service: s.Name, Msg: msg, Fix: fix} }
+	if s.NetworkMode != hostNetwork {
+		mode := s.NetworkMode
+		if mode == "" {
+			mode = "not set (compose's default network)"
+		}
+		return Service{}, bad("network_mode is "+mode+"; the arena runs stacks on the host network",
+			"set network_mode: host and have the services talk over 127.0.0.1")
+	}
+	if len(s.EnvFiles) > 0 {
+		return Service{}, bad("env_file is not read by the arena", "put the variables in environment:")
+	}
+	if s.Image == "" && s.Build == nil {
+		return Service{}, bad("neither image nor build is set", "name an image or a build context")
+	}
+	sv := Service{
+		Name:        s.Name,
+		Image:       s.Image,
+		Entrypoint:  s.Entrypoint,
+		Command:     s.Command,
+		CPUSet:      s.CPUSet,
+		SecurityOpt: s.SecurityOpt,
+		Labels:      map[string]string(s.Labels),
+		Env:         values(s.Environment),
+	}
+	if s.Build != nil {
+		b, err := convertBuild(file, s.Name, s.Build)
+		if err != nil {
+			return Service{}, err
+		}
+		sv.Build = b
+		if sv.Image == "" {
+			sv.Image = project + "-" + s.Name
+		}
+	}
+	sv.Unsupported = unsupported(s)
+	for _, name := range slices.Sorted(maps.Keys(s.Ulimits)) {
+		u := s.Ulimits[name]
+		soft, hard := int64(u.Soft), int64(u.Hard)
+		if u.Single != 0 {
+			soft, hard = int64(u.Single), int64(u.Single)
+		}
+		sv.Ulimits = append(sv.Ulimits, Ulimit{Name: name, Soft: soft, Hard: hard})
+	}
+	for _, v := range s.Volumes {
+		switch v.Type {
+		case types.VolumeTypeBind, types.VolumeTypeVolume:
+			sv.Mounts = append(sv.Mounts, Mount{Type: v.Type, Source: v.Source, Target: v.Target, ReadOnly: v.ReadOnly})
+		default:
+			return Service{}, bad(fmt.Sprintf("volume %s of type %s is not supported", v.Target, v.Type),
+				"use a bind mount (host path:container path[:ro]) or a named volume")
+		}
+	}
+	if h := s.HealthCheck; h != nil && !h.Disable && len(h.Test) > 0 && h.Test[0] != "NONE" {
+		hc := &Healthcheck{Test: h.Test}
+		hc.Interval = duration(h.Interval)
+		hc.Timeout = duration(h.Timeout)
+		hc.StartPeriod = duration(h.StartPeriod)
+		hc.StartInterval = duration(h.StartInterval)
+		if h.Retries != nil {
+			hc.Retries = int(*h.Retries)
+		}
+		sv.Healthcheck = hc
+	}
+	for _, dep := range slices.Sorted(maps.Keys(s.DependsOn)) {
+		c := s.DependsOn[dep].Condition
+		if c == "" {
+			c = ServiceStarted
+		}
+		sv.DependsOn = append(sv.DependsOn, Dependency{Service: dep, Condition: c})
+	}
+	return sv, nil
+}
+
+// unsupported lists the keys set for s that a Service does not carry. Resource limits are
+// among them: the runner sets its own per profile.
+func unsupported(s types.ServiceConfig) []string {
+	var keys []string
+	add := func(set bool, key string) {
+		if set {
+			keys = append(keys, key)
+		}
+	}
+	add(len(s.CapAdd) > 0, "cap_add")
+	add(len(s.CapDrop) > 0, "cap_drop")
+	add(s.CPUS != 0 || s.CPUQuota != 0 || s.CPUShares != 0 || s.CPUCount != 0, "cpus")
+	add(len(s.Devices) > 0, "devices")
+	add(len(s.ExtraHosts) > 0, "extra_hosts")
+	add(s.Init != nil && *s.Init, "init")
+	add(s.Ipc != "", "ipc")
+	add(s.MemLimit != 0 || (s.Deploy != nil && s.Deploy.Resources.Limits != nil), "mem_limit")
+	add(s.Pid != "", "pid")
+	add(len(s.Ports) > 0, "ports")
+	add(s.Privileged, "privileged")
+	add(s.ReadOnly, "read_only")
+	add(s.ShmSize != 0, "shm_size")
+	add(s.StopGracePeriod != nil, "stop_grace_period")
+	add(s.StopSignal != "", "stop_signal")
+	add(len(s.Sysctls) > 0, "sysctls")
+	add(len(s.Tmpfs) > 0, "tmpfs")
+	add(s.User != "", "user")
+	add(s.WorkingDir != "", "working_dir")
+	return keys
+}
+
+func convertBuild(file, service string, b *types.BuildConfig) (*Build, error) {
+	out := &Build{Context: b.Context, Dockerfile: b.Dockerfile, Args: values(b.Args), Target: b.Target}
+	if out.Dockerfile == "" {
+		out.Dockerfile = defaultDockerfile
+	}
+	if b.DockerfileInline != "" {
+		return nil, &Error{File: file, Service: service, Msg: "build.dockerfile_inline is not supported",
+			Fix: "put the Dockerfile in the build context and name it in build.dockerfile"}
+	}
+	if fi, err := os.Stat(out.Context); err != nil || !fi.IsDir() {
+		return nil, &Error{File: file, Service: service, Msg: fmt.Sprintf("build context %s is not a directory", out.Context),
+			Fix: "give build.context relative to the compose file's directory (../../ for the repository root)"}
+	}
+	df := out.Dockerfile
+	if !filepath.IsAbs(df) {
+		df = filepath.Join(out.Context, df)
+	} else if rel, err := filepath.Rel(out.Context, df); err == nil && filepath.IsLocal(rel) {
+		out.Dockerfile = rel
+	}
+	if _, err := os.Stat(df); err != nil {
+		return nil, &Error{File: file, Service: service, Msg: fmt.Sprintf("build.dockerfile %s does not exist in the context %s", out.Dockerfile, out.Context),
+			Fix: "give build.dockerfile relative to build.context (frameworks/<dir>/Dockerfile with context ../../)"}
+	}
+	return out, nil
+}
+
+// values keeps the entries that have a value.
+func values(m types.MappingWithEquals) map[string]string {
+	if len(m) == 0 {
+		return nil
+	}
+	out := make(map[string]string, len(m))
+	for k, v := range m {
+		if v != nil {
+			out[k] = *v
+		}
+	}
+	return out
+}
+
+func duration(d *types.Duration) time.Duration {
+	if d == nil {
+		return 0
+	}
+	return time.Duration(*d)
+}
+
+// checkDeps checks that every depends_on names a service of the stack with a known condition.
+func (s *Stack) checkDeps() error {
+	for _, sv := range s.Services {
+		for _, d := range sv.DependsOn {
+			dep, ok := s.Service(d.Service)
+			if !ok {
+				return &Error{File: s.File, Service: sv.Name, Msg: fmt.Sprintf("depends_on names %q, which is not a service of the file", d.Service),
+					Fix: "name one of " + strings.Join(s.names(), ", ") + ", or remove the entry"}
+			}
+			switch d.Condition {
+			case ServiceStarted, ServiceCompletedSuccessfully:
+			case ServiceHealthy:
+				if dep.Healthcheck == nil {
+					return &Error{File: s.File, Service: sv.Name, Msg: fmt.Sprintf("depends_on %q with condition service_healthy, but %q has no healthcheck", d.Service, d.Service),
+						Fix: fmt.Sprintf("give %q a healthcheck, or wait for service_started", d.Service)}
+				}
+			default:
+				return &Error{File: s.File, Service: sv.Name, Msg: fmt.Sprintf("depends_on %q has the unknown condition %q", d.Service, d.Condition),
+					Fix: "use service_started, service_healthy or service_completed_successfully"}
+			}
+		}
+	}
+	return nil
+}
+
+func (s *Stack) names() []string {
+	names := make([]string, len(s.Services))
+	for i, sv := range s.Services {
+		names[i] = sv.Name
+	}
+	return names
+}
