@@ -61,38 +61,48 @@ func (in *Intake) serveWebhook(w http.ResponseWriter, r *http.Request) {
 		_, _ = fmt.Fprintln(w, "ignored")
 		return
 	}
-	first, err := in.q.SeenDelivery(r.Context(), d.ID, in.cfg.DeliveryTTL)
+	code, msg := in.accept(r.Context(), d)
+	if code >= http.StatusBadRequest {
+		http.Error(w, msg, code)
+		return
+	}
+	w.WriteHeader(code)
+	_, _ = fmt.Fprintln(w, msg)
+}
+
+// accept takes a verified delivery of an event the bot acts on: it de-duplicates it by
+// delivery id through the queue (a replay answers 200 "duplicate" and does nothing) and
+// Pushes it to the Inbox (202 "accepted"). When Push fails the id is forgotten in the queue,
+// so a redelivery is taken as new, and the answer is 503. The webhook and the recovery of
+// missed deliveries both come through here.
+func (in *Intake) accept(ctx context.Context, d hook.Delivery) (int, string) {
+	first, err := in.q.SeenDelivery(ctx, d.ID, in.cfg.DeliveryTTL)
 	if err != nil {
 		in.log.Error("webhook dedupe", "delivery", d.ID, "err", err)
-		http.Error(w, "queue unavailable", http.StatusServiceUnavailable)
-		return
+		return http.StatusServiceUnavailable, "queue unavailable"
 	}
 	if !first {
-		_, _ = fmt.Fprintln(w, "duplicate")
-		return
+		return http.StatusOK, "duplicate"
 	}
 	in.track(d.ID)
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), pushTimeout)
-	err = in.inbox.Push(ctx, d)
+	pctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), pushTimeout)
+	err = in.inbox.Push(pctx, d)
 	cancel()
 	if err != nil {
 		in.untrack(d.ID)
 		// Not accepted: forget the id, so GitHub's redelivery is taken as new.
-		fctx, fcancel := context.WithTimeout(context.WithoutCancel(r.Context()), pushTimeout)
+		fctx, fcancel := context.WithTimeout(context.WithoutCancel(ctx), pushTimeout)
 		if ferr := in.q.ForgetDelivery(fctx, d.ID); ferr != nil {
 			in.log.Error("webhook forget delivery", "delivery", d.ID, "err", ferr)
 		}
 		fcancel()
 		in.log.Error("webhook inbox", "delivery", d.ID, "err", err)
-		msg := "inbox unavailable"
 		if errors.Is(err, ErrInboxFull) {
-			msg = "busy"
+			return http.StatusServiceUnavailable, "busy"
 		}
-		http.Error(w, msg, http.StatusServiceUnavailable)
-		return
+		return http.StatusServiceUnavailable, "inbox unavailable"
 	}
-	w.WriteHeader(http.StatusAccepted)
-	_, _ = fmt.Fprintln(w, "accepted")
+	return http.StatusAccepted, "accepted"
 }
 
 // track counts a delivery about to be pushed in inflight.

@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"maps"
 	"net/http"
+	"net/http/httptest"
 	"slices"
 	"strings"
 	"sync"
@@ -601,4 +602,57 @@ func TestDeps(t *testing.T) {
 		"github.com/google/go-querystring",
 		"github.com/golang-jwt/jwt/v4",
 	}})
+}
+
+// TestHookDeliveries lists the App's webhook deliveries with its JSON web token, newest
+// first across pages, down to since; reads one delivery's payload; and refuses token auth.
+func TestHookDeliveries(t *testing.T) {
+	s := githubtest.New(t)
+	s.RequireToken("nothing-else")
+	receiver := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusAccepted) }))
+	t.Cleanup(receiver.Close)
+	clock := time.Date(2026, 12, 2, 9, 0, 0, 0, time.UTC)
+	s.SetClock(func() time.Time { return clock })
+	for i := range 150 {
+		clock = clock.Add(time.Second)
+		url := receiver.URL
+		if i%50 == 49 {
+			url = "http://127.0.0.1:1/down" // nothing listens: status code 0
+		}
+		s.Deliver(url, []byte("secret"), "issue_comment", fmt.Sprintf("guid-%d", i), []byte(fmt.Sprintf(`{"action":"created","n":%d}`, i)))
+	}
+	key, err := rsa.GenerateKey(rand.Reader, 2048)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pemKey := pem.EncodeToMemory(&pem.Block{Type: "RSA PRIVATE KEY", Bytes: x509.MarshalPKCS1PrivateKey(key)})
+	c, err := New(Config{BaseURL: s.URL, AppID: 1234, PrivateKey: pemKey, WriteSpacing: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	all, err := c.HookDeliveries(t.Context(), time.Time{}, 1000)
+	if err != nil || len(all) != 150 {
+		t.Fatalf("HookDeliveries = %d, %v; want all 150 over two pages", len(all), err)
+	}
+	if all[0].GUID != "guid-149" || all[149].GUID != "guid-0" || all[0].StatusCode != 0 || all[1].StatusCode != http.StatusAccepted || all[0].Event != "issue_comment" || all[0].Action != "created" {
+		t.Errorf("first %+v, second %+v, last %+v; want newest first, the down receiver's 0", all[0], all[1], all[149])
+	}
+	recent, err := c.HookDeliveries(t.Context(), all[9].DeliveredAt, 1000)
+	if err != nil || len(recent) != 10 {
+		t.Errorf("since the 10th newest: %d, %v; want 10", len(recent), err)
+	}
+	if few, err := c.HookDeliveries(t.Context(), time.Time{}, 3); err != nil || len(few) != 3 {
+		t.Errorf("limit 3: %d, %v", len(few), err)
+	}
+	event, payload, err := c.HookPayload(t.Context(), all[0].ID)
+	if err != nil || event != "issue_comment" || string(payload) != `{"action":"created","n":149}` {
+		t.Errorf("HookPayload = %q, %s, %v", event, payload, err)
+	}
+	if _, _, err := c.HookPayload(t.Context(), 99999); !errors.Is(err, ErrNotFound) {
+		t.Errorf("unknown delivery: %v; want ErrNotFound", err)
+	}
+	tc, _ := New(Config{BaseURL: s.URL, Token: "nothing-else"})
+	if _, err := tc.HookDeliveries(t.Context(), time.Time{}, 10); !errors.Is(err, ErrNoApp) {
+		t.Errorf("token auth: %v; want ErrNoApp", err)
+	}
 }

@@ -138,7 +138,8 @@ func (s *Server) authorized(req *http.Request) bool {
 func (s *Server) handle(req *http.Request, p string, body []byte) *response {
 	seg := strings.Split(strings.Trim(p, "/"), "/")
 	appToken := len(seg) == 4 && seg[0] == "app" && seg[1] == "installations" && seg[3] == "access_tokens"
-	if !appToken && !s.authorized(req) {
+	appHook := len(seg) >= 3 && seg[0] == "app" && seg[1] == "hook" && seg[2] == "deliveries" // the App's JWT: hookDeliveries checks it
+	if !appToken && !appHook && !s.authorized(req) {
 		return answer(http.StatusUnauthorized, map[string]any{"message": "Bad credentials", "documentation_url": docsBase, "status": "401"})
 	}
 	if r := s.fault(req.Method, p); r != nil {
@@ -153,6 +154,9 @@ func (s *Server) handle(req *http.Request, p string, body []byte) *response {
 	}
 	if appToken && req.Method == http.MethodPost {
 		return s.accessToken(seg[2])
+	}
+	if appHook {
+		return s.hookDeliveries(req, seg[3:])
 	}
 	if len(seg) < 4 || seg[0] != "repos" {
 		return notFound()

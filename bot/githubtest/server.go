@@ -58,6 +58,7 @@ type Server struct {
 	rateUsed   int
 	rateReset  time.Time
 	requestSeq int
+	deliveries []*Delivery // oldest first
 }
 
 // Call is one recorded request with the status it was answered with.

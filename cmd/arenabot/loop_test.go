@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"os"
 	"os/exec"
@@ -52,6 +53,8 @@ type loop struct {
 	redisURL string
 	// stateDir is where serve keeps its embedded store when redisURL is "".
 	stateDir string
+	// envOver replaces or adds variables of env() (App auth instead of the token).
+	envOver map[string]string
 
 	cancelServe context.CancelFunc
 	serveDone   chan error
@@ -163,11 +166,13 @@ func newLoop(t *testing.T, entries []string, extra func(dir string)) *loop {
 }
 
 func (l *loop) env() map[string]string {
-	return map[string]string{
+	env := map[string]string{
 		"ARENA_WEBHOOK_SECRET": loopSecret, "ARENA_GITHUB_TOKEN": "tok", "ARENA_GITHUB_API_URL": l.gh.URL,
 		"ARENA_REDIS_URL": l.redisURL, "ARENA_LISTEN": "127.0.0.1:0", "ARENA_BOT_LOGIN": "arenabot[bot]",
 		"ARENA_APPROVAL_POLL": "100ms", "ARENA_PROGRESS_EVERY": "1s", "ARENA_STATE_DIR": l.stateDir,
 	}
+	maps.Copy(env, l.envOver)
+	return env
 }
 
 // startServe runs `arenabot serve` against the fake GitHub and the Redis.

@@ -33,7 +33,10 @@ type serveConfig struct {
 	ApprovalTTL   time.Duration
 	ProgressEvery time.Duration
 	ReapEvery     time.Duration
-	Consumer      string
+	// RecoverEvery and RecoverWindow: how often the App's webhook deliveries are read for
+	// those serve missed, and how far back (App auth only).
+	RecoverEvery, RecoverWindow time.Duration
+	Consumer                    string
 	// StateDir holds the embedded store (arenabot.db: the queue, the pending requests and
 	// the webhook inbox) when RedisURL is empty.
 	StateDir string
@@ -45,7 +48,7 @@ type serveConfig struct {
 	Work           workConfig
 	ReadyListening func(addr string) // tests: called with the bound address
 	// WrapLoop, when set, wraps each loop serve starts ("bot", "events", "reaper",
-	// "runner"); tests see when they return.
+	// "recovery", "runner"); tests see when they return.
 	WrapLoop func(name string, loop func(context.Context) error) func(context.Context) error
 }
 
@@ -76,6 +79,9 @@ func parseServe(args []string, getenv func(string) string, stderr io.Writer) (se
 	fs.StringVar(&ttl, "approval-ttl", envOr(getenv, "ARENA_APPROVAL_TTL", "72h"), "how long a request waits for approval (ARENA_APPROVAL_TTL)")
 	fs.StringVar(&progress, "progress-every", envOr(getenv, "ARENA_PROGRESS_EVERY", "5s"), "least time between two progress edits of a running job's status comment (ARENA_PROGRESS_EVERY)")
 	fs.DurationVar(&c.ReapEvery, "reap-every", 5*time.Second, "how often jobs whose runner stopped heart-beating are looked for")
+	var recoverEvery, recoverWindow string
+	fs.StringVar(&recoverEvery, "recover-every", envOr(getenv, "ARENA_RECOVER_EVERY", "5m"), "how often the App's webhook deliveries are read for comments serve missed while it was down; also at start (ARENA_RECOVER_EVERY)")
+	fs.StringVar(&recoverWindow, "recover-window", envOr(getenv, "ARENA_RECOVER_WINDOW", "6h"), "how far back missed webhook deliveries are recovered, at most the 24h delivery ids are kept (ARENA_RECOVER_WINDOW)")
 	fs.DurationVar(&c.ShutdownWait, "shutdown-wait", time.Minute, "how long serve waits on SIGTERM for its loops to stop (the runner's job in flight is stopped and its containers removed) before it exits anyway")
 	fs.StringVar(&c.Consumer, "consumer", envOr(getenv, "ARENA_BOT_CONSUMER", "arenabot"), "the bot's stable name on the runner event stream; keep it across restarts (ARENA_BOT_CONSUMER)")
 	fs.BoolVar(&c.Runner, "runner", false, "also run the runner in this process (the single-machine mode; the runner flags below apply)")
@@ -131,6 +137,12 @@ func parseServe(args []string, getenv func(string) string, stderr io.Writer) (se
 	}
 	if c.ProgressEvery, err = time.ParseDuration(progress); err != nil || c.ProgressEvery <= 0 {
 		return c, fmt.Errorf("serve: ARENA_PROGRESS_EVERY %q: want a duration such as 5s", progress)
+	}
+	if c.RecoverEvery, err = time.ParseDuration(recoverEvery); err != nil || c.RecoverEvery <= 0 {
+		return c, fmt.Errorf("serve: ARENA_RECOVER_EVERY %q: want a duration such as 5m", recoverEvery)
+	}
+	if c.RecoverWindow, err = time.ParseDuration(recoverWindow); err != nil || c.RecoverWindow <= 0 {
+		return c, fmt.Errorf("serve: ARENA_RECOVER_WINDOW %q: want a duration such as 6h", recoverWindow)
 	}
 	if c.ReapEvery <= 0 {
 		return c, fmt.Errorf("serve: --reap-every %s: want a positive duration", c.ReapEvery)
