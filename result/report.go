@@ -39,8 +39,8 @@ type Row struct {
 	BuildLog []string `json:"build_log,omitempty"`
 	// Pprof and Flame, on a profiled row, are its CPU profile (gzipped pprof) and flame
 	// graph (SVG), saved beside the result file (Result.CPUProfile names them).
-	Pprof []byte `json:"pprof,omitempty"`
-	Flame []byte `json:"flame,omitempty"`
+	Pprof []byte `json:"pprof_data,omitempty"`
+	Flame []byte `json:"flame_data,omitempty"`
 }
 
 // A Baseline is one entry's committed results on the base branch, which deltas compare

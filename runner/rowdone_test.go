@@ -61,3 +61,32 @@ func TestRowDoneCarriesShortAndAdvisories(t *testing.T) {
 		t.Errorf("row events %+v, want the report's rows", sent)
 	}
 }
+
+// TestRowDoneKeepsProfileFilesForSave: a profiled row's pprof profile and flame graph stay
+// in the report of a --save job, for the results commit, and never ride on the row event;
+// a job without --save keeps only the summary.
+func TestRowDoneKeepsProfileFilesForSave(t *testing.T) {
+	for _, save := range []bool{true, false} {
+		q := queue.NewMemory(queue.Options{})
+		w := NewWorker(q, nil, WorkerConfig{WorkDir: t.TempDir()})
+		j := newJobRun(w, queue.Lease{Job: queue.Job{ID: "j1", Save: save}})
+		j.ctx = t.Context()
+		p, _ := profile.Lookup("baseline")
+		res := &result.Result{Entry: "nethttp", Profile: "baseline", Connections: 512,
+			CPUProfile: &result.CPUProfile{Samples: 10, Pprof: "baseline-512.cpu.pb.gz", Flame: "baseline-512.cpu.svg"}}
+		j.rowDone(measure.Row{Entry: frameworks.Entry{Name: "nethttp"}, Profile: p, Conns: 512, Result: res, Pprof: []byte("pb"), Flame: []byte("svg")})
+		row := j.report.Rows[0]
+		if got := len(row.Pprof) > 0 && len(row.Flame) > 0; got != save {
+			t.Errorf("save %v: the report keeps the files: %v", save, got)
+		}
+		ds, err := q.Events(t.Context(), "test", "c", 10, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, d := range ds {
+			if d.Event.Kind == queue.EventRow && strings.Contains(string(d.Event.Data), `"pprof_data"`) {
+				t.Errorf("save %v: the row event carries the files: %s", save, d.Event.Data)
+			}
+		}
+	}
+}

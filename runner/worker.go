@@ -393,6 +393,7 @@ func (j *jobRun) run(ctx context.Context) (queue.State, string) {
 	if err != nil {
 		return j.fail(err)
 	}
+	plan.CPUProfile = job.CPUProfile // the bot decided which rows (profile.CPUProfileMode)
 	names := slices.Clone(j.report.Frameworks)
 	if job.Compare != "" && !slices.Contains(names, job.Compare) {
 		names = append(names, job.Compare)
@@ -746,8 +747,13 @@ func (j *jobRun) rowDone(r measure.Row) {
 	}
 	j.first[r.Entry.Name] = true
 	j.done++
-	j.report.Rows = append(j.report.Rows, row)
+	// The row event goes without the profile's files; the report keeps them only for the
+	// results commit of --save, which needs them (result.Report.Saved).
 	j.publish(queue.EventRow, row)
+	if j.lease.Job.Save {
+		row.Pprof, row.Flame = r.Pprof, r.Flame
+	}
+	j.report.Rows = append(j.report.Rows, row)
 }
 
 // public makes an error fit to post: one line, with the workspace's paths relative to the
