@@ -59,6 +59,9 @@ type CPUDiff struct {
 	Own    float64     `json:"own_pts"`
 	Self   []CPUChange `json:"self,omitempty"` // largest change of self share first
 	Cum    []CPUChange `json:"cum,omitempty"`
+	// Committed marks a difference from the profile committed on the base branch (its
+	// .cpu.pb.gz), recorded at another time, when no base was profiled in the job.
+	Committed bool `json:"committed,omitempty"`
 }
 
 // A CPUChange is one function's share in the base and in the head.

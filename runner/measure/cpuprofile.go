@@ -13,6 +13,8 @@ import (
 	"strings"
 	"time"
 
+	pprof "github.com/google/pprof/profile"
+
 	"github.com/arenabot/arenabot/frameworks"
 	"github.com/arenabot/arenabot/profile"
 	"github.com/arenabot/arenabot/result"
@@ -107,6 +109,33 @@ func (c *cpuRun) attach(r *result.Result, base *cpuRun, p profile.Profile, conns
 		c.res.Diff = &result.CPUDiff{Kernel: round1(d.Kernel), GC: round1(d.GC), Own: round1(d.Own), Self: changes(d.Self), Cum: changes(d.Cum)}
 	}
 	r.CPUProfile = c.res
+}
+
+// CompareCommitted is the difference of a row's profile (head, gzipped pprof as Row.Pprof)
+// from the one committed for the same row on the base branch (its .cpu.pb.gz), marked
+// Committed: recorded at another time.
+func CompareCommitted(committed, head []byte) (*result.CPUDiff, error) {
+	summarize := func(b []byte) (cpuprof.Summary, error) {
+		p, err := pprof.Parse(bytes.NewReader(b))
+		if err != nil {
+			return cpuprof.Summary{}, err
+		}
+		samples, err := cpuprof.FromPprof(p)
+		if err != nil {
+			return cpuprof.Summary{}, err
+		}
+		return cpuprof.Summarize(samples), nil
+	}
+	base, err := summarize(committed)
+	if err != nil {
+		return nil, fmt.Errorf("the committed profile: %w", err)
+	}
+	now, err := summarize(head)
+	if err != nil {
+		return nil, fmt.Errorf("the profile: %w", err)
+	}
+	d := cpuprof.Compare(base, now, profileTop)
+	return &result.CPUDiff{Kernel: round1(d.Kernel), GC: round1(d.GC), Own: round1(d.Own), Self: changes(d.Self), Cum: changes(d.Cum), Committed: true}, nil
 }
 
 func changes(cs []cpuprof.Change) []result.CPUChange {

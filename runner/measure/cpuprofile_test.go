@@ -1,11 +1,13 @@
 package measure
 
 import (
+	"bytes"
 	"errors"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/arenabot/arenabot/profile"
 	"github.com/arenabot/arenabot/result"
@@ -60,5 +62,40 @@ func TestAttach(t *testing.T) {
 	failed.attach(&r2, base, p, 512)
 	if r2.CPUProfile == nil || r2.CPUProfile.Pprof != "" || r2.CPUProfile.Diff != nil {
 		t.Errorf("a failed profile attached as %+v; want its reason, no files, no difference", r2.CPUProfile)
+	}
+}
+
+// pprofOf is a gzipped pprof profile of a server that spends malloc of every 100 samples in
+// runtime.mallocgc and the rest in the kernel below net/http's serving path.
+func pprofOf(t *testing.T, malloc int) []byte {
+	t.Helper()
+	serve := cpuprof.Frame{Symbol: "net/http.(*conn).serve", DSO: "/server", Addr: 0x1000}
+	var samples []cpuprof.Sample
+	for i := range 100 {
+		leaf := cpuprof.Frame{Symbol: "tcp_sendmsg", DSO: cpuprof.KernelDSO, Addr: 0xffffffff81000000}
+		if i < malloc {
+			leaf = cpuprof.Frame{Symbol: "runtime.mallocgc", DSO: "/server", Addr: 0x2000}
+		}
+		samples = append(samples, cpuprof.Sample{PID: 1, Comm: "server", Period: 2_000_000, Stack: []cpuprof.Frame{leaf, serve}})
+	}
+	var buf bytes.Buffer
+	if err := cpuprof.WritePprof(&buf, cpuprof.ToPprof(samples, time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+// TestCompareCommitted: a profile is compared with the one committed for its row, and the
+// difference says it is against the committed one.
+func TestCompareCommitted(t *testing.T) {
+	d, err := CompareCommitted(pprofOf(t, 3), pprofOf(t, 11))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !d.Committed || d.Kernel != -8 || len(d.Self) == 0 || d.Self[0].String() != "+8.0 pts runtime.mallocgc" {
+		t.Errorf("CompareCommitted = %+v; want committed, kernel -8 pts, +8.0 pts runtime.mallocgc first", d)
+	}
+	if _, err := CompareCommitted([]byte("not a profile"), pprofOf(t, 1)); err == nil || !strings.Contains(err.Error(), "committed profile") {
+		t.Errorf("a bad committed profile: %v", err)
 	}
 }
