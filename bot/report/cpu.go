@@ -92,7 +92,11 @@ func profileBlock(t Table, r Row, fileURL func(entry, file string) string) strin
 				against += " at " + md.Code(shortCommit(side.Commit))
 			}
 		}
-		fmt.Fprintf(&b, "**Difference from %s** (profiled in the same job): kernel %s, GC %s, own code %s\n\n", against, pts(d.Kernel), pts(d.GC), pts(d.Own))
+		how := against + "** (profiled in the same job)"
+		if d.Committed {
+			how = "the profile committed on the base branch** (recorded at another time, not in this job)"
+		}
+		fmt.Fprintf(&b, "**Difference from %s: kernel %s, GC %s, own code %s\n\n", how, pts(d.Kernel), pts(d.GC), pts(d.Own))
 		writeChanges(&b, "Self CPU", d.Self)
 		writeChanges(&b, "Cumulative CPU", d.Cum)
 	}

@@ -201,6 +201,20 @@ func profiledResults() Results {
 	return r
 }
 
+// committedProfileResults is a /benchmark of gin, not saved and measured without a base in
+// the job, whose baseline 512 row is compared with the profile committed for it.
+func committedProfileResults() Results {
+	r := doneResults()
+	r.Command = "/benchmark -f gin -t baseline"
+	r.CommitSHA, r.CommitURL = "", ""
+	r.Report.Rows = r.Report.Rows[:2]
+	p := cpuProfile(1.4)
+	p.Diff = &result.CPUDiff{Kernel: -1.4, GC: 0.5, Committed: true,
+		Self: []result.CPUChange{{Name: "runtime.mallocgc", Before: 3.1, After: 4.5, Delta: 1.4}, {Name: "[unknown] (vmlinux)", Before: 14.1, After: 12.7, Delta: -1.4}}}
+	r.Report.Rows[0].Result.CPUProfile = p
+	return r
+}
+
 // interleavedResults is a /benchmark-multiple whose changed entries were measured against
 // themselves at the merge base in the job: nethttp got slower in baseline 512 (-9.1%) and
 // is unchanged elsewhere; fasthttp's base did not build; quickhttp is new in the PR; gin,
@@ -254,6 +268,7 @@ func resultsCases() map[string]Results {
 	cases := map[string]Results{}
 	cases["single"] = doneResults()
 	cases["profile"] = profiledResults()
+	cases["profile-committed"] = committedProfileResults()
 
 	multi := doneResults()
 	multi.Command = "/benchmark-multiple -f gin,nethttp -t baseline,json"
