@@ -32,6 +32,9 @@ type CPUProfile struct {
 	// measured runs: what profiling cost the server, as near as one run can say.
 	RPS      float64 `json:"rps,omitempty"`
 	RPSRatio float64 `json:"rps_ratio,omitempty"`
+	// CPURatio is the profiled run's server CPU per 2xx response ÷ the measured runs' mean:
+	// on a loaded host a steadier measure of the cost than RPS.
+	CPURatio float64 `json:"cpu_per_request_ratio,omitempty"`
 	// Pprof and Flame are the file names saved beside the result file, when saved.
 	Pprof string `json:"pprof,omitempty"` // "baseline-512.cpu.pb.gz"
 	Flame string `json:"flame,omitempty"` // "baseline-512.cpu.svg"

@@ -75,7 +75,11 @@ func profileBlock(t Table, r Row, fileURL func(entry, file string) string) strin
 	}
 	facts = append(facts, "one more run after the measured ones, not in the numbers")
 	if p.RPSRatio > 0 {
-		facts = append(facts, fmt.Sprintf("its RPS %.2f× the measured runs' mean", p.RPSRatio))
+		cost := fmt.Sprintf("its RPS %.2f×", p.RPSRatio)
+		if p.CPURatio > 0 {
+			cost += fmt.Sprintf(" and CPU per request %.2f×", p.CPURatio)
+		}
+		facts = append(facts, cost+" the measured runs' mean")
 	}
 	b.WriteString(strings.Join(facts, "; ") + ".")
 	if files := profileFiles(t.Entry, p, fileURL); files != "" {

@@ -154,6 +154,14 @@ func shares(fs []cpuprof.FuncShare) []result.FuncShare {
 	return out
 }
 
+// cpuPerRequest is a run's server CPU seconds per 2xx response; 0 without any.
+func cpuPerRequest(r result.Run) float64 {
+	if r.Status2xx == 0 {
+		return 0
+	}
+	return r.CPUCores * r.DurationS / float64(r.Status2xx)
+}
+
 func round1(v float64) float64 { return math.Round(v*10) / 10 }
 func round2(v float64) float64 { return math.Round(v*100) / 100 }
 
@@ -173,7 +181,7 @@ func (b *Bencher) profileRun(ctx context.Context, s *session, e frameworks.Entry
 		return &cpuRun{res: &result.CPUProfile{Err: err.Error()}}
 	}
 	b.cfg.Log.Info("profiled", "framework", e.Name, "test", p.Name, "conns", conns, "samples", c.res.Samples,
-		"duration", time.Since(start).Round(time.Millisecond), "rps_ratio", c.res.RPSRatio)
+		"duration", time.Since(start).Round(time.Millisecond), "rps_ratio", c.res.RPSRatio, "cpu_per_request_ratio", c.res.CPURatio)
 	b.out.note(fmt.Sprintf("%s: CPU profile of %d samples in %s", desc, c.res.Samples, time.Since(start).Round(100*time.Millisecond)))
 	return c
 }
@@ -252,6 +260,9 @@ func (b *Bencher) recordProfile(ctx context.Context, s *session, p profile.Profi
 	}
 	if m := stats.Sample(result.Sample(measured, figure)).Mean(); m > 0 {
 		res.RPSRatio = math.Round(figure(run)/m*1000) / 1000
+	}
+	if m := stats.Sample(result.Sample(measured, cpuPerRequest)).Mean(); m > 0 && cpuPerRequest(run) > 0 {
+		res.CPURatio = math.Round(cpuPerRequest(run)/m*1000) / 1000
 	}
 	return &cpuRun{res: res, summary: sum, pprof: pp.Bytes(), flame: svg.Bytes()}, nil
 }
