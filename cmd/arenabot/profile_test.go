@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"compress/gzip"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/google/pprof/profile"
 
+	profilepkg "github.com/arenabot/arenabot/profile"
 	"github.com/arenabot/arenabot/result"
 )
 
@@ -91,5 +93,32 @@ func TestBenchProfile(t *testing.T) {
 		if !strings.Contains(stdout, want) {
 			t.Errorf("bench output lacks %q", want)
 		}
+	}
+}
+
+// TestParseBenchProfile: --profile alone, =all and =none; anything else names the values;
+// without it a local bench profiles nothing.
+func TestParseBenchProfile(t *testing.T) {
+	getenv := func(string) string { return "" }
+	for _, tt := range []struct {
+		args []string
+		want string // the plan's mode
+	}{
+		{nil, ""},
+		{[]string{"--profile"}, "first"},
+		{[]string{"--profile=all"}, "all"},
+		{[]string{"--profile=none"}, ""},
+	} {
+		c, err := parseBench(append([]string{"nethttp"}, tt.args...), getenv, io.Discard)
+		if err != nil {
+			t.Errorf("%q: %v", tt.args, err)
+			continue
+		}
+		if got := profilepkg.CPUProfileMode(c.Profile, false); got != tt.want {
+			t.Errorf("%q: mode %q, want %q", tt.args, got, tt.want)
+		}
+	}
+	if _, err := parseBench([]string{"nethttp", "--profile=some"}, getenv, io.Discard); err == nil || !strings.Contains(err.Error(), "--profile=all or --profile=none") {
+		t.Errorf("--profile=some: %v", err)
 	}
 }
