@@ -86,6 +86,7 @@ func firstLine(s string) string {
 // (for the difference from the base), and the files saved beside the result.
 type cpuRun struct {
 	res     *result.CPUProfile
+	run     result.Run // the profiled run
 	summary cpuprof.Summary
 	pprof   []byte
 	flame   []byte
@@ -264,5 +265,5 @@ func (b *Bencher) recordProfile(ctx context.Context, s *session, p profile.Profi
 	if m := stats.Sample(result.Sample(measured, cpuPerRequest)).Mean(); m > 0 && cpuPerRequest(run) > 0 {
 		res.CPURatio = math.Round(cpuPerRequest(run)/m*1000) / 1000
 	}
-	return &cpuRun{res: res, summary: sum, pprof: pp.Bytes(), flame: svg.Bytes()}, nil
+	return &cpuRun{res: res, run: run, summary: sum, pprof: pp.Bytes(), flame: svg.Bytes()}, nil
 }

@@ -2,6 +2,7 @@ package measure
 
 import (
 	"context"
+	"flag"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/arenabot/arenabot/frameworks"
 	"github.com/arenabot/arenabot/profile"
+	"github.com/arenabot/arenabot/result"
 	"github.com/arenabot/arenabot/runner/host"
 	"github.com/arenabot/arenabot/runner/runnertest"
 	"github.com/arenabot/arenabot/stats"
@@ -87,4 +89,71 @@ func TestProfilePairOnEngine(t *testing.T) {
 			t.Logf("self %s", c)
 		}
 	}
+}
+
+var profileOverhead = flag.Bool("profile.overhead", false, "measure what a profiling run costs a real container row (nethttp baseline, lite; about 2 min)")
+
+// TestProfileOverheadOnEngine measures what profiling costs a real row: one nethttp server
+// (lite, baseline 512), unprofiled and profiled 3 s runs interleaved (the order swapped each
+// pair), comparing RPS and server CPU per request. Opt-in: -profile.overhead.
+func TestProfileOverheadOnEngine(t *testing.T) {
+	if !*profileOverhead {
+		t.Skip("opt-in: -profile.overhead")
+	}
+	eng, data := runnertest.Engine(t, "")
+	runnertest.StandIns(t, eng, "arenabot/golang:local")
+	unlock, err := host.LockHost(t.Context(), func(holder string) { t.Logf("waiting for the host lock (%s)", holder) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(unlock)
+	root, _ := filepath.Abs("../../frameworks")
+	e, err := frameworks.Load(root, "nethttp", profile.Names())
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, _ := profile.Lookup("baseline")
+	b := New(eng, Config{Root: root, DataDir: data, ScratchDir: t.TempDir(), Lite: true, Duration: 3 * time.Second,
+		SkipValidation: true, BuildArgs: map[string]string{"GO_IMAGE": "arenabot/golang:local"}, Labels: map[string]string{labelJob: jobLabel(t)}})
+	plan := Plan{Lite: true, Targets: []Target{{Entry: e, Profiles: []profile.Profile{p}}}}
+	if err := b.Prepare(t.Context(), plan); err != nil {
+		t.Fatal(err)
+	}
+	image, err := b.Build(t.Context(), e)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := b.open(t.Context(), image, e, p, p.ConnCounts(true)[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.close()
+	if err := b.tools.warmUp(t.Context(), s.tool.tool, s.spec, time.Second); err != nil {
+		t.Fatal(err)
+	}
+	var rps, cpu []float64
+	for pair := range 4 {
+		var plain result.Run
+		var prof *cpuRun
+		for _, profiled := range []bool{pair%2 == 1, pair%2 == 0} {
+			if profiled {
+				c, err := b.recordProfile(t.Context(), s, p, []result.Run{plain})
+				if err != nil {
+					t.Fatal(err)
+				}
+				prof = c
+				continue
+			}
+			if plain, err = b.tools.runOnce(t.Context(), s.tool.tool, s.args, s.spec, s.group); err != nil {
+				t.Fatal(err)
+			}
+		}
+		r, c := prof.run.RPS/plain.RPS, cpuPerRequest(prof.run)/cpuPerRequest(plain)
+		rps, cpu = append(rps, r), append(cpu, c)
+		t.Logf("pair %d: unprofiled %.0f rps, profiled %.0f rps (%d samples): ratio %.3f rps, %.3f cpu/req", pair+1, plain.RPS, prof.run.RPS, prof.res.Samples, r, c)
+	}
+	slices.Sort(rps)
+	slices.Sort(cpu)
+	t.Logf("profiled ÷ unprofiled: RPS median %.3f (%.3f-%.3f), CPU/request median %.3f (%.3f-%.3f)",
+		(rps[1]+rps[2])/2, rps[0], rps[3], (cpu[1]+cpu[2])/2, cpu[0], cpu[3])
 }
