@@ -15,6 +15,7 @@ import (
 	"github.com/arenabot/arenabot/bot/ghapi"
 	"github.com/arenabot/arenabot/bot/githubtest"
 	"github.com/arenabot/arenabot/bot/hook"
+	"github.com/arenabot/arenabot/profile"
 	"github.com/arenabot/arenabot/queue"
 )
 
@@ -192,6 +193,29 @@ func TestCollaboratorRequestIsQueued(t *testing.T) {
 	}
 	if len(e.pending()) != 0 {
 		t.Error("a collaborator's request is pending")
+	}
+}
+
+// TestCPUProfileModeIsCarried: the queued job says which rows the runner profiles, decided
+// once from the command: a /benchmark of one framework by default, others when asked.
+func TestCPUProfileModeIsCarried(t *testing.T) {
+	e := setup(t)
+	want := map[string]string{
+		"/benchmark -f nethttp -t baseline":          profile.CPUProfileFirst,
+		"/benchmark-multiple -f nethttp,gin -t json": profile.CPUProfileNone,
+		"/benchmark-test -t json --profile=all":      profile.CPUProfileAll,
+	}
+	for cmd := range want {
+		e.comment("bob", cmd)
+	}
+	js := e.jobs()
+	if len(js) != len(want) {
+		t.Fatalf("jobs = %+v", js)
+	}
+	for _, j := range js {
+		if w, ok := want[j.Command]; !ok || j.CPUProfile != w {
+			t.Errorf("%s: job CPUProfile = %q, want %q", j.Command, j.CPUProfile, w)
+		}
 	}
 }
 

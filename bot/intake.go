@@ -153,6 +153,7 @@ func (in *Intake) request(ctx context.Context, c hook.Comment, cmd command.Comma
 		ID: requestID(c.CommentID), Repo: c.Repo, PR: c.Number, Requester: c.Author,
 		Command: cmd.Line, Kind: queue.Kind(cmd.Kind), Frameworks: frameworks, Tests: cmd.Tests, Rows: rows,
 		Save: cmd.Save, Compare: cmd.Compare, Baseline: cmd.Baseline, SHA: pr.HeadSHA, Pool: in.cfg.Pool,
+		CPUProfile:     p.CPUProfile,
 		InstallationID: c.Installation, CommentID: c.CommentID, Estimate: p.Estimate,
 		Created: now, Expires: now.Add(in.cfg.ApprovalTTL), Payload: raw,
 	}

@@ -79,6 +79,7 @@ type Job struct {
 	Save            bool          `json:"save,omitempty"`              // --save
 	Compare         string        `json:"compare,omitempty"`           // --compare fiber
 	Baseline        string        `json:"baseline,omitempty"`          // "": Δ against the base measured in the job; "committed": --baseline committed
+	CPUProfile      string        `json:"cpu_profile,omitempty"`       // the rows profiled after their runs: profile.CPUProfileFirst ("first"), CPUProfileAll ("all"); "" none
 	SHA             string        `json:"sha"`                         // the approved head commit
 	Pool            string        `json:"pool"`                        // runner pool; empty means DefaultPool
 	InstallationID  int64         `json:"installation_id,omitempty"`   // GitHub App installation that received the comment

@@ -37,6 +37,10 @@ type Row struct {
 	Advisories []string `json:"advisories,omitempty"`
 	// BuildLog is the tail of a failed build's log, on the entry's first row.
 	BuildLog []string `json:"build_log,omitempty"`
+	// Pprof and Flame, on a profiled row, are its CPU profile (gzipped pprof) and flame
+	// graph (SVG), saved beside the result file (Result.CPUProfile names them).
+	Pprof []byte `json:"pprof_data,omitempty"`
+	Flame []byte `json:"flame_data,omitempty"`
 }
 
 // A Baseline is one entry's committed results on the base branch, which deltas compare
@@ -124,7 +128,8 @@ func (r Report) Failed() int {
 }
 
 // Saved returns the result files of the rows that were measured, keyed by their path in
-// the repository (frameworks/<entry>/results/<profile>-<conns>.json), for a results commit.
+// the repository (frameworks/<entry>/results/<profile>-<conns>.json), for a results commit,
+// with a profiled row's profile and flame graph beside its result file.
 func (r Report) Saved(frameworksDir string) (map[string][]byte, error) {
 	files := map[string][]byte{}
 	for _, row := range r.Rows {
@@ -135,7 +140,16 @@ func (r Report) Saved(frameworksDir string) (map[string][]byte, error) {
 		if err != nil {
 			return nil, err
 		}
-		files[frameworksDir+"/"+row.Entry+"/"+Dir+"/"+FileName(row.Result.Profile, row.Result.Connections)] = b
+		dir := frameworksDir + "/" + row.Entry + "/" + Dir + "/"
+		files[dir+FileName(row.Result.Profile, row.Result.Connections)] = b
+		if p := row.Result.CPUProfile; p != nil {
+			if p.Pprof != "" && len(row.Pprof) > 0 {
+				files[dir+p.Pprof] = row.Pprof
+			}
+			if p.Flame != "" && len(row.Flame) > 0 {
+				files[dir+p.Flame] = row.Flame
+			}
+		}
 	}
 	return files, nil
 }

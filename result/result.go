@@ -128,6 +128,10 @@ type Result struct {
 	// were interleaved with this result's Runs (base, head, head, base, …) on the same host
 	// with the same container settings, so a reader can recompute every Δ from the two.
 	Base *Side `json:"base,omitempty"`
+
+	// CPUProfile, on a profiled row, is what its profiling run found; nil when the row was
+	// not profiled (and in files written before rows were).
+	CPUProfile *CPUProfile `json:"cpu_profile,omitempty"`
 }
 
 // A Side is what a row was compared with in its own job: the same entry built at the PR's
@@ -319,11 +323,17 @@ func Write(entryDir string, r Result) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	return WriteFile(entryDir, FileName(r.Profile, r.Connections), b)
+}
+
+// WriteFile writes a file named name (a result file, or a profile or flame graph beside
+// one) into entryDir/results atomically and returns the path.
+func WriteFile(entryDir, name string, b []byte) (string, error) {
 	dir := filepath.Join(entryDir, Dir)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", err
 	}
-	path := filepath.Join(dir, FileName(r.Profile, r.Connections))
+	path := filepath.Join(dir, name)
 	tmp, err := os.CreateTemp(dir, ".result-*")
 	if err != nil {
 		return "", err

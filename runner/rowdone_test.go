@@ -1,14 +1,19 @@
 package runner
 
 import (
+	"bytes"
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/arenabot/arenabot/frameworks"
 	"github.com/arenabot/arenabot/profile"
 	"github.com/arenabot/arenabot/queue"
 	"github.com/arenabot/arenabot/result"
+	"github.com/arenabot/arenabot/runner/cpuprof"
 	"github.com/arenabot/arenabot/runner/measure"
 	"github.com/arenabot/arenabot/validate"
 )
@@ -60,4 +65,82 @@ func TestRowDoneCarriesShortAndAdvisories(t *testing.T) {
 	if len(sent) != 2 || sent[0].Short != first.Short || len(sent[0].Advisories) != 1 {
 		t.Errorf("row events %+v, want the report's rows", sent)
 	}
+}
+
+// TestRowDoneKeepsProfileFilesForSave: a profiled row's pprof profile and flame graph stay
+// in the report of a --save job, for the results commit, and never ride on the row event;
+// a job without --save keeps only the summary.
+func TestRowDoneKeepsProfileFilesForSave(t *testing.T) {
+	for _, save := range []bool{true, false} {
+		q := queue.NewMemory(queue.Options{})
+		w := NewWorker(q, nil, WorkerConfig{WorkDir: t.TempDir()})
+		j := newJobRun(w, queue.Lease{Job: queue.Job{ID: "j1", Save: save}})
+		j.ctx = t.Context()
+		p, _ := profile.Lookup("baseline")
+		res := &result.Result{Entry: "nethttp", Profile: "baseline", Connections: 512,
+			CPUProfile: &result.CPUProfile{Samples: 10, Pprof: "baseline-512.cpu.pb.gz", Flame: "baseline-512.cpu.svg"}}
+		j.rowDone(measure.Row{Entry: frameworks.Entry{Name: "nethttp"}, Profile: p, Conns: 512, Result: res, Pprof: []byte("pb"), Flame: []byte("svg")})
+		row := j.report.Rows[0]
+		if got := len(row.Pprof) > 0 && len(row.Flame) > 0; got != save {
+			t.Errorf("save %v: the report keeps the files: %v", save, got)
+		}
+		ds, err := q.Events(t.Context(), "test", "c", 10, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, d := range ds {
+			if d.Event.Kind == queue.EventRow && strings.Contains(string(d.Event.Data), `"pprof_data"`) {
+				t.Errorf("save %v: the row event carries the files: %s", save, d.Event.Data)
+			}
+		}
+	}
+}
+
+// TestRowDoneComparesWithCommittedProfile: a profiled row with no base profiled in the job
+// gets the difference from the profile committed for it on the base branch (extracted with
+// the base's results), marked as such; without a committed one it has none.
+func TestRowDoneComparesWithCommittedProfile(t *testing.T) {
+	q := queue.NewMemory(queue.Options{})
+	w := NewWorker(q, nil, WorkerConfig{WorkDir: t.TempDir()})
+	j := newJobRun(w, queue.Lease{Job: queue.Job{ID: "j1"}})
+	j.ctx = t.Context()
+	p, _ := profile.Lookup("baseline")
+	head, committed := testPprof(t, 11), testPprof(t, 3)
+	dir := filepath.Join(j.dir, "base", "frameworks", "nethttp", result.Dir)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, result.PprofFileName("baseline", 512)), committed, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, conns := range []int{512, 4096} {
+		res := &result.Result{Entry: "nethttp", Profile: "baseline", Connections: conns, CPUProfile: &result.CPUProfile{Samples: 100}}
+		j.rowDone(measure.Row{Entry: frameworks.Entry{Name: "nethttp"}, Profile: p, Conns: conns, Result: res, Pprof: head})
+	}
+	d := j.report.Rows[0].Result.CPUProfile.Diff
+	if d == nil || !d.Committed || len(d.Self) == 0 || d.Self[0].Name != "runtime.mallocgc" || d.Self[0].Delta != 8 {
+		t.Errorf("512: difference %+v; want +8 pts runtime.mallocgc against the committed profile", d)
+	}
+	if d := j.report.Rows[1].Result.CPUProfile.Diff; d != nil {
+		t.Errorf("4096 (nothing committed): difference %+v; want none", d)
+	}
+}
+
+// testPprof is a gzipped pprof profile: malloc of 100 samples in runtime.mallocgc, the rest
+// in the kernel.
+func testPprof(t *testing.T, malloc int) []byte {
+	t.Helper()
+	var samples []cpuprof.Sample
+	for i := range 100 {
+		leaf := cpuprof.Frame{Symbol: "tcp_sendmsg", DSO: cpuprof.KernelDSO, Addr: 0xffffffff81000000}
+		if i < malloc {
+			leaf = cpuprof.Frame{Symbol: "runtime.mallocgc", DSO: "/server", Addr: 0x2000}
+		}
+		samples = append(samples, cpuprof.Sample{PID: 1, Period: 2_000_000, Stack: []cpuprof.Frame{leaf}})
+	}
+	var buf bytes.Buffer
+	if err := cpuprof.WritePprof(&buf, cpuprof.ToPprof(samples, time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
 }

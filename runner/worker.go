@@ -393,6 +393,7 @@ func (j *jobRun) run(ctx context.Context) (queue.State, string) {
 	if err != nil {
 		return j.fail(err)
 	}
+	plan.CPUProfile = job.CPUProfile // the bot decided which rows (profile.CPUProfileMode)
 	names := slices.Clone(j.report.Frameworks)
 	if job.Compare != "" && !slices.Contains(names, job.Compare) {
 		names = append(names, job.Compare)
@@ -744,10 +745,36 @@ func (j *jobRun) rowDone(r measure.Row) {
 			}
 		}
 	}
+	j.committedProfileDiff(r)
 	j.first[r.Entry.Name] = true
 	j.done++
-	j.report.Rows = append(j.report.Rows, row)
+	// The row event goes without the profile's files; the report keeps them only for the
+	// results commit of --save, which needs them (result.Report.Saved).
 	j.publish(queue.EventRow, row)
+	if j.lease.Job.Save {
+		row.Pprof, row.Flame = r.Pprof, r.Flame
+	}
+	j.report.Rows = append(j.report.Rows, row)
+}
+
+// committedProfileDiff gives a profiled row that has no difference from a base profiled in
+// the job (none was measured, or it failed) the difference from the profile committed for
+// the same row on the base branch, when there is one (extracted with the base's results).
+func (j *jobRun) committedProfileDiff(r measure.Row) {
+	if r.Result == nil || r.Result.CPUProfile == nil || r.Result.CPUProfile.Err != "" || r.Result.CPUProfile.Diff != nil || len(r.Pprof) == 0 {
+		return
+	}
+	path := filepath.Join(j.dir, "base", "frameworks", r.Entry.Name, result.Dir, result.PprofFileName(r.Profile.Name, r.Conns))
+	committed, err := os.ReadFile(path)
+	if err != nil {
+		return // none committed
+	}
+	d, err := measure.CompareCommitted(committed, r.Pprof)
+	if err != nil {
+		j.log.Warn("committed profile not compared", "framework", r.Entry.Name, "test", r.Profile.Name, "conns", r.Conns, "err", err)
+		return
+	}
+	r.Result.CPUProfile.Diff = d
 }
 
 // public makes an error fit to post: one line, with the workspace's paths relative to the

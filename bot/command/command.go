@@ -103,6 +103,14 @@ const (
 // the base branch (measured at another time) instead of measuring the base in the job.
 const BaselineCommitted = "committed"
 
+// The values of --profile: a bare --profile is ProfileOn (each test at its first
+// connection count); --profile=all profiles every row, --profile=none none.
+const (
+	ProfileOn   = "on"
+	ProfileAll  = "all"
+	ProfileNone = "none"
+)
+
 // Word returns the command word as written in a comment: "/benchmark-test".
 func (k Kind) Word() string { return "/" + string(k) }
 
@@ -123,6 +131,10 @@ type Command struct {
 	// PR changes against itself built at the PR's merge base, interleaved in the same job;
 	// BaselineCommitted compares with the results committed on the base branch.
 	Baseline string
+	// Profile is the --profile flag: "" when not given (a /benchmark of one framework is
+	// profiled, others not: profile.CPUProfileMode decides), ProfileOn for a bare --profile,
+	// ProfileAll or ProfileNone.
+	Profile string
 	// Line is the command line as written, without surrounding whitespace, for echoing in
 	// replies. It is set on errors too.
 	Line string
@@ -151,6 +163,12 @@ func (c Command) String() string {
 	if c.Baseline != "" {
 		b.WriteString(" --baseline ")
 		b.WriteString(c.Baseline)
+	}
+	switch c.Profile {
+	case ProfileOn:
+		b.WriteString(" --profile")
+	case ProfileAll, ProfileNone:
+		b.WriteString(" --profile=" + c.Profile)
 	}
 	return b.String()
 }

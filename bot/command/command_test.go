@@ -56,6 +56,19 @@ var parseTests = []struct {
 		want: Command{Kind: KindBenchmark, Frameworks: []string{"gin"}, Compare: "fiber", Line: "/benchmark -f gin --compare fiber"}},
 	{name: "--compare=x", body: "/benchmark --compare=fiber", found: true, want: Command{Kind: KindBenchmark, Compare: "fiber", Line: "/benchmark --compare=fiber"}},
 
+	// --profile, bare or with all or none, on every benchmark command.
+	{name: "--profile", body: "/benchmark -f gin --profile", found: true,
+		want: Command{Kind: KindBenchmark, Frameworks: []string{"gin"}, Profile: ProfileOn, Line: "/benchmark -f gin --profile"}},
+	{name: "--profile=all", body: "/benchmark --profile=all -f gin", found: true,
+		want: Command{Kind: KindBenchmark, Frameworks: []string{"gin"}, Profile: ProfileAll, Line: "/benchmark --profile=all -f gin"}},
+	{name: "--profile none", body: "/benchmark-multiple -f a,b --profile none --save", found: true,
+		want: Command{Kind: KindMultiple, Frameworks: []string{"a", "b"}, Save: true, Profile: ProfileNone, Line: "/benchmark-multiple -f a,b --profile none --save"}},
+	{name: "test --profile", body: "/benchmark-test -t json --profile", found: true,
+		want: Command{Kind: KindTest, Tests: []string{"json"}, Profile: ProfileOn, Line: "/benchmark-test -t json --profile"}},
+	{name: "profile bad value", body: "/benchmark --profile=some", errText: "`--profile` takes `all` or `none`, not `some`; write `--profile` to profile each test at its first connection count"},
+	{name: "profile twice", body: "/benchmark --profile --profile=all", errText: "`--profile` is given twice"},
+	{name: "profile on cancel", body: "/benchmark-cancel --profile", errText: "`/benchmark-cancel` takes no arguments"},
+
 	// --baseline committed, on every benchmark command and in any flag order.
 	{name: "--baseline committed", body: "/benchmark -f gin --baseline committed", found: true,
 		want: Command{Kind: KindBenchmark, Frameworks: []string{"gin"}, Baseline: "committed", Line: "/benchmark -f gin --baseline committed"}},
@@ -303,9 +316,10 @@ func TestHelp(t *testing.T) {
 	}
 	// --baseline committed on each command that takes it, and what the default is.
 	for _, w := range []string{
-		"`/benchmark [-f <framework>] [-t <test>,...] [--save] [--compare <framework>] [--baseline committed]`",
-		"`/benchmark-multiple [-f <framework>,...] [-t <test>,...] [--save] [--baseline committed]`",
-		"`/benchmark-test -t <test> [--save] [--baseline committed]`",
+		"`/benchmark [-f <framework>] [-t <test>,...] [--save] [--compare <framework>] [--baseline committed] [--profile[=all\\|none]]`",
+		"`/benchmark-multiple [-f <framework>,...] [-t <test>,...] [--save] [--baseline committed] [--profile[=all\\|none]]`",
+		"`/benchmark-test -t <test> [--save] [--baseline committed] [--profile[=all\\|none]]`",
+		"`--profile=all` profiles every row",
 		"By default each framework this PR changes is measured against itself built at the PR's merge base, in the same job",
 		"interleaved run by run (base, head, head, base, …)",
 		"`--baseline committed` skips the base and compares every framework with the results committed on the base branch",

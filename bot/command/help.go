@@ -18,6 +18,10 @@ var help = "These are the benchmark commands. Write one at the start of a line o
 	"(`-t`/`--test` likewise). Lists are comma separated, with no spaces or inside quotes: `-f gin,fiber`. " +
 	"Without `-t`, every test the framework subscribes to runs. `--save` commits the results to this PR's branch. " +
 	"`--compare <framework>` compares with that framework instead, measured in the same job and interleaved the same way. " +
+	"`--profile` adds one more run of each test at its first connection count, not counted in the numbers, " +
+	"while the runner samples the server's CPUs with perf: the top functions by self and cumulative CPU go under the table, " +
+	"with the change from the base when it was measured in the job, and `--save` commits the pprof profile and its flame graph beside the results. " +
+	"A `/benchmark` of one framework is profiled by default; `--profile=all` profiles every row, `--profile=none` none.\n" +
 	"Names are lowercase letters, digits, `.`, `_` and `-`.\n" +
 	"\n" +
 	"### Δ columns\n" +
@@ -38,6 +42,7 @@ var help = "These are the benchmark commands. Write one at the start of a line o
 	"/benchmark -f gin -t baseline,json --save\n" +
 	"/benchmark -f gin --compare fiber\n" +
 	"/benchmark -f gin --baseline committed\n" +
+	"/benchmark -f gin -t json --profile=all\n" +
 	"/benchmark-multiple -f gin,fiber,echo --save\n" +
 	"/benchmark-multiple --save\n" +
 	"/benchmark-test -t baseline\n" +

@@ -159,6 +159,7 @@ func split(s string) ([]string, error) {
 type flag struct {
 	short, long string // "-f", "--framework"; short may be empty
 	value       bool   // takes a value
+	optional    bool   // may take a value (--profile, --profile=all); not with value
 }
 
 func (f flag) String() string {
@@ -177,12 +178,13 @@ func (f flag) code() string {
 }
 
 var (
-	flagFramework = flag{"-f", "--framework", true}
-	flagTest      = flag{"-t", "--test", true}
-	flagSave      = flag{"", "--save", false}
-	flagCompare   = flag{"", "--compare", true}
-	flagBaseline  = flag{"", "--baseline", true}
-	allFlags      = []flag{flagFramework, flagTest, flagSave, flagCompare, flagBaseline}
+	flagFramework = flag{"-f", "--framework", true, false}
+	flagTest      = flag{"-t", "--test", true, false}
+	flagSave      = flag{"", "--save", false, false}
+	flagCompare   = flag{"", "--compare", true, false}
+	flagBaseline  = flag{"", "--baseline", true, false}
+	flagProfile   = flag{"", "--profile", false, true}
+	allFlags      = []flag{flagFramework, flagTest, flagSave, flagCompare, flagBaseline, flagProfile}
 )
 
 // takes says which flags k takes, for error messages: "`/benchmark` takes
@@ -226,6 +228,16 @@ func (c *Command) parseArgs(words []string) error {
 			return usage(f.code()+" is given twice", "give it once, with a comma-separated list: %s", md.Code(name+" a,b"))
 		}
 		seen[f.long] = true
+		if f.optional {
+			if !hasVal && i+1 < len(words) && (words[i+1] == ProfileAll || words[i+1] == ProfileNone) {
+				i++
+				val, hasVal = words[i], true
+			}
+			if err := c.setProfile(val, hasVal); err != nil {
+				return err
+			}
+			continue
+		}
 		if !f.value {
 			if hasVal {
 				return usage(md.Code(f.long)+" takes no value", "write %s alone to save the results, or leave it out", md.Code(f.long))
@@ -246,6 +258,21 @@ func (c *Command) parseArgs(words []string) error {
 		if err := c.set(f, name, val); err != nil {
 			return err
 		}
+	}
+	return nil
+}
+
+// setProfile stores --profile: alone, "on"; with a value, all or none.
+func (c *Command) setProfile(val string, hasVal bool) error {
+	switch v := strings.TrimSpace(val); {
+	case !hasVal:
+		c.Profile = ProfileOn
+	case v == ProfileAll || v == ProfileNone:
+		c.Profile = v
+	default:
+		return usage(md.Code(flagProfile.long)+" takes "+md.Code(ProfileAll)+" or "+md.Code(ProfileNone)+", not "+arg(val),
+			"write %s to profile each test at its first connection count, %s for every row, or %s for none",
+			md.Code(flagProfile.long), md.Code(flagProfile.long+"="+ProfileAll), md.Code(flagProfile.long+"="+ProfileNone))
 	}
 	return nil
 }

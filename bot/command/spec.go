@@ -25,13 +25,13 @@ type Use struct {
 
 // Specs lists every command, in the order the help shows them.
 var Specs = []Spec{
-	{KindBenchmark, []Use{{flagFramework, "<framework>", false}, {flagTest, "<test>,...", false}, {flagSave, "", false}, {flagCompare, "<framework>", false}, {flagBaseline, BaselineCommitted, false}},
+	{KindBenchmark, []Use{{flagFramework, "<framework>", false}, {flagTest, "<test>,...", false}, {flagSave, "", false}, {flagCompare, "<framework>", false}, {flagBaseline, BaselineCommitted, false}, {flagProfile, "[=all|none]", false}},
 		"measures one framework; without `-f`, the one framework this PR changes",
 		"anyone: a user with write access or more is approved at once, anyone else's request waits for a collaborator's 👍"},
-	{KindMultiple, []Use{{flagFramework, "<framework>,...", false}, {flagTest, "<test>,...", false}, {flagSave, "", false}, {flagBaseline, BaselineCommitted, false}},
+	{KindMultiple, []Use{{flagFramework, "<framework>,...", false}, {flagTest, "<test>,...", false}, {flagSave, "", false}, {flagBaseline, BaselineCommitted, false}, {flagProfile, "[=all|none]", false}},
 		"measures several frameworks in one job; without `-f`, every framework this PR changes",
 		"as `/benchmark`"},
-	{KindTest, []Use{{flagTest, "<test>", true}, {flagSave, "", false}, {flagBaseline, BaselineCommitted, false}},
+	{KindTest, []Use{{flagTest, "<test>", true}, {flagSave, "", false}, {flagBaseline, BaselineCommitted, false}, {flagProfile, "[=all|none]", false}},
 		"measures one test on every framework subscribed to it",
 		"as `/benchmark`"},
 	{KindCancel, nil, "cancels this PR's waiting or running job",
@@ -77,7 +77,10 @@ func (s Spec) Synopsis() string {
 		if use == "" {
 			use = u.Flag.long
 		}
-		if u.Arg != "" {
+		switch {
+		case strings.HasPrefix(u.Arg, "["): // an optional value, "--profile[=all|none]"
+			use += u.Arg
+		case u.Arg != "":
 			use += " " + u.Arg
 		}
 		if !u.Required {
@@ -97,7 +100,7 @@ func table(who bool) string {
 		b.WriteString("| command | does |\n|---|---|\n")
 	}
 	for _, s := range Specs {
-		b.WriteString("| " + md.Code(s.Synopsis()) + " | " + s.Does)
+		b.WriteString("| " + md.CodeCell(s.Synopsis()) + " | " + s.Does)
 		if who {
 			b.WriteString(" | " + s.Who)
 		}

@@ -87,6 +87,10 @@ type Plan struct {
 	// (the --compare entry, or the entry at the PR's merge base when the PR changes it):
 	// twice the builds and the runs. Sorted.
 	Paired []string `json:",omitempty"`
+	// CPUProfile is which rows get a profiling run after their measured runs
+	// (profile.CPUProfileFirst, profile.CPUProfileAll; "" none), resolved from --profile by
+	// profile.CPUProfileMode: a /benchmark of one framework is profiled by default.
+	CPUProfile string `json:",omitempty"`
 	// Estimate is the expected wall time of the job (see BuildAllowance).
 	Estimate time.Duration
 	// Lite is whether the rows are the --lite connection counts (Options.Lite): the
@@ -116,7 +120,23 @@ const (
 	StartStopAllowance  = 2 * time.Second
 	PairedRuns          = 4 // a side: the runner's minimum of 3, and about one more pair as rows settle
 	PairWarmup          = time.Second
+	// ProfileAllowance is what a profiling run adds beyond its load's duration: perf's
+	// start, perf script and symbolizing (about 4-6 s on the 2-core development VM).
+	ProfileAllowance = 6 * time.Second
 )
+
+// profileTime is the estimated time of a row's profiling run (two, on fresh servers, when
+// the row is measured against a base).
+func profileTime(p profile.Profile, paired bool) time.Duration {
+	d := p.Duration
+	if d <= 0 {
+		d = DefaultDuration
+	}
+	if paired {
+		return 2 * (d + PairWarmup + StartStopAllowance + ProfileAllowance)
+	}
+	return d + ProfileAllowance
+}
 
 // rowTime is the estimated time of one row of profile p.
 func rowTime(p profile.Profile) time.Duration {
@@ -136,7 +156,7 @@ func pairedRowTime(p profile.Profile) time.Duration {
 	return 2 * PairedRuns * (d + PairWarmup + StartStopAllowance)
 }
 
-func estimate(targets []Target, paired []string) time.Duration {
+func estimate(targets []Target, paired []string, cpuProfile string) time.Duration {
 	var total time.Duration
 	for _, t := range targets {
 		pair := slices.Contains(paired, t.Entry)
@@ -144,12 +164,19 @@ func estimate(targets []Target, paired []string) time.Duration {
 		if pair {
 			total += BuildAllowance + ValidationAllowance
 		}
+		counts := map[string][]int{} // each test's connection counts, in order
+		for _, r := range t.Rows {
+			counts[r.Test] = append(counts[r.Test], r.Conns)
+		}
 		for _, r := range t.Rows {
 			p, _ := profile.Lookup(r.Test)
 			if pair {
 				total += pairedRowTime(p)
 			} else {
 				total += rowTime(p)
+			}
+			if profile.CPUProfiled(cpuProfile, r.Conns, counts[r.Test]) {
+				total += profileTime(p, pair)
 			}
 		}
 	}
@@ -259,7 +286,8 @@ func (o Options) Resolve(ctx context.Context, src Source, c command.Command) (Pl
 	if p.Paired, err = r.paired(c, p.Targets); err != nil {
 		return Plan{}, err
 	}
-	p.Estimate = estimate(p.Targets, p.Paired)
+	p.CPUProfile = profile.CPUProfileMode(c.Profile, c.Kind == command.KindBenchmark && len(p.Targets) == 1)
+	p.Estimate = estimate(p.Targets, p.Paired, p.CPUProfile)
 	return p, nil
 }
 

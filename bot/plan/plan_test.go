@@ -254,14 +254,52 @@ func TestResolve(t *testing.T) {
 				t.Fatalf("Resolve(%q): %v", tt.line, err)
 			}
 			if diff := cmp.Diff(tt.want, got, cmp.FilterPath(func(p cmp.Path) bool {
-				return p.String() == "Estimate" || p.String() == "Paired"
+				return p.String() == "Estimate" || p.String() == "Paired" || p.String() == "CPUProfile"
 			}, cmp.Ignore())); diff != "" {
 				t.Errorf("Resolve(%q) mismatch (-want +got):\n%s", tt.line, diff)
 			}
-			if got.Estimate != estimate(got.Targets, got.Paired) {
-				t.Errorf("Estimate = %v, want %v", got.Estimate, estimate(got.Targets, got.Paired))
+			if got.Estimate != estimate(got.Targets, got.Paired, got.CPUProfile) {
+				t.Errorf("Estimate = %v, want %v", got.Estimate, estimate(got.Targets, got.Paired, got.CPUProfile))
 			}
 		})
+	}
+}
+
+// TestProfileModeAndEstimate: the plan resolves --profile once (a /benchmark of one
+// framework is profiled at each test's first connection count; /benchmark-multiple only when
+// asked), and each profiled row adds its profiling run to the estimate.
+func TestProfileModeAndEstimate(t *testing.T) {
+	src := &fakeSource{files: head()}
+	plain, err := Resolve(context.Background(), src, mustParse(t, "/benchmark -f gin -t baseline,json --profile=none"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if plain.CPUProfile != profile.CPUProfileNone {
+		t.Errorf("--profile=none: mode %q", plain.CPUProfile)
+	}
+	firsts := 0 // rows at their test's first connection count
+	seen := map[string]bool{}
+	for _, r := range plain.Targets[0].Rows {
+		if !seen[r.Test] {
+			seen[r.Test], firsts = true, firsts+1
+		}
+	}
+	for _, tt := range []struct {
+		line, mode string
+		extra      time.Duration
+	}{
+		{"/benchmark -f gin -t baseline,json", profile.CPUProfileFirst, time.Duration(firsts) * (5*time.Second + ProfileAllowance)},
+		{"/benchmark -f gin -t baseline,json --profile=all", profile.CPUProfileAll, time.Duration(plain.Rows()) * (5*time.Second + ProfileAllowance)},
+		{"/benchmark-multiple -f gin -t baseline,json", profile.CPUProfileNone, 0},
+		{"/benchmark-multiple -f gin -t baseline,json --profile", profile.CPUProfileFirst, time.Duration(firsts) * (5*time.Second + ProfileAllowance)},
+	} {
+		got, err := Resolve(context.Background(), src, mustParse(t, tt.line))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.CPUProfile != tt.mode || got.Estimate != plain.Estimate+tt.extra {
+			t.Errorf("%s: mode %q, estimate %v; want %q, %v", tt.line, got.CPUProfile, got.Estimate, tt.mode, plain.Estimate+tt.extra)
+		}
 	}
 }
 
@@ -543,7 +581,7 @@ func TestResolveLite(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := Plan{Kind: command.KindBenchmark, Lite: true, Targets: []Target{{Entry: "gin", Display: "Gin",
+	want := Plan{Kind: command.KindBenchmark, Lite: true, CPUProfile: profile.CPUProfileFirst, Targets: []Target{{Entry: "gin", Display: "Gin",
 		Tests: []string{"baseline", "pipelined", "json", "upload"},
 		Rows:  rows("gin", "baseline", 512, "pipelined", 512, "json", 512, "upload", 128)}}}
 	if diff := cmp.Diff(want, got, cmp.FilterPath(func(p cmp.Path) bool { return p.String() == "Estimate" }, cmp.Ignore())); diff != "" {

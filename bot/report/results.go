@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"net/url"
 	"regexp"
 	"sort"
 	"strconv"
@@ -254,6 +255,9 @@ func resultsPieces(r Results, budget int) []piece {
 	if strings.TrimSpace(rep.Error) != "" {
 		pieces = append(pieces, piece{text: errorBlock(rep.Error)})
 	}
+	if lines := ProfileErrors(tables); len(lines) > 0 {
+		pieces = append(pieces, piece{text: strings.Join(lines, "\n") + "\n"})
+	}
 	for _, t := range tables {
 		pieces = append(pieces, tablePiece(t))
 		if t.Note != "" {
@@ -264,6 +268,9 @@ func resultsPieces(r Results, budget int) []piece {
 		}
 		if lines := t.Limits(); len(lines) > 0 {
 			pieces = append(pieces, piece{text: strings.Join(lines, "\n")})
+		}
+		for _, block := range ProfileBlocks(t, savedFileURL(r, entries)) {
+			pieces = append(pieces, piece{text: block})
 		}
 		if lines := t.Failures(); len(lines) > 0 {
 			title := "Why rows of <code>" + md.HTML(t.Entry) + "</code> failed"
@@ -287,6 +294,26 @@ func resultsPieces(r Results, budget int) []piece {
 	}
 	return pieces
 }
+
+// savedFileURL links a file saved beside an entry's results in the results commit
+// (https://github.com/o/r/blob/<sha>/frameworks/<entry>/results/<file>); nil without one.
+// entries maps the names the tables show back to the runner's.
+func savedFileURL(r Results, entries map[string]string) func(entry, file string) string {
+	base, sha, ok := strings.Cut(r.CommitURL, "/commit/")
+	if !ok || r.CommitSHA == "" || sha != r.CommitSHA {
+		return nil
+	}
+	return func(entry, file string) string {
+		if e, ok := entries[entry]; ok {
+			entry = e
+		}
+		return base + "/blob/" + sha + "/" + FrameworksDir + "/" + url.PathEscape(entry) + "/" + result.Dir + "/" + url.PathEscape(file)
+	}
+}
+
+// FrameworksDir is the directory of the entries in an arena repository, where a results
+// commit writes (bot/plan.Root).
+const FrameworksDir = "frameworks"
 
 // baselineSource names where committed results come from: "`main` at `0123456789ab`".
 func baselineSource(rep result.Report) string {

@@ -1,15 +1,17 @@
 package report
 
 import (
+	"cmp"
 	"fmt"
 	"math/rand/v2"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/google/go-cmp/cmp"
+	gocmp "github.com/google/go-cmp/cmp"
 
 	"github.com/arenabot/arenabot/md"
 	"github.com/arenabot/arenabot/md/mdtest"
@@ -132,6 +134,87 @@ func pairedRow(entry, profile string, conns int, mem, baseMem int64, head, base 
 	return result.Row{Entry: entry, Display: entry, Profile: profile, Conns: conns, Result: r}
 }
 
+// cpuProfile is a realistic profile of a Go server; shift moves share from the kernel's
+// write path to the allocator, as a change that allocates more per request would.
+func cpuProfile(shift float64) *result.CPUProfile {
+	return &result.CPUProfile{
+		Samples: 4990, CPUNs: 9_980_000_000, DurationS: 5.01, Frequency: 499,
+		Kernel: 58.3 - shift, GC: 4.2 + shift/3, Own: 0.6,
+		TopSelf: []result.FuncShare{
+			{Name: "[unknown] (vmlinux)", Self: 14.1 - shift, Cum: 14.1 - shift},
+			{Name: "copy_user_enhanced_fast_string", Self: 7.9, Cum: 7.9},
+			{Name: "runtime.mallocgc", Self: 3.1 + shift, Cum: 6.3 + shift},
+			{Name: "syscall.Syscall6", Self: 2.8, Cum: 41.0},
+			{Name: "runtime.futex", Self: 2.2, Cum: 2.2},
+			{Name: "net/http.(*conn).serve", Self: 0.5, Cum: 88.2},
+			{Name: "main.handleBaseline", Self: 0.4, Cum: 3.9 + shift},
+			// A hostile name: what an entry compiles is the entry author's text.
+			{Name: "main.`x|y` @alice <b>#1", Self: 0.2, Cum: 0.2},
+		},
+		TopCum: []result.FuncShare{
+			{Name: "runtime.goexit", Self: 0, Cum: 90.1},
+			{Name: "net/http.(*conn).serve", Self: 0.5, Cum: 88.2},
+			{Name: "entry_SYSCALL_64_after_hwframe", Self: 0.1, Cum: 52.4 - shift},
+			{Name: "syscall.Syscall6", Self: 2.8, Cum: 41.0},
+			{Name: "net/http.(*response).finishRequest", Self: 0.1, Cum: 30.2},
+			{Name: "net/http.(*conn).readRequest", Self: 0.3, Cum: 21.7},
+			{Name: "runtime.mallocgc", Self: 3.1 + shift, Cum: 6.3 + shift},
+			{Name: "main.handleBaseline", Self: 0.4, Cum: 3.9 + shift},
+		},
+		RPS: 96_200, RPSRatio: 0.99, CPURatio: 1.01,
+	}
+}
+
+// profiledResults is a /benchmark of nethttp against its merge base, saved, whose baseline
+// 512 row was profiled on both sides (the allocator grew: a difference block) and whose json
+// 512 row could not be profiled (perf missing: said once).
+func profiledResults() Results {
+	r := doneResults()
+	r.Command = "/benchmark -f nethttp -t baseline,json --save"
+	r.Report.MergeBase = mergeBase
+	r.Report.Rule = &result.Rule{MinEffect: 0.02, Target: 0.02, MinRuns: 3, MaxRuns: 10}
+	r.Report.Frameworks = []string{"nethttp"}
+	r.Report.Baselines = nil
+	r.Report.Log = []string{"nethttp baseline 512c: CPU profile of 4990 samples in 6.2s"}
+	b512 := pairedRow("nethttp", "baseline", 512, 18<<20, 18<<20,
+		[]float64{96_000, 97_100, 96_600}, []float64{99_800, 100_300, 99_900}, "the interval is within ±2%")
+	head, base := cpuProfile(8.2), cpuProfile(0)
+	slices.SortStableFunc(head.TopSelf, func(a, b result.FuncShare) int { return cmp.Compare(b.Self, a.Self) })
+	slices.SortStableFunc(head.TopCum, func(a, b result.FuncShare) int { return cmp.Compare(b.Cum, a.Cum) })
+	head.Pprof, head.Flame = result.PprofFileName("baseline", 512), result.FlameFileName("baseline", 512)
+	head.Base = base
+	head.Diff = &result.CPUDiff{Kernel: -8.2, GC: 2.7, Own: 0,
+		Self: []result.CPUChange{
+			{Name: "runtime.mallocgc", Before: 3.1, After: 11.3, Delta: 8.2},
+			{Name: "[unknown] (vmlinux)", Before: 14.1, After: 5.9, Delta: -8.2},
+		},
+		Cum: []result.CPUChange{
+			{Name: "runtime.mallocgc", Before: 6.3, After: 14.5, Delta: 8.2},
+			{Name: "main.handleBaseline", Before: 3.9, After: 12.1, Delta: 8.2},
+			{Name: "entry_SYSCALL_64_after_hwframe", Before: 52.4, After: 44.2, Delta: -8.2},
+		}}
+	b512.Result.CPUProfile = head
+	j512 := pairedRow("nethttp", "json", 512, 19<<20, 19<<20,
+		[]float64{70_000, 70_400, 70_100}, []float64{70_200, 70_100, 70_300}, "the interval is within ±2%")
+	j512.Result.CPUProfile = &result.CPUProfile{Err: "perf is not installed on the runner host; install it (Debian: apt-get install linux-perf) to get CPU profiles"}
+	r.Report.Rows = []result.Row{b512, j512}
+	return r
+}
+
+// committedProfileResults is a /benchmark of gin, not saved and measured without a base in
+// the job, whose baseline 512 row is compared with the profile committed for it.
+func committedProfileResults() Results {
+	r := doneResults()
+	r.Command = "/benchmark -f gin -t baseline"
+	r.CommitSHA, r.CommitURL = "", ""
+	r.Report.Rows = r.Report.Rows[:2]
+	p := cpuProfile(1.4)
+	p.Diff = &result.CPUDiff{Kernel: -1.4, GC: 0.5, Committed: true,
+		Self: []result.CPUChange{{Name: "runtime.mallocgc", Before: 3.1, After: 4.5, Delta: 1.4}, {Name: "[unknown] (vmlinux)", Before: 14.1, After: 12.7, Delta: -1.4}}}
+	r.Report.Rows[0].Result.CPUProfile = p
+	return r
+}
+
 // interleavedResults is a /benchmark-multiple whose changed entries were measured against
 // themselves at the merge base in the job: nethttp got slower in baseline 512 (-9.1%) and
 // is unchanged elsewhere; fasthttp's base did not build; quickhttp is new in the PR; gin,
@@ -184,6 +267,8 @@ func interleavedResults() Results {
 func resultsCases() map[string]Results {
 	cases := map[string]Results{}
 	cases["single"] = doneResults()
+	cases["profile"] = profiledResults()
+	cases["profile-committed"] = committedProfileResults()
 
 	multi := doneResults()
 	multi.Command = "/benchmark-multiple -f gin,nethttp -t baseline,json"
@@ -591,7 +676,7 @@ func TestRenderResultsRandomSizes(t *testing.T) {
 		parts := RenderResults(r)
 		t.Run(fmt.Sprint(iter), func(t *testing.T) {
 			checkParts(t, r, parts)
-			if again := RenderResults(r); !cmp.Equal(parts, again) {
+			if again := RenderResults(r); !gocmp.Equal(parts, again) {
 				t.Error("RenderResults is not deterministic")
 			}
 		})
@@ -738,7 +823,8 @@ func checkParts(t *testing.T, r Results, parts []string) {
 				open = line[:len(line)-len(l)]
 				continue
 			}
-			if strings.HasPrefix(line, "|") && !strings.HasPrefix(line, "| Test |") && !strings.HasPrefix(line, "|---") {
+			// The results tables' lines; a <details> block's tables (CPU profiles) are not rows.
+			if details == 0 && strings.HasPrefix(line, "|") && !strings.HasPrefix(line, "| Test |") && !strings.HasPrefix(line, "|---") {
 				tableLines = append(tableLines, line)
 			}
 			if strings.HasPrefix(line, "<details>") {
@@ -807,7 +893,7 @@ func checkParts(t *testing.T, r Results, parts []string) {
 		}
 		wantRows[p+" "+c]++
 	}
-	if diff := cmp.Diff(wantRows, count); diff != "" {
+	if diff := gocmp.Diff(wantRows, count); diff != "" {
 		t.Errorf("table rows differ from the report's rows (-want +got):\n%s", diff)
 	}
 }
@@ -818,7 +904,7 @@ func TestLogLines(t *testing.T) {
 		strings.Repeat("é", 800),
 	})
 	want := []string{"a", "b", "progress 100%", "red", "bidi", "<!-- x -->", "tab\there"}
-	if diff := cmp.Diff(want, got[:len(want)]); diff != "" {
+	if diff := gocmp.Diff(want, got[:len(want)]); diff != "" {
 		t.Errorf("logLines (-want +got):\n%s", diff)
 	}
 	if last := got[len(got)-1]; len(last) > maxLogLine+len("…") || !strings.HasSuffix(last, "…") {

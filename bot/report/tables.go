@@ -141,6 +141,12 @@ func Render(r Summary) string {
 		if t.Note != "" {
 			b.WriteString("\n" + t.Note + "\n")
 		}
+		for _, block := range ProfileBlocks(t, nil) {
+			b.WriteString("\n" + block)
+		}
+	}
+	if lines := ProfileErrors(r.Tables); len(lines) > 0 {
+		b.WriteString("\n" + strings.Join(lines, "\n") + "\n")
 	}
 	for _, t := range r.Tables {
 		if f := t.BaseFailures(); len(f) > 0 {

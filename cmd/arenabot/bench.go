@@ -27,6 +27,7 @@ type benchConfig struct {
 	Runs        int
 	Duration    time.Duration
 	Save        bool
+	Profile     string // --profile: "" (not given), "on", "all", "none"
 	Compare     string
 	Against     string
 	LoadgenCPUs string
@@ -49,6 +50,8 @@ func parseBench(args []string, getenv func(string) string, stderr io.Writer) (be
 	fs.IntVar(&c.Runs, "runs", 3, "runs of a row measured alone; the best is reported (a row measured against a base follows --min-runs and --max-runs)")
 	fs.DurationVar(&c.Duration, "duration", 0, "length of one run (default: the test's own, else 5s)")
 	fs.BoolVar(&c.Save, "save", false, "write frameworks/<name>/results/<test>-<conns>.json")
+	fs.StringVar(&c.Profile, "profile", "", "one more run of each test at its first connection count (--profile=all: of every row) while perf samples the server's CPUs: top functions under each table, and with --save the pprof profile and flame graph beside the result file")
+	fs.Lookup("profile").NoOptDefVal = "on"
 	fs.StringVar(&c.Compare, "compare", "", "measure each row against this entry too, interleaved run by run, for the Δ columns")
 	fs.StringVar(&c.Against, "against", "", "measure each row against the same entry at this git branch, tag or commit (a worktree of it), interleaved run by run, for the Δ columns (default: Δ against the working tree's committed results)")
 	c.deltas.flags(fs, 0)
@@ -71,6 +74,11 @@ func parseBench(args []string, getenv func(string) string, stderr io.Writer) (be
 	if c.Duration < 0 || (c.Duration > 0 && c.Duration < time.Second) {
 		return c, fmt.Errorf("bench: --duration %s: give at least 1s (wrk measures in whole seconds)", c.Duration)
 	}
+	switch c.Profile {
+	case "", "on", "all", "none":
+	default:
+		return c, fmt.Errorf("bench: --profile=%s: give --profile, --profile=all or --profile=none", c.Profile)
+	}
 	if c.Compare != "" && c.Against != "" {
 		return c, fmt.Errorf("bench: --compare %s and --against %s: give one (a row has one base)", c.Compare, c.Against)
 	}
@@ -88,6 +96,7 @@ func bench(ctx context.Context, c benchConfig, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	plan.CPUProfile = profile.CPUProfileMode(c.Profile, false)
 	baseline := report.Baseline{Compare: c.Compare, Source: "the working tree (" + root + "/<name>/results)", Committed: committed(root), Rule: &c.Rule}
 	switch {
 	case c.Compare != "":
@@ -176,6 +185,18 @@ func bench(ctx context.Context, c benchConfig, stdout, stderr io.Writer) error {
 				return fmt.Errorf("save: %w", err)
 			}
 			fmt.Fprintln(stderr, "saved", path)
+			if p := r.Result.CPUProfile; p != nil {
+				for name, data := range map[string][]byte{p.Pprof: r.Pprof, p.Flame: r.Flame} {
+					if name == "" || len(data) == 0 {
+						continue
+					}
+					path, err := result.WriteFile(r.Entry.Dir, name, data)
+					if err != nil {
+						return fmt.Errorf("save: %w", err)
+					}
+					fmt.Fprintln(stderr, "saved", path)
+				}
+			}
 		}
 	}
 	if len(failures) > 0 {

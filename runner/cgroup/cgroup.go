@@ -94,6 +94,26 @@ func ForContainer(root string, pid int, id string) (*Group, error) {
 // Version is 2 for the unified hierarchy and 1 for the v1 cpuacct and memory controllers.
 func (g *Group) Version() int { return g.version }
 
+// Procs lists the processes in the group (cgroup.procs of its CPU directory), in the
+// order the kernel gives them: a container's processes, for keeping only their samples of a
+// profile recorded on its CPUs. A group that is gone wraps ErrGone.
+func (g *Group) Procs() ([]int, error) {
+	path := filepath.Join(g.cpuDir, "cgroup.procs")
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fileErr(path, err)
+	}
+	var pids []int
+	for f := range strings.FieldsSeq(string(data)) {
+		pid, err := strconv.Atoi(f)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %q is not a process ID", path, f)
+		}
+		pids = append(pids, pid)
+	}
+	return pids, nil
+}
+
 // String names the group's directories, for logs.
 func (g *Group) String() string {
 	if g.version == 2 {

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -268,6 +269,29 @@ func TestV2Peak(t *testing.T) {
 	}
 	if u.CPU != 1500*time.Millisecond || u.MemoryPeak != 70<<20 {
 		t.Errorf("End = %+v; want 1.5s CPU and a 70 MiB peak", u)
+	}
+}
+
+func TestProcs(t *testing.T) {
+	root, dir := v2Root(t, true)
+	pid := fakeProc(t, "0::/system.slice/docker-"+id+".scope\n")
+	g, err := ForPID(root, pid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "cgroup.procs"), []byte("4321\n4400\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := g.Procs(); err != nil || !slices.Equal(got, []int{4321, 4400}) {
+		t.Errorf("Procs = %v, %v; want [4321 4400]", got, err)
+	}
+	os.WriteFile(filepath.Join(dir, "cgroup.procs"), []byte("x\n"), 0o644)
+	if _, err := g.Procs(); err == nil {
+		t.Error("Procs of a bad file: no error")
+	}
+	os.Remove(filepath.Join(dir, "cgroup.procs"))
+	if _, err := g.Procs(); !errors.Is(err, ErrGone) {
+		t.Errorf("Procs of a group that is gone = %v, want ErrGone", err)
 	}
 }
 

@@ -86,3 +86,39 @@ func WritePprof(w io.Writer, p *profile.Profile) error {
 	}
 	return p.Write(w)
 }
+
+// FromPprof turns a profile ToPprof wrote (a saved .cpu.pb.gz, such as a base's committed
+// one) back into samples that Summarize reads as it read the originals: each location's
+// function name as the frame's symbol, its mapping's file as the DSO, the cpu value as the
+// period. Frames ToPprof named "[unknown] (<dso>)" keep that name.
+func FromPprof(p *profile.Profile) ([]Sample, error) {
+	cpu := slices.IndexFunc(p.SampleType, func(t *profile.ValueType) bool { return t.Type == "cpu" })
+	if cpu < 0 {
+		return nil, fmt.Errorf("pprof profile: no cpu sample type")
+	}
+	out := make([]Sample, 0, len(p.Sample))
+	for _, ps := range p.Sample {
+		if cpu >= len(ps.Value) || ps.Value[cpu] < 0 {
+			return nil, fmt.Errorf("pprof profile: a sample without its cpu value")
+		}
+		s := Sample{Period: uint64(ps.Value[cpu])}
+		if c := ps.Label["comm"]; len(c) > 0 {
+			s.Comm = c[0]
+		}
+		if pid := ps.NumLabel["pid"]; len(pid) > 0 {
+			s.PID, s.TID = int(pid[0]), int(pid[0])
+		}
+		for _, loc := range ps.Location {
+			f := Frame{Addr: loc.Address, Symbol: Unknown}
+			if len(loc.Line) > 0 && loc.Line[0].Function != nil {
+				f.Symbol = loc.Line[0].Function.Name
+			}
+			if loc.Mapping != nil {
+				f.DSO = loc.Mapping.File
+			}
+			s.Stack = append(s.Stack, f)
+		}
+		out = append(out, s)
+	}
+	return out, nil
+}

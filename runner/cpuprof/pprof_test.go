@@ -2,6 +2,7 @@ package cpuprof
 
 import (
 	"bytes"
+	"reflect"
 	"slices"
 	"testing"
 	"time"
@@ -75,5 +76,34 @@ func TestPprofRoundTrip(t *testing.T) {
 	}
 	if !files["/app/server"] || !files[KernelDSO] || len(files) != 2 {
 		t.Errorf("mappings %v, want /app/server and %s", files, KernelDSO)
+	}
+}
+
+// TestFromPprof: a profile written and read back summarizes as its samples did, so a
+// committed .cpu.pb.gz can be compared with a new profile.
+func TestFromPprof(t *testing.T) {
+	samples := synthetic()
+	samples = append(samples, Sample{PID: 42, Comm: "server", Period: 1_000_000, Stack: []Frame{{Addr: 0x99, Symbol: Unknown, DSO: "/lib/x.so"}}})
+	var buf bytes.Buffer
+	if err := WritePprof(&buf, ToPprof(samples, time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	p, err := profile.Parse(&buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	back, err := FromPprof(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, got := Summarize(samples), Summarize(back)
+	if !reflect.DeepEqual(want, got) {
+		t.Errorf("summary after a round trip through pprof:\n got %+v\nwant %+v", got, want)
+	}
+	if d := Compare(want, got, 5); len(d.Self)+len(d.Cum) != 0 {
+		t.Errorf("a profile compared with itself read back: %+v", d)
+	}
+	if _, err := FromPprof(&profile.Profile{SampleType: []*profile.ValueType{{Type: "samples", Unit: "count"}}}); err == nil {
+		t.Error("FromPprof of a profile without cpu values: no error")
 	}
 }

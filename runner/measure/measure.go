@@ -3,7 +3,8 @@
 // beside the sidecars its profile needs, waits until it answers, and drives the pinned load
 // tool over it for runs × duration while reading the container's cgroup, alone or
 // interleaved run by run against a base, and turns the runs into results, one Row per
-// entry × profile × connection count.
+// entry × profile × connection count. A profiled row gets one more run afterwards, recorded
+// with perf (runner/cpuprof) and not counted in the numbers: its CPU profile.
 package measure
 
 import (
@@ -79,6 +80,11 @@ type Config struct {
 	// minimum runs; 0 means no budget (each row stops at the rule's maximum at the latest).
 	Budget time.Duration
 
+	// Perf is the perf binary of the profiling runs; "" means "perf" from PATH.
+	// ProfileFrequency is their sampling rate per CPU; 0 means cpuprof.DefaultFrequency.
+	Perf             string
+	ProfileFrequency int
+
 	// SkipValidation measures without validating the profiles first (harness benchmarks).
 	SkipValidation bool
 	Nofile         int64  // nofile limit of servers and tool containers; 0 means this process's hard limit
@@ -137,6 +143,9 @@ type Row struct {
 	// Advisories, on an entry's first row, are the advisory checks its validation missed
 	// (WARN outcomes): reported beside the results, never a reason not to measure.
 	Advisories []validate.Outcome
+	// Pprof and Flame, on a profiled row, are its CPU profile (gzipped pprof) and flame
+	// graph (SVG); Result.CPUProfile has the summary and the file names.
+	Pprof, Flame []byte
 }
 
 // Bencher runs plans. It is not safe for concurrent use: one bench at a time owns the host's
@@ -150,6 +159,7 @@ type Bencher struct {
 	tools    *tools          // the load tools, checked and run
 	servers  *servers        // the server containers and their readiness
 	sidecars *sidecarStarter // the sidecars a profile needs
+	prof     *profiler       // the profiling runs
 
 	started time.Time // when Measure began, for Budget
 }
@@ -189,6 +199,7 @@ func New(eng Engine, cfg Config) *Bencher {
 	out := &reporter{log: cfg.Log, progress: cfg.Progress}
 	srv := &servers{eng: eng, cfg: cfg, out: out}
 	return &Bencher{eng: eng, cfg: cfg, out: out, images: images, servers: srv,
+		prof:  &profiler{perf: cfg.Perf, freq: cfg.ProfileFrequency},
 		tools: &tools{eng: eng, cfg: cfg, images: images, out: out, checks: map[string]toolCheck{}},
 		sidecars: &sidecarStarter{eng: eng, cfg: cfg, images: images, srv: srv, out: out,
 			table: profile.Sidecars, seedItems: arenadata.DBItemCount, noted: map[string]bool{}},
@@ -248,6 +259,7 @@ func (b *Bencher) Measure(ctx context.Context, plan Plan) ([]Row, error) {
 		for _, p := range t.Profiles {
 			for _, conns := range p.ConnCounts(plan.Lite) {
 				row := Row{Entry: t.Entry, Profile: p, Conns: conns}
+				profiled := profile.CPUProfiled(plan.CPUProfile, conns, p.ConnCounts(plan.Lite))
 				if first {
 					row.Advisories, first = advisories, false
 				}
@@ -266,10 +278,14 @@ func (b *Bencher) Measure(ctx context.Context, plan Plan) ([]Row, error) {
 					row.Err = err
 				} else {
 					b.out.step(runs.desc, runs.done, runs.total)
+					var cpu *cpuRun
 					if base != nil {
-						row.Result, row.Err = b.measurePair(ctx, image, t.Entry, base, p, conns, runs)
+						row.Result, cpu, row.Err = b.measurePair(ctx, image, t.Entry, base, p, conns, runs, profiled)
 					} else {
-						row.Result, row.Err = b.measureOne(ctx, image, t.Entry, p, conns, runs.ran)
+						row.Result, cpu, row.Err = b.measureOne(ctx, image, t.Entry, p, conns, runs.ran, profiled)
+					}
+					if cpu != nil && row.Result != nil {
+						row.Pprof, row.Flame = cpu.pprof, cpu.flame
 					}
 				}
 				// A row that failed early leaves its runs undone: the total drops by them.
@@ -294,34 +310,41 @@ func (b *Bencher) Build(ctx context.Context, e frameworks.Entry) (string, error)
 }
 
 // measureOne starts the profile's sidecars and a fresh container for one profile and
-// connection count, waits until it answers, runs the load tool Runs times, and removes the
-// container and the sidecars.
-func (b *Bencher) measureOne(ctx context.Context, image string, e frameworks.Entry, p profile.Profile, conns int, ranOne func()) (*result.Result, error) {
+// connection count, waits until it answers, runs the load tool Runs times, profiles one
+// more run when profiled is set, and removes the container and the sidecars.
+func (b *Bencher) measureOne(ctx context.Context, image string, e frameworks.Entry, p profile.Profile, conns int, ranOne func(), profiled bool) (*result.Result, *cpuRun, error) {
 	s, err := b.open(ctx, image, e, p, conns)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	defer s.close()
 	if err := b.tools.warmUp(ctx, s.tool.tool, s.spec, p.Warmup); err != nil {
-		return nil, fmt.Errorf("%s %s %dc warm-up: %w", e.Name, p.Name, conns, err)
+		return nil, nil, fmt.Errorf("%s %s %dc warm-up: %w", e.Name, p.Name, conns, err)
 	}
 	var runs []result.Run
 	for i := 0; i < b.cfg.Runs; i++ {
 		run, err := b.tools.measuredRun(ctx, s, fmt.Sprintf("%s %s %dc run %d", e.Name, p.Name, conns, i+1))
 		if err != nil {
-			return nil, fmt.Errorf("%s %s %dc run %d: %w", e.Name, p.Name, conns, i+1, err)
+			return nil, nil, fmt.Errorf("%s %s %dc run %d: %w", e.Name, p.Name, conns, i+1, err)
 		}
 		runs = append(runs, run)
 		ranOne()
 	}
 	r := b.newResult(e, p, conns, s.spec, s.tool, s.side.versions())
 	r.FromRuns(runs)
-	return r, nil
+	var cpu *cpuRun
+	if profiled {
+		cpu = b.profileRun(ctx, s, e, p, conns, runs)
+		cpu.attach(r, nil, p, conns)
+	}
+	return r, cpu, nil
 }
 
 // A session is one server container ready for a profile's load: its sidecars, its cgroup
 // and the load tool's command line.
 type session struct {
+	entry string // the entry's name
+	cpus  string // the server's CPU set; "" when nothing is pinned (--lite)
 	side  *sidecars
 	stop  func()
 	group *cgroup.Group
@@ -351,7 +374,7 @@ func (b *Bencher) open(ctx context.Context, image string, e frameworks.Entry, p 
 		side.stop()
 		return nil, err
 	}
-	s := &session{side: side, stop: stop, tool: b.tools.checks[p.Tool]}
+	s := &session{entry: e.Name, cpus: b.servers.options(image, e, p).CPUSet, side: side, stop: stop, tool: b.tools.checks[p.Tool]}
 	if s.group, err = cgroup.ForContainer(b.cfg.CgroupRoot, c.Pid, c.ID); err != nil {
 		s.close()
 		return nil, fmt.Errorf("cgroup of %s: %w", e.Name, err)

@@ -13,7 +13,7 @@ import (
 func TestNofileTooLow(t *testing.T) {
 	b := New(nil, Config{Nofile: 20000})
 	async, _ := profile.Lookup("async")
-	_, err := b.measureOne(t.Context(), "image", frameworks.Entry{Name: "e"}, async, 32000, func() {})
+	_, _, err := b.measureOne(t.Context(), "image", frameworks.Entry{Name: "e"}, async, 32000, func() {}, false)
 	if err == nil || !strings.Contains(err.Error(), "at least 33024") || !strings.Contains(err.Error(), "allows 20000") || !strings.Contains(err.Error(), "LimitNOFILE=") {
 		t.Errorf("measureOne with nofile 20000 for 32,000 connections: %v", err)
 	}

@@ -102,21 +102,52 @@ func Figure(p profile.Profile) func(result.Run) float64 { return result.Figure(p
 // side it stops when the interval is narrow enough, at the rule's maximum, or when the run's
 // time budget is spent. A base that fails leaves the head measured alone, its Side saying
 // why.
-func (b *Bencher) measurePair(ctx context.Context, image string, e frameworks.Entry, base *baseSide, p profile.Profile, conns int, t *tally) (*result.Result, error) {
+//
+// A profiled row then has one profiling run of each side, base first, each on a fresh
+// server warmed up as the interleaved runs were, so the difference compares like with like.
+func (b *Bencher) measurePair(ctx context.Context, image string, e frameworks.Entry, base *baseSide, p profile.Profile, conns int, t *tally, profiled bool) (*result.Result, *cpuRun, error) {
 	if base.err == nil && !base.Entry.Subscribes(p.Name) {
 		// The base does not run this test (the --compare entry, or the entry before the PR
 		// subscribed it): the row is measured alone, and its Δ says n/a or NEW.
-		return b.measureOne(ctx, image, e, p, conns, t.ran)
+		return b.measureOne(ctx, image, e, p, conns, t.ran, profiled)
 	}
 	side := &result.Side{Entry: base.Entry.Name, Ref: base.Ref, Commit: base.Commit, Image: base.image}
 	if err := base.failed(p.Name); err != nil {
 		side.Err = text.OneLine(err.Error())
-		r, err := b.measureOne(ctx, image, e, p, conns, t.ran)
+		r, cpu, err := b.measureOne(ctx, image, e, p, conns, t.ran, profiled)
 		if r != nil {
 			r.Base = side
 		}
-		return r, err
+		return r, cpu, err
 	}
+	r, err := b.interleave(ctx, image, e, base, side, p, conns, t)
+	if err != nil || !profiled {
+		return r, nil, err
+	}
+	var baseCPU *cpuRun
+	if side.Err == "" {
+		baseCPU = b.profileTurn(ctx, base.image, base.Entry, p, conns, side.Runs)
+	}
+	cpu := b.profileTurn(ctx, image, e, p, conns, r.Runs)
+	cpu.attach(r, baseCPU, p, conns)
+	return r, cpu, nil
+}
+
+// profileTurn is a profiling run on a fresh server, warmed up as an interleaved run is.
+func (b *Bencher) profileTurn(ctx context.Context, image string, e frameworks.Entry, p profile.Profile, conns int, measured []result.Run) *cpuRun {
+	s, err := b.open(ctx, image, e, p, conns)
+	if err != nil {
+		return &cpuRun{res: &result.CPUProfile{Err: "the profiled run's server: " + text.OneLine(err.Error())}}
+	}
+	defer s.close()
+	if err := b.tools.warmUp(ctx, s.tool.tool, s.spec, max(p.Warmup, min(pairWarmup, s.spec.Duration))); err != nil {
+		return &cpuRun{res: &result.CPUProfile{Err: "the profiled run's warm-up: " + text.OneLine(err.Error())}}
+	}
+	return b.profileRun(ctx, s, e, p, conns, measured)
+}
+
+// interleave is measurePair's runs: base and head alternating until the rule has enough.
+func (b *Bencher) interleave(ctx context.Context, image string, e frameworks.Entry, base *baseSide, side *result.Side, p profile.Profile, conns int, t *tally) (*result.Result, error) {
 	rule := b.cfg.Rule
 	figure := Figure(p)
 	head := &headSide{image: image, entry: e, profile: p, conns: conns}

@@ -24,6 +24,9 @@ type Target struct {
 type Plan struct {
 	Targets []Target
 	Lite    bool
+	// CPUProfile says which rows get a profiling run after their measured runs
+	// (profile.CPUProfileFirst, profile.CPUProfileAll); "" means none.
+	CPUProfile string
 }
 
 // Rows is the number of measurements (entry × profile × connection count) in the plan.
