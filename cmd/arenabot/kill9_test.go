@@ -1,11 +1,13 @@
 package main
 
 import (
+	"fmt"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/arenabot/arenabot/runner"
 	"github.com/arenabot/arenabot/runner/build"
 )
 
@@ -32,7 +34,7 @@ func TestServeSIGKILLLosesNothing(t *testing.T) {
 
 	// 1. Acked, awaiting approval, then killed.
 	p := l.startServeProcess(bin, env)
-	l.comment("carol", "/benchmark -f nethttp -t baseline")
+	job := fmt.Sprintf("r%d", l.comment("carol", "/benchmark -f nethttp -t baseline")) // its containers carry its ID
 	status := l.waitComment("arenabot:status", 30*time.Second)
 	if !strings.Contains(status.Body, "awaiting approval") {
 		t.Fatalf("status = %s", status.Body)
@@ -52,7 +54,7 @@ func TestServeSIGKILLLosesNothing(t *testing.T) {
 	args = append(args, "--lite", "--duration", "10s", "--lease-ttl", "2s", "--reap-every", "300ms")
 	p = l.startServeProcess(bin, env, args...)
 	l.waitFor("the job's server container to run", 5*time.Minute, func() bool {
-		return len(ours(dockerPS(t, "label="+build.LabelManaged+"=true", "label="+build.LabelEntry+"=nethttp", "status=running"))) > 0
+		return len(dockerPS(t, "label="+build.LabelManaged+"=true", "label="+build.LabelEntry+"=nethttp", "label="+runner.LabelJob+"="+job, "status=running")) > 0
 	})
 	time.Sleep(2 * time.Second)
 	p.kill(t)

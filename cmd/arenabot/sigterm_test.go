@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"encoding/json"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -108,15 +109,14 @@ func dockerPS(t *testing.T, filters ...string) []string {
 	return lines
 }
 
-// ours keeps the dockerPS lines of this package's jobs, whose IDs are the bot's request IDs
-// ("r1002": r and the comment's ID), and of containers without a job: another package's
-// tests may run their own jobs (16 hex digits) on the same engine at the same time
-// (.ci/flaky found a runner test's nethttp server taken for a leftover of this one).
-func ours(lines []string) []string {
+// ofJob keeps the dockerPS lines of job's containers and of containers without a job:
+// another test's jobs may run on the same engine at the same time (.ci/flaky found a runner
+// test's nethttp server, and another loop's, taken for a leftover of this one).
+func ofJob(lines []string, job string) []string {
 	var kept []string
 	for _, l := range lines {
 		f := strings.Fields(l)
-		if len(f) < 3 || strings.HasPrefix(f[1], "r") {
+		if len(f) < 3 || f[1] == job {
 			kept = append(kept, l)
 		}
 	}
@@ -138,20 +138,18 @@ func TestServeRunnerSIGTERM(t *testing.T) {
 	args := append([]string{"--runner"}, l.workArgs()...)
 	args = append(args, "--lite", "--duration", "10s", "--lease-ttl", "2s", "--reap-every", "300ms")
 	p := l.startServeProcess(bin, env, args...)
-	l.comment("maintainer", "/benchmark -f nethttp -t baseline")
+	// The job is the request of this comment: its containers carry its ID, so other tests'
+	// jobs on the same engine (.ci/flaky: another loop's, found by label alone) are not
+	// taken for this one.
+	job := fmt.Sprintf("r%d", l.comment("maintainer", "/benchmark -f nethttp -t baseline"))
 
 	// The measurement runs: the job's server container and its load tool's container (the
 	// validation's server runs alone before it, and the load-generator image may be built
 	// first), both labelled by the runner.
-	var job string
 	l.waitFor("the job's server and load tool to run", 5*time.Minute, func() bool {
-		servers := ours(dockerPS(t, "label="+build.LabelManaged+"=true", "label="+build.LabelEntry+"=nethttp", "label="+runner.LabelJob, "status=running"))
-		tools := ours(dockerPS(t, "label="+build.LabelManaged+"=true", "label="+build.LabelEntry+"=loadgen", "label="+runner.LabelJob, "status=running"))
-		if len(servers) == 0 || len(tools) == 0 {
-			return false
-		}
-		job = strings.Fields(servers[0])[1]
-		return true
+		servers := dockerPS(t, "label="+build.LabelManaged+"=true", "label="+build.LabelEntry+"=nethttp", "label="+runner.LabelJob+"="+job, "status=running")
+		tools := dockerPS(t, "label="+build.LabelManaged+"=true", "label="+build.LabelEntry+"=loadgen", "label="+runner.LabelJob+"="+job, "status=running")
+		return len(servers) > 0 && len(tools) > 0
 	})
 	time.Sleep(time.Second) // into the 10-second run
 	running := dockerPS(t, "label="+runner.LabelJob+"="+job)
@@ -176,7 +174,7 @@ func TestServeRunnerSIGTERM(t *testing.T) {
 	if left := dockerPS(t, "label="+runner.LabelJob+"="+job); len(left) > 0 {
 		t.Errorf("containers of job %s left after serve exited: %q", job, left)
 	}
-	if left := ours(dockerPS(t, "label="+build.LabelManaged+"=true", "label="+build.LabelEntry+"=nethttp")); len(left) > 0 {
+	if left := ofJob(dockerPS(t, "label="+build.LabelManaged+"=true", "label="+build.LabelEntry+"=nethttp"), job); len(left) > 0 {
 		t.Errorf("nethttp containers of the runner left after serve exited: %q", left)
 	}
 	logs := l.logs.String()
