@@ -120,14 +120,27 @@ type Result struct {
 	Tool         string       `json:"tool"`
 	ToolVersion  string       `json:"tool_version"`
 	Sidecars     []string     `json:"sidecars,omitempty"` // beside the server: "postgres 15.18 (arenabot/postgres:local)"
-	Commit       string       `json:"commit,omitempty"`
-	Host         string       `json:"host,omitempty"`
-	Time         time.Time    `json:"time"`
+	// Limits are what the server container ran under; files written before they were
+	// recorded have none.
+	Limits *Limits   `json:"limits,omitempty"`
+	Commit string    `json:"commit,omitempty"`
+	Host   string    `json:"host,omitempty"`
+	Time   time.Time `json:"time"`
 
 	// Base, on a row measured against a base in the same job, is the other side: its runs
 	// were interleaved with this result's Runs (base, head, head, base, …) on the same host
 	// with the same container settings, so a reader can recompute every Δ from the two.
 	Base *Side `json:"base,omitempty"`
+}
+
+// Limits are the confinement of a server container: its memory (swap included), pids and
+// nofile limits, and the capabilities it kept after dropping all of them.
+type Limits struct {
+	MemoryBytes     int64    `json:"memory_bytes,omitempty"`
+	Pids            int64    `json:"pids,omitempty"`
+	Nofile          int64    `json:"nofile,omitempty"`
+	CapAdd          []string `json:"cap_add"` // [] when it kept none
+	NoNewPrivileges bool     `json:"no_new_privileges"`
 }
 
 // A Side is what a row was compared with in its own job: the same entry built at the PR's
