@@ -120,9 +120,12 @@ type Result struct {
 	Tool         string       `json:"tool"`
 	ToolVersion  string       `json:"tool_version"`
 	Sidecars     []string     `json:"sidecars,omitempty"` // beside the server: "postgres 15.18 (arenabot/postgres:local)"
-	Commit       string       `json:"commit,omitempty"`
-	Host         string       `json:"host,omitempty"`
-	Time         time.Time    `json:"time"`
+	// Limits are what the server container ran under; files written before they were
+	// recorded have none.
+	Limits *Limits   `json:"limits,omitempty"`
+	Commit string    `json:"commit,omitempty"`
+	Host   string    `json:"host,omitempty"`
+	Time   time.Time `json:"time"`
 
 	// Base, on a row measured against a base in the same job, is the other side: its runs
 	// were interleaved with this result's Runs (base, head, head, base, …) on the same host
@@ -132,6 +135,16 @@ type Result struct {
 	// CPUProfile, on a profiled row, is what its profiling run found; nil when the row was
 	// not profiled (and in files written before rows were).
 	CPUProfile *CPUProfile `json:"cpu_profile,omitempty"`
+}
+
+// Limits are the confinement of a server container: its memory (swap included), pids and
+// nofile limits, and the capabilities it kept after dropping all of them.
+type Limits struct {
+	MemoryBytes     int64    `json:"memory_bytes,omitempty"`
+	Pids            int64    `json:"pids,omitempty"`
+	Nofile          int64    `json:"nofile,omitempty"`
+	CapAdd          []string `json:"cap_add"` // [] when it kept none
+	NoNewPrivileges bool     `json:"no_new_privileges"`
 }
 
 // A Side is what a row was compared with in its own job: the same entry built at the PR's

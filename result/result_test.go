@@ -66,7 +66,8 @@ func TestFormatting(t *testing.T) {
 
 func TestWriteReadRoundTrip(t *testing.T) {
 	dir := t.TempDir()
-	r := Result{Framework: "go-nethttp", Entry: "nethttp", Profile: "baseline", Connections: 512, Time: time.Date(2026, 11, 30, 5, 0, 0, 0, time.UTC)}
+	r := Result{Framework: "go-nethttp", Entry: "nethttp", Profile: "baseline", Connections: 512, Time: time.Date(2026, 11, 30, 5, 0, 0, 0, time.UTC),
+		Limits: &Limits{MemoryBytes: 8 << 30, Pids: 32768, Nofile: 1 << 20, CapAdd: []string{}, NoNewPrivileges: true}}
 	r.FromRuns([]Run{{RPS: 1234.5, Requests: 6000, Status2xx: 6000, DurationS: 5, CPUCores: 0.5, MemoryPeak: 8 << 20}})
 	path, err := Write(dir, r)
 	if err != nil {
@@ -104,8 +105,8 @@ func TestUnmarshalArenaFile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r.RPS != 1234567 || r.MemoryPeak != 76<<20 || r.AchievedRate != 1234567 {
-		t.Errorf("old file read as rps %d, memory %d, rate %v", r.RPS, r.MemoryPeak, r.AchievedRate)
+	if r.RPS != 1234567 || r.MemoryPeak != 76<<20 || r.AchievedRate != 1234567 || r.Limits != nil {
+		t.Errorf("old file read as rps %d, memory %d, rate %v, limits %+v", r.RPS, r.MemoryPeak, r.AchievedRate, r.Limits)
 	}
 	if _, err := Unmarshal([]byte(`{"rps":"fast"}`)); err == nil {
 		t.Error("a wrong type was accepted")

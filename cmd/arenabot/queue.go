@@ -7,14 +7,15 @@ import (
 	"io"
 	"os/user"
 
-	"github.com/redis/go-redis/v9"
 	"github.com/spf13/pflag"
 
 	"github.com/arenabot/arenabot/queue"
+	"github.com/arenabot/arenabot/queue/redisconn"
 )
 
 type queueConfig struct {
 	RedisURL string
+	RedisTLS redisconn.TLSFiles
 	Prefix   string
 	By       string
 	Action   string
@@ -36,6 +37,7 @@ func parseQueue(args []string, getenv func(string) string, stderr io.Writer) (qu
 		by = u.Username
 	}
 	fs.StringVar(&c.RedisURL, "redis-url", getenv("ARENA_REDIS_URL"), "the queue's Redis (env ARENA_REDIS_URL)")
+	redisTLSFlags(fs, getenv, &c.RedisTLS)
 	fs.StringVar(&c.Prefix, "prefix", envOr(getenv, "ARENA_REDIS_PREFIX", "arena:"), "key prefix of the queue (env ARENA_REDIS_PREFIX)")
 	fs.StringVar(&c.By, "by", by, "who cancels, recorded on the job")
 	if err := fs.Parse(args); err != nil {
@@ -66,15 +68,11 @@ func parseQueue(args []string, getenv func(string) string, stderr io.Writer) (qu
 }
 
 func queueCommand(ctx context.Context, c queueConfig, stdout io.Writer) error {
-	opt, err := redis.ParseURL(c.RedisURL)
+	rdb, err := dialRedis(ctx, c.RedisURL, c.RedisTLS, "queue")
 	if err != nil {
-		return fmt.Errorf("queue: ARENA_REDIS_URL: %w; want redis://[user:password@]host:port[/db]", err)
+		return fmt.Errorf("%w; check ARENA_REDIS_URL and that redis-server runs", err)
 	}
-	rdb := redis.NewClient(opt)
 	defer rdb.Close()
-	if err := rdb.Ping(ctx).Err(); err != nil {
-		return fmt.Errorf("queue: Redis at %s does not answer: %w; check ARENA_REDIS_URL and that redis-server runs", opt.Addr, err)
-	}
 	return runQueueAction(ctx, queue.NewRedis(rdb, queue.Options{Prefix: c.Prefix}), c, stdout)
 }
 

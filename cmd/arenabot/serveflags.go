@@ -16,6 +16,7 @@ import (
 	"github.com/arenabot/arenabot/bot"
 	"github.com/arenabot/arenabot/bot/ghapi"
 	"github.com/arenabot/arenabot/profile"
+	"github.com/arenabot/arenabot/queue/redisconn"
 )
 
 type serveConfig struct {
@@ -27,6 +28,7 @@ type serveConfig struct {
 	PrivateKey    []byte
 	BotLogin      string
 	RedisURL      string
+	RedisTLS      redisconn.TLSFiles
 	Prefix        string
 	Depth         int
 	ApprovalPoll  time.Duration
@@ -72,6 +74,7 @@ func parseServe(args []string, getenv func(string) string, stderr io.Writer) (se
 	fs.StringVar(&keyFile, "github-private-key-file", getenv("ARENA_GITHUB_PRIVATE_KEY_FILE"), "GitHub App private key, PEM (ARENA_GITHUB_PRIVATE_KEY_FILE)")
 	fs.StringVar(&c.BotLogin, "bot-login", envOr(getenv, "ARENA_BOT_LOGIN", ""), "the bot's own login, e.g. arenabot[bot] (ARENA_BOT_LOGIN)")
 	fs.StringVar(&c.RedisURL, "redis-url", getenv("ARENA_REDIS_URL"), "the queue's Redis; unset: the embedded store in --state-dir (ARENA_REDIS_URL)")
+	redisTLSFlags(fs, getenv, &c.RedisTLS)
 	fs.StringVar(&c.StateDir, "state-dir", defaultStateDir(getenv), "where the embedded store keeps the queue, the pending requests and the webhook inbox (arenabot.db) when no Redis URL is set (ARENA_STATE_DIR)")
 	fs.StringVar(&c.Prefix, "redis-prefix", envOr(getenv, "ARENA_REDIS_PREFIX", "arena:"), "key prefix in Redis (ARENA_REDIS_PREFIX)")
 	fs.StringVar(&depth, "queue-depth", envOr(getenv, "ARENA_QUEUE_DEPTH", "1"), "waiting places per runner pool (ARENA_QUEUE_DEPTH)")
@@ -160,7 +163,7 @@ func parseServe(args []string, getenv func(string) string, stderr io.Writer) (se
 		if err := c.Work.check("serve --runner"); err != nil {
 			return c, err
 		}
-		c.Work.RedisURL, c.Work.Prefix = c.RedisURL, c.Prefix
+		c.Work.RedisURL, c.Work.RedisTLS, c.Work.Prefix = c.RedisURL, c.RedisTLS, c.Prefix
 		explicit := fs.Changed("listen") || getenv("ARENA_LISTEN") != ""
 		if port := listenPort(c.Listen); entryPort(port) {
 			if explicit {

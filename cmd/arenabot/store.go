@@ -9,10 +9,12 @@ import (
 	"path/filepath"
 
 	"github.com/redis/go-redis/v9"
+	"github.com/spf13/pflag"
 	bolterrors "go.etcd.io/bbolt/errors"
 
 	"github.com/arenabot/arenabot/bot"
 	"github.com/arenabot/arenabot/queue"
+	"github.com/arenabot/arenabot/queue/redisconn"
 )
 
 // A store is where serve keeps its state: the queue (with the requests awaiting approval)
@@ -32,7 +34,7 @@ func openQueue(ctx context.Context, c serveConfig, log *slog.Logger) (store, err
 		opts.LeaseTTL = c.Work.LeaseTTL
 	}
 	if c.RedisURL != "" {
-		rdb, err := dialRedis(ctx, c.RedisURL, "serve")
+		rdb, err := dialRedis(ctx, c.RedisURL, c.RedisTLS, "serve")
 		if err != nil {
 			return store{}, err
 		}
@@ -82,16 +84,20 @@ func defaultStateDir(getenv func(string) string) string {
 	return filepath.Join(home, ".local", "state", "arenabot")
 }
 
-// dialRedis connects to the Redis at url and checks that it answers.
-func dialRedis(ctx context.Context, url, cmd string) (*redis.Client, error) {
-	ro, err := redis.ParseURL(url)
+// redisTLSFlags registers the files of a TLS connection to the queue's Redis, for a
+// rediss:// URL.
+func redisTLSFlags(fs *pflag.FlagSet, getenv func(string) string, f *redisconn.TLSFiles) {
+	fs.StringVar(&f.CA, "redis-ca", getenv("ARENA_REDIS_CA"), "PEM file of the CA that signed the Redis server's certificate, for a rediss:// URL; default: the system's roots (ARENA_REDIS_CA)")
+	fs.StringVar(&f.Cert, "redis-cert", getenv("ARENA_REDIS_CERT"), "PEM file of the client certificate for a Redis that asks for one (ARENA_REDIS_CERT)")
+	fs.StringVar(&f.Key, "redis-key", getenv("ARENA_REDIS_KEY"), "PEM file of that certificate's private key (ARENA_REDIS_KEY)")
+}
+
+// dialRedis connects to the Redis at url, over TLS for rediss:// with files, and checks that
+// it answers.
+func dialRedis(ctx context.Context, url string, files redisconn.TLSFiles, cmd string) (*redis.Client, error) {
+	rdb, err := redisconn.Dial(ctx, url, files)
 	if err != nil {
-		return nil, fmt.Errorf("%s: ARENA_REDIS_URL: %w; want redis://[user:password@]host:port[/db]", cmd, err)
-	}
-	rdb := redis.NewClient(ro)
-	if err := rdb.Ping(ctx).Err(); err != nil {
-		rdb.Close()
-		return nil, fmt.Errorf("%s: Redis at %s does not answer: %w", cmd, ro.Addr, err)
+		return nil, fmt.Errorf("%s: ARENA_REDIS_URL: %w", cmd, err)
 	}
 	return rdb, nil
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/arenabot/arenabot/queue"
+	"github.com/arenabot/arenabot/queue/redisconn"
 	"github.com/arenabot/arenabot/runner"
 	"github.com/arenabot/arenabot/stats"
 )
@@ -23,6 +24,7 @@ import (
 type workConfig struct {
 	hostConfig
 	RedisURL    string
+	RedisTLS    redisconn.TLSFiles
 	Prefix      string
 	Pool        string
 	Remote      string
@@ -102,6 +104,7 @@ func parseWork(args []string, getenv func(string) string, stderr io.Writer) (wor
 	}
 	var c workConfig
 	fs.StringVar(&c.RedisURL, "redis-url", getenv("ARENA_REDIS_URL"), "the queue's Redis, shared with serve (ARENA_REDIS_URL)")
+	redisTLSFlags(fs, getenv, &c.RedisTLS)
 	fs.StringVar(&c.Prefix, "redis-prefix", envOr(getenv, "ARENA_REDIS_PREFIX", "arena:"), "key prefix in Redis (ARENA_REDIS_PREFIX)")
 	c.runnerFlags(fs, getenv)
 	if err := fs.Parse(args); err != nil {
@@ -122,7 +125,7 @@ func parseWork(args []string, getenv func(string) string, stderr io.Writer) (wor
 // work runs the runner service until ctx ends.
 func work(ctx context.Context, c workConfig, stderr io.Writer) error {
 	log := slog.New(slog.NewJSONHandler(stderr, nil))
-	rdb, err := dialRedis(ctx, c.RedisURL, "work")
+	rdb, err := dialRedis(ctx, c.RedisURL, c.RedisTLS, "work")
 	if err != nil {
 		return err
 	}

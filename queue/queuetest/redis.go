@@ -27,6 +27,9 @@ import (
 type Server struct {
 	Addr string // "127.0.0.1:41234"
 	Dir  string // data directory: the append-only file and redis.log
+	// TLS, for a server started with the TLS option, names its CA and a client certificate;
+	// the server then answers on Addr over TLS only.
+	TLS *TLSFiles
 
 	t    testing.TB
 	path string
@@ -40,7 +43,9 @@ type Server struct {
 type Option func(*serverConfig)
 
 type serverConfig struct {
-	args []string
+	args  []string
+	tls   bool
+	users []string
 }
 
 // Args adds command-line arguments to redis-server ("--maxmemory", "64mb").
@@ -83,6 +88,14 @@ func StartRedis(t testing.TB, opts ...Option) *Server {
 			"--logfile", "redis.log",
 			"--daemonize", "no",
 		}, c.args...)
+		if c.tls {
+			files, args := tlsArgs(t, s.Dir, port)
+			s.TLS = &files
+			s.args = append(s.args, args...)
+		}
+		if len(c.users) > 0 {
+			s.args = append(s.args, userArgs(c.users)...)
+		}
 		if last = s.start(); last == nil {
 			return s
 		}
@@ -117,7 +130,7 @@ func (s *Server) start() error {
 	go func() { exited <- cmd.Wait() }()
 	deadline := time.Now().Add(15 * time.Second)
 	for {
-		if ping(s.Addr) == nil {
+		if s.ping() == nil {
 			s.cmd = cmd
 			// Keep the exit status for Kill and stop.
 			go func() {
@@ -144,6 +157,14 @@ func (s *Server) start() error {
 	}
 }
 
+// ping checks that the server answers, over TLS for a TLS server.
+func (s *Server) ping() error {
+	if s.TLS != nil {
+		return pingTLS(s.Addr, s.TLS.CA)
+	}
+	return ping(s.Addr)
+}
+
 // ping sends PING and expects +PONG (not -LOADING while the AOF replays).
 func ping(addr string) error {
 	conn, err := net.DialTimeout("tcp", addr, time.Second)
@@ -159,7 +180,8 @@ func ping(addr string) error {
 	if err != nil {
 		return err
 	}
-	if strings.TrimSpace(line) != "+PONG" {
+	// With ACLs the default user is off: NOAUTH is an answer too.
+	if l := strings.TrimSpace(line); l != "+PONG" && !strings.HasPrefix(l, "-NOAUTH") {
 		return fmt.Errorf("PING: %s", strings.TrimSpace(line))
 	}
 	return nil
@@ -185,7 +207,7 @@ func (s *Server) Kill() {
 		return
 	}
 	_ = cmd.Process.Signal(syscall.SIGKILL)
-	for ping(s.Addr) == nil {
+	for s.ping() == nil {
 		time.Sleep(5 * time.Millisecond)
 	}
 	// The process is reaped by the goroutine that waits for it.

@@ -45,6 +45,9 @@ type RunOptions struct {
 	Tmpfs       map[string]string // tmpfs mounts: path in the container → options ("rw,size=2g")
 	Labels      map[string]string
 	SecurityOpt []string // "no-new-privileges:true"; seccomp= takes the profile's content
+	CapDrop     []string // capabilities to drop ("ALL"); applied before CapAdd
+	CapAdd      []string // capabilities to add back ("CHOWN", "SETUID")
+	PidsLimit   int64    // most processes and threads at once in the container; 0 means none
 }
 
 // Labels returns extra with the pairs kv (key, value, key, value, …) added: the labels of a
@@ -80,6 +83,11 @@ func (e *Engine) create(ctx context.Context, o RunOptions) (string, error) {
 		AutoRemove:  false,
 		LogConfig:   container.LogConfig{Type: "json-file", Config: map[string]string{"max-size": "10m"}},
 		SecurityOpt: o.SecurityOpt,
+		CapDrop:     o.CapDrop,
+		CapAdd:      o.CapAdd,
+	}
+	if o.PidsLimit > 0 {
+		hc.PidsLimit = &o.PidsLimit
 	}
 	if o.HostNetwork {
 		hc.NetworkMode = "host"

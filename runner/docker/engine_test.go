@@ -410,6 +410,9 @@ func TestStart(t *testing.T) {
 		Mounts:      []docker.Mount{{Source: data, Target: "/data", ReadOnly: true}},
 		Labels:      labels(t, e),
 		SecurityOpt: []string{"no-new-privileges:true"},
+		CapDrop:     []string{"ALL"},
+		CapAdd:      []string{"CHOWN"}, // bit 0
+		PidsLimit:   64,
 	}
 	c, err := e.Start(t.Context(), o)
 	if err != nil && strings.Contains(err.Error(), "lower Nofile") {
@@ -444,7 +447,7 @@ func TestStart(t *testing.T) {
 		time.Sleep(50 * time.Millisecond)
 	}
 	t.Logf("report:\n%s", body)
-	for _, want := range []string{"cpus=0\n", fmt.Sprintf("nofile=%d/%d\n", o.Nofile, o.Nofile), "memory=67108864\n", `read="hello" <nil>` + "\n", "write=open /data/written.txt: read-only file system\n"} {
+	for _, want := range []string{"cpus=0\n", fmt.Sprintf("nofile=%d/%d\n", o.Nofile, o.Nofile), "memory=67108864\n", "capeff=0000000000000001\n", "nonewprivs=1\n", "pids=64\n", `read="hello" <nil>` + "\n", "write=open /data/written.txt: read-only file system\n"} {
 		if !strings.Contains(body, want) {
 			t.Errorf("report lacks %q:\n%s", want, body)
 		}

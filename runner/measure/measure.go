@@ -88,6 +88,8 @@ type Config struct {
 	// SkipValidation measures without validating the profiles first (harness benchmarks).
 	SkipValidation bool
 	Nofile         int64  // nofile limit of servers and tool containers; 0 means this process's hard limit
+	ServerMemory   int64  // memory limit of a server whose profile sets none; 0 means DefaultServerMemory
+	PidsLimit      int64  // pids limit of servers and sidecars; 0 means DefaultPidsLimit
 	CgroupRoot     string // "" means /sys/fs/cgroup
 	ScratchDir     string // scripts and build logs; "" means a temporary directory
 
@@ -175,6 +177,12 @@ func New(eng Engine, cfg Config) *Bencher {
 	if cfg.Nofile <= 0 {
 		_ = host.RaiseNofile() // as far as it may; a failure shows in the limit itself
 		cfg.Nofile = host.HardNofile()
+	}
+	if cfg.ServerMemory <= 0 {
+		cfg.ServerMemory = DefaultServerMemory
+	}
+	if cfg.PidsLimit <= 0 {
+		cfg.PidsLimit = DefaultPidsLimit
 	}
 	if cfg.CgroupRoot == "" {
 		cfg.CgroupRoot = "/sys/fs/cgroup"
@@ -402,6 +410,7 @@ func (b *Bencher) newResult(e frameworks.Entry, p profile.Profile, conns int, sp
 		Tool:        tc.tool.Name(),
 		ToolVersion: tc.version,
 		Sidecars:    sidecars,
+		Limits:      b.cfg.limits(p),
 		Commit:      b.cfg.Commit,
 		Host:        b.cfg.Host,
 		Time:        time.Now().UTC().Truncate(time.Second),

@@ -29,7 +29,7 @@ type servers struct {
 }
 
 // options is how every server runs: host network, the server CPU set, a raised
-// nofile limit, the arena data mounted read-only, labels for cleanup.
+// nofile limit, the arena data mounted read-only, labels for cleanup, confined (confine).
 func (sv *servers) options(image string, e frameworks.Entry, p profile.Profile) docker.RunOptions {
 	cpus := sv.cfg.ServerCPUs
 	if p.ServerCPUs != profile.ServerCPUsStd && !sv.cfg.Lite && host.CPUSetFits(p.ServerCPUs, host.NumCPU()) {
@@ -48,16 +48,17 @@ func (sv *servers) options(image string, e frameworks.Entry, p profile.Profile) 
 	if large := filepath.Join(sv.cfg.DataDir, arenadata.LargeDir); isDir(large) {
 		mounts = append(mounts, docker.Mount{Source: large, Target: "/data/large", ReadOnly: true})
 	}
-	return docker.RunOptions{
+	o := docker.RunOptions{
 		Name:        "arenabot-bench-" + e.Name,
 		Image:       image,
 		HostNetwork: true,
 		CPUSet:      cpus,
-		Memory:      p.Memory,
 		Nofile:      sv.cfg.Nofile,
 		Mounts:      mounts,
 		Labels:      docker.Labels(sv.cfg.Labels, build.LabelManaged, "true", build.LabelEntry, e.Name, LabelProfile, p.Name),
 	}
+	confine(&o, serverCaps, sv.cfg.serverMemory(p), sv.cfg.PidsLimit)
+	return o
 }
 
 func isDir(path string) bool {

@@ -145,7 +145,7 @@ func (st *sidecarStarter) start(ctx context.Context, e frameworks.Entry, p profi
 	}
 	cpus := st.cpus(sc)
 	start := time.Now()
-	c, err := st.eng.Start(ctx, docker.RunOptions{
+	o := docker.RunOptions{
 		Name:        "arenabot-sidecar-" + sc.Name,
 		Image:       image,
 		Cmd:         sc.Args,
@@ -156,7 +156,9 @@ func (st *sidecarStarter) start(ctx context.Context, e frameworks.Entry, p profi
 		Mounts:      mounts,
 		Tmpfs:       sc.Tmpfs,
 		Labels:      docker.Labels(st.cfg.Labels, build.LabelManaged, "true", build.LabelEntry, e.Name, LabelProfile, p.Name, LabelSidecar, sc.Name),
-	})
+	}
+	confine(&o, sidecarCaps[sc.Name], DefaultSidecarMemory, st.cfg.PidsLimit)
+	c, err := st.eng.Start(ctx, o)
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()

@@ -260,6 +260,11 @@ func TestSidecarWaitsForTheSeed(t *testing.T) {
 			o.Labels[build.LabelEntry] != "sidecars" || o.Labels[LabelProfile] != "async-db" || !slices.Equal(o.Cmd, sc.Args) || !slices.Equal(o.Env, sc.Env) {
 			t.Errorf("sidecar %s started with %+v", name, o)
 		}
+		if !slices.Equal(o.CapDrop, []string{"ALL"}) || !slices.Equal(o.CapAdd, sidecarCaps[name]) || !slices.Contains(o.SecurityOpt, noNewPrivileges) ||
+			o.PidsLimit != DefaultPidsLimit || o.Memory != DefaultSidecarMemory {
+			t.Errorf("sidecar %s confined as cap-drop %q cap-add %q security %q pids %d memory %d; want ALL, %q, no-new-privileges, %d, %d",
+				name, o.CapDrop, o.CapAdd, o.SecurityOpt, o.PidsLimit, o.Memory, sidecarCaps[name], DefaultPidsLimit, DefaultSidecarMemory)
+		}
 		if wantCPUs := map[bool]string{true: "0,64", false: ""}[name == profile.SidecarRedis && host.NumCPU() > 64]; o.CPUSet != wantCPUs {
 			t.Errorf("sidecar %s on CPUs %q, want %q on this %d-CPU host", name, o.CPUSet, wantCPUs, host.NumCPU())
 		}

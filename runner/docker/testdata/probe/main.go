@@ -1,7 +1,8 @@
 // Command probe is the program inside the test images of runner/docker. It is built
 // statically and copied into images FROM scratch, so it does everything itself:
 //
-//	probe report DIR PORT  print the cpuset, the nofile and memory limits, DIR/hello.txt and
+//	probe report DIR PORT  print the cpuset, the capabilities, no_new_privs, the nofile, memory
+//	                       and pids limits, DIR/hello.txt and
 //	                       whether DIR is writable,
 //	                       then serve the same report on 127.0.0.1:PORT until killed
 //	probe ls DIR           list DIR, one name a line
@@ -67,6 +68,12 @@ func report(dir, port string) {
 		if v, ok := strings.CutPrefix(line, "Cpus_allowed_list:"); ok {
 			fmt.Fprintf(&b, "cpus=%s\n", strings.TrimSpace(v))
 		}
+		if v, ok := strings.CutPrefix(line, "CapEff:"); ok {
+			fmt.Fprintf(&b, "capeff=%s\n", strings.TrimSpace(v))
+		}
+		if v, ok := strings.CutPrefix(line, "NoNewPrivs:"); ok {
+			fmt.Fprintf(&b, "nonewprivs=%s\n", strings.TrimSpace(v))
+		}
 	}
 	var lim syscall.Rlimit
 	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &lim); err != nil {
@@ -77,6 +84,12 @@ func report(dir, port string) {
 	for _, f := range []string{"/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory/memory.limit_in_bytes"} {
 		if v, err := os.ReadFile(f); err == nil {
 			fmt.Fprintf(&b, "memory=%s\n", strings.TrimSpace(string(v)))
+			break
+		}
+	}
+	for _, f := range []string{"/sys/fs/cgroup/pids.max", "/sys/fs/cgroup/pids/pids.max"} {
+		if v, err := os.ReadFile(f); err == nil {
+			fmt.Fprintf(&b, "pids=%s\n", strings.TrimSpace(string(v)))
 			break
 		}
 	}
