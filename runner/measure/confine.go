@@ -29,12 +29,15 @@ const (
 	DefaultPidsLimit = 32768
 )
 
-// serverCaps are the capabilities a server keeps: none. The entries are static binaries
-// that run as the image's user, listen on ports above 1024 (NET_BIND_SERVICE is not needed),
-// read world-readable read-only mounts (no DAC_OVERRIDE) and write nowhere but their own
-// writable layer. An image that starts as root and drops to another user itself cannot do
-// that here: it must say USER in its Dockerfile instead.
-var serverCaps = []string{}
+// serverCaps are the capabilities a server keeps, out of Docker's default set: what a
+// server that starts as root and drops to another user itself needs (an nginx-style master
+// setting its workers' user, an entrypoint that chowns its directories and execs through
+// gosu or su-exec), since entries written for the old arena must run here unedited. Gone
+// are the ones a server has no use for and a hostile one would: NET_RAW above all (raw
+// sockets on the host's network), MKNOD, SETFCAP, SETPCAP, SYS_CHROOT, AUDIT_WRITE and
+// FSETID; none outside Docker's default set was ever there (SYS_ADMIN, NET_ADMIN,
+// SYS_RESOURCE, …). A server running as a non-root user has none of them in effect.
+var serverCaps = []string{"CHOWN", "DAC_OVERRIDE", "FOWNER", "KILL", "SETGID", "SETUID", "NET_BIND_SERVICE"}
 
 // sidecarCaps are the capabilities each sidecar's entrypoint needs as it starts as root:
 // Postgres's (the official image's and its stand-in's) creates and chowns its data and
