@@ -39,9 +39,8 @@ type benchConfig struct {
 
 func parseBench(args []string, getenv func(string) string, stderr io.Writer) (benchConfig, error) {
 	fs := pflag.NewFlagSet("bench", pflag.ContinueOnError)
-	fs.SetOutput(stderr)
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: arenabot bench <framework>... [flags]\n\nBuilds each entry, measures the selected tests and prints one table per framework.\n\nflags:")
+		fmt.Fprintln(fs.Output(), "usage: arenabot bench <framework>... [flags]\n\nBuilds each entry, measures the selected tests and prints one table per framework.\n\nflags:")
 		fs.PrintDefaults()
 	}
 	var c benchConfig
@@ -58,11 +57,8 @@ func parseBench(args []string, getenv func(string) string, stderr io.Writer) (be
 	fs.StringVar(&c.LoadgenCPUs, "loadgen-cpus", getenv("ARENA_LOADGEN_CPUS"), "cpuset of the load tools (env ARENA_LOADGEN_CPUS; default: upper half)")
 	fs.IntVar(&c.Threads, "threads", 0, "load-tool threads (default: one per load-generator CPU)")
 	c.hostConfig.flags(fs, getenv)
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, pflag.ErrHelp) {
-			return c, errReported
-		}
-		return c, fmt.Errorf("bench: %w; run 'arenabot bench --help' for the flags", err)
+	if err := parseFlags(fs, args); err != nil {
+		return c, err
 	}
 	c.Frameworks = fs.Args()
 	if len(c.Frameworks) == 0 {

@@ -24,19 +24,15 @@ type buildConfig struct {
 
 func parseBuild(args []string, getenv func(string) string, stderr io.Writer) (buildConfig, error) {
 	fs := pflag.NewFlagSet("build", pflag.ContinueOnError)
-	fs.SetOutput(stderr)
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: arenabot build <framework>... [flags]\n\nBuilds each entry's image as bench and the runner do (the same Dockerfile rewriting,\nbuild arguments and local base-image stand-ins), without measuring: to check that an\nentry builds, or to fill Docker's build cache before measuring. It does not wait for the\nhost lock: a build uses no fixed port and no CPU set.\n\nflags:")
+		fmt.Fprintln(fs.Output(), "usage: arenabot build <framework>... [flags]\n\nBuilds each entry's image as bench and the runner do (the same Dockerfile rewriting,\nbuild arguments and local base-image stand-ins), without measuring: to check that an\nentry builds, or to fill Docker's build cache before measuring. It does not wait for the\nhost lock: a build uses no fixed port and no CPU set.\n\nflags:")
 		fs.PrintDefaults()
 	}
 	var c buildConfig
 	c.hostConfig.flags(fs, getenv)
 	fs.BoolVar(&c.Loadgen, "load-generator", false, "also build the load-generator image that --lite runs the load tools in")
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, pflag.ErrHelp) {
-			return c, errReported
-		}
-		return c, fmt.Errorf("build: %w; run 'arenabot build --help' for the flags", err)
+	if err := parseFlags(fs, args); err != nil {
+		return c, err
 	}
 	c.Frameworks = fs.Args()
 	if len(c.Frameworks) == 0 && !c.Loadgen {

@@ -19,7 +19,7 @@ func main() {
 		if !errors.Is(err, errReported) {
 			fmt.Fprintln(os.Stderr, "arenabot:", err)
 		}
-		os.Exit(1)
+		os.Exit(exitCode(err))
 	}
 }
 
@@ -45,62 +45,68 @@ commands:
   site [--root DIR] [--out DIR]
         rebuild the leaderboard files (site/data) from every entry's results
 
+  version
+        the module's version, the revision it was built from, the pinned load tools
+
 run 'arenabot <command> --help' for a command's flags.
 `
 
 func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
 		fmt.Fprint(stderr, usage)
-		return fmt.Errorf("no command given; see the usage above")
+		return &usageError{err: fmt.Errorf("no command given; see the usage above")}
 	}
 	switch args[0] {
 	case "bench":
 		cfg, err := parseBench(args[1:], getenv, stderr)
 		if err != nil {
-			return err
+			return reportParse(err, stdout, stderr)
 		}
 		return bench(ctx, cfg, stdout, stderr)
 	case "build":
 		cfg, err := parseBuild(args[1:], getenv, stderr)
 		if err != nil {
-			return err
+			return reportParse(err, stdout, stderr)
 		}
 		return buildEntries(ctx, cfg, stdout, stderr)
 	case "validate":
 		cfg, err := parseValidate(args[1:], getenv, stderr)
 		if err != nil {
-			return err
+			return reportParse(err, stdout, stderr)
 		}
 		return validateEntry(ctx, cfg, stdout, stderr)
 	case "serve":
 		cfg, err := parseServe(args[1:], getenv, stderr)
 		if err != nil {
-			return err
+			return reportParse(err, stdout, stderr)
 		}
 		return serve(ctx, cfg, stderr)
 	case "work":
 		cfg, err := parseWork(args[1:], getenv, stderr)
 		if err != nil {
-			return err
+			return reportParse(err, stdout, stderr)
 		}
 		return work(ctx, cfg, stderr)
 	case "queue":
 		cfg, err := parseQueue(args[1:], getenv, stderr)
 		if err != nil {
-			return err
+			return reportParse(err, stdout, stderr)
 		}
 		return queueCommand(ctx, cfg, stdout)
 	case "site":
 		cfg, err := parseSite(args[1:], getenv, stderr)
 		if err != nil {
-			return err
+			return reportParse(err, stdout, stderr)
 		}
 		return siteCommand(cfg, stdout)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return nil
+	case "version", "--version":
+		version(stdout)
+		return nil
 	default:
 		fmt.Fprint(stderr, usage)
-		return fmt.Errorf("unknown command %q; see the usage above", args[0])
+		return &usageError{err: fmt.Errorf("unknown command %q; see the usage above", args[0])}
 	}
 }

@@ -10,7 +10,8 @@ import (
 )
 
 // progress shows the runner's progress on stderr: a bar with notes printed above it on a
-// terminal, one plain line per step otherwise (logs and CI stay readable).
+// terminal, one plain line per step otherwise (logs and CI stay readable) and when NO_COLOR
+// is set to anything.
 type progress struct {
 	w    io.Writer
 	tty  bool
@@ -20,7 +21,7 @@ type progress struct {
 
 func newProgress(w io.Writer) *progress {
 	f, ok := w.(*os.File)
-	return &progress{w: w, tty: ok && term.IsTerminal(int(f.Fd()))}
+	return &progress{w: w, tty: ok && term.IsTerminal(int(f.Fd())) && os.Getenv("NO_COLOR") == ""}
 }
 
 func (p *progress) Step(desc string, done, total int) {

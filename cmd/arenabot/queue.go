@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os/user"
@@ -26,9 +25,8 @@ const queueUsage = "usage: arenabot queue status | list | cancel <job-id> | drai
 
 func parseQueue(args []string, getenv func(string) string, stderr io.Writer) (queueConfig, error) {
 	fs := pflag.NewFlagSet("queue", pflag.ContinueOnError)
-	fs.SetOutput(stderr)
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, queueUsage+"\n\nInspects and manages the job queue the bot and the runners share.\n\nflags:")
+		fmt.Fprintln(fs.Output(), queueUsage+"\n\nInspects and manages the job queue the bot and the runners share.\n\nflags:")
 		fs.PrintDefaults()
 	}
 	var c queueConfig
@@ -40,11 +38,8 @@ func parseQueue(args []string, getenv func(string) string, stderr io.Writer) (qu
 	redisTLSFlags(fs, getenv, &c.RedisTLS)
 	fs.StringVar(&c.Prefix, "prefix", envOr(getenv, "ARENA_REDIS_PREFIX", "arena:"), "key prefix of the queue (env ARENA_REDIS_PREFIX)")
 	fs.StringVar(&c.By, "by", by, "who cancels, recorded on the job")
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, pflag.ErrHelp) {
-			return c, errReported
-		}
-		return c, fmt.Errorf("queue: %w; run 'arenabot queue --help'", err)
+	if err := parseFlags(fs, args); err != nil {
+		return c, err
 	}
 	want := map[string]int{"status": 0, "list": 0, "cancel": 1, "drain": 1}
 	if fs.NArg() == 0 {

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -60,9 +59,8 @@ const runnerListen = ":9090"
 
 func parseServe(args []string, getenv func(string) string, stderr io.Writer) (serveConfig, error) {
 	fs := pflag.NewFlagSet("serve", pflag.ContinueOnError)
-	fs.SetOutput(stderr)
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: arenabot serve [flags]\n\nThe webhook service: answers PR commands, takes approvals and queues jobs.\nEvery flag defaults to its ARENA_* variable.\n\nflags:")
+		fmt.Fprintln(fs.Output(), "usage: arenabot serve [flags]\n\nThe webhook service: answers PR commands, takes approvals and queues jobs.\nEvery flag defaults to its ARENA_* variable.\n\nflags:")
 		fs.PrintDefaults()
 	}
 	var c serveConfig
@@ -89,11 +87,8 @@ func parseServe(args []string, getenv func(string) string, stderr io.Writer) (se
 	fs.StringVar(&c.Consumer, "consumer", envOr(getenv, "ARENA_BOT_CONSUMER", "arenabot"), "the bot's stable name on the runner event stream; keep it across restarts (ARENA_BOT_CONSUMER)")
 	fs.BoolVar(&c.Runner, "runner", false, "also run the runner in this process (the single-machine mode; the runner flags below apply)")
 	c.Work.runnerFlags(fs, getenv)
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, pflag.ErrHelp) {
-			return c, errReported
-		}
-		return c, fmt.Errorf("serve: %w; run 'arenabot serve --help'", err)
+	if err := parseFlags(fs, args); err != nil {
+		return c, err
 	}
 	if fs.NArg() > 0 {
 		return c, fmt.Errorf("serve: unexpected argument %q; serve takes flags only", fs.Arg(0))

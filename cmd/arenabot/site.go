@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"path/filepath"
@@ -20,19 +19,15 @@ const siteUsage = "usage: arenabot site [--root DIR] [--out DIR]"
 
 func parseSite(args []string, getenv func(string) string, stderr io.Writer) (siteConfig, error) {
 	fs := pflag.NewFlagSet("site", pflag.ContinueOnError)
-	fs.SetOutput(stderr)
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, siteUsage+"\n\nRebuilds the aggregated leaderboard files (<profile>-<conns>.json, frameworks.json)\nfrom every entry's committed results. Files it no longer produces are left alone.\n\nflags:")
+		fmt.Fprintln(fs.Output(), siteUsage+"\n\nRebuilds the aggregated leaderboard files (<profile>-<conns>.json, frameworks.json)\nfrom every entry's committed results. Files it no longer produces are left alone.\n\nflags:")
 		fs.PrintDefaults()
 	}
 	var c siteConfig
 	fs.StringVar(&c.Root, "root", envOr(getenv, "ARENA_REPO_DIR", "."), "the arena repository (env ARENA_REPO_DIR)")
 	fs.StringVar(&c.Out, "out", "", "where the files are written (default <root>/site/data)")
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, pflag.ErrHelp) {
-			return c, errReported
-		}
-		return c, fmt.Errorf("site: %w; run 'arenabot site --help'", err)
+	if err := parseFlags(fs, args); err != nil {
+		return c, err
 	}
 	if fs.NArg() > 0 {
 		return c, fmt.Errorf("site: unexpected argument %q; %s", fs.Arg(0), siteUsage)

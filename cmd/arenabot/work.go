@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -97,9 +96,8 @@ func (c *workConfig) check(cmd string) error {
 
 func parseWork(args []string, getenv func(string) string, stderr io.Writer) (workConfig, error) {
 	fs := pflag.NewFlagSet("work", pflag.ContinueOnError)
-	fs.SetOutput(stderr)
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: arenabot work [flags]\n\nThe runner on the benchmark host: takes approved jobs from the queue, checks out the\napproved commit, measures the entries and reports back through the queue. It needs Redis,\nDocker and read access to the arena repository; never GitHub credentials.\nEvery flag defaults to its ARENA_* variable.\n\nflags:")
+		fmt.Fprintln(fs.Output(), "usage: arenabot work [flags]\n\nThe runner on the benchmark host: takes approved jobs from the queue, checks out the\napproved commit, measures the entries and reports back through the queue. It needs Redis,\nDocker and read access to the arena repository; never GitHub credentials.\nEvery flag defaults to its ARENA_* variable.\n\nflags:")
 		fs.PrintDefaults()
 	}
 	var c workConfig
@@ -107,11 +105,8 @@ func parseWork(args []string, getenv func(string) string, stderr io.Writer) (wor
 	redisTLSFlags(fs, getenv, &c.RedisTLS)
 	fs.StringVar(&c.Prefix, "redis-prefix", envOr(getenv, "ARENA_REDIS_PREFIX", "arena:"), "key prefix in Redis (ARENA_REDIS_PREFIX)")
 	c.runnerFlags(fs, getenv)
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, pflag.ErrHelp) {
-			return c, errReported
-		}
-		return c, fmt.Errorf("work: %w; run 'arenabot work --help' for the flags", err)
+	if err := parseFlags(fs, args); err != nil {
+		return c, err
 	}
 	if fs.NArg() > 0 {
 		return c, fmt.Errorf("work: unexpected argument %q; work takes flags only", fs.Arg(0))
