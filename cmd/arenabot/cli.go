@@ -98,4 +98,3 @@ func version(w io.Writer) {
 		fmt.Fprintf(w, "%s %s\n", t.Name(), t.PinnedVersion())
 	}
 }
-
