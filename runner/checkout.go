@@ -22,6 +22,7 @@ import (
 	"github.com/arenabot/arenabot/profile"
 	"github.com/arenabot/arenabot/result"
 	"github.com/arenabot/arenabot/runner/build"
+	"github.com/arenabot/arenabot/text"
 )
 
 // Refs the worker fetches into its clone, so a job's commits stay reachable while it runs.
@@ -65,7 +66,7 @@ func (r repo) git(ctx context.Context, stdout io.Writer, args ...string) ([]byte
 		if ctx.Err() != nil {
 			return nil, fmt.Errorf("git %s: %w", args[0], ctx.Err())
 		}
-		return nil, fmt.Errorf("git %s: %w: %s", args[0], err, lastLine(errb.Bytes()))
+		return nil, fmt.Errorf("git %s: %w: %s", args[0], err, text.LastLine(errb.String()))
 	}
 	return out.Bytes(), nil
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/arenabot/arenabot/frameworks"
 	"github.com/arenabot/arenabot/profile"
 	"github.com/arenabot/arenabot/runner/measure"
+	"github.com/arenabot/arenabot/text"
 )
 
 // GitCommit returns the commit checked out in dir, or "" when dir is not a git work tree.
@@ -30,7 +31,7 @@ func Against(ctx context.Context, plan *measure.Plan, root, ref string) (cleanup
 	git := func(args ...string) (string, error) {
 		out, err := exec.CommandContext(ctx, "git", append([]string{"-C", root}, args...)...).CombinedOutput()
 		if err != nil {
-			return "", fmt.Errorf("git %s: %v: %s", args[0], err, lastLine(out))
+			return "", fmt.Errorf("git %s: %v: %s", args[0], err, text.LastLine(string(out)))
 		}
 		return strings.TrimSpace(string(out)), nil
 	}
@@ -78,16 +79,4 @@ func Against(ctx context.Context, plan *measure.Plan, root, ref string) (cleanup
 		}
 	}
 	return cleanup, nil
-}
-
-// lastLine is the last line of a command's output, for errors: "(no output)" when empty.
-func lastLine(out []byte) string {
-	s := strings.TrimSpace(string(out))
-	if i := strings.LastIndexByte(s, '\n'); i >= 0 {
-		s = s[i+1:]
-	}
-	if s == "" {
-		return "(no output)"
-	}
-	return s
 }

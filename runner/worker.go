@@ -443,7 +443,7 @@ func (j *jobRun) run(ctx context.Context) (queue.State, string) {
 	// releases the lock after cleanup.
 	b.Prebuild(ctx, plan)
 	unlock, err := host.LockHost(ctx, func(holder string) {
-		j.note(fmt.Sprintf("waiting for another arenabot run on this host to finish (%s holds the host lock)", orNone(holder)))
+		j.note(fmt.Sprintf("waiting for another arenabot run on this host to finish (%s holds the host lock)", text.Or(holder, "—")))
 	})
 	if ctx.Err() != nil {
 		if err == nil {
@@ -830,13 +830,6 @@ func (j *jobRun) publish(kind string, v any) {
 	if err := j.w.q.Publish(ctx, queue.Event{Job: j.lease.Job.ID, Kind: kind, Data: data}); err != nil {
 		j.log.Warn("publish event", "kind", kind, "err", err)
 	}
-}
-
-func orNone(s string) string {
-	if s == "" {
-		return "—"
-	}
-	return s
 }
 
 func errorLines(rows []measure.Row) []string {

@@ -22,6 +22,24 @@ func JoinLines(s, sep string) string {
 	return strings.NewReplacer("\r\n", sep, "\n", sep, "\r", sep).Replace(s)
 }
 
+// LastLine is the last line of s, trimmed: a command's output, for an error; "(no output)"
+// when s is blank.
+func LastLine(s string) string {
+	s = strings.TrimSpace(s)
+	if i := strings.LastIndexByte(s, '\n'); i >= 0 {
+		s = strings.TrimSpace(s[i+1:])
+	}
+	return Or(s, "(no output)")
+}
+
+// Or is s, or alt when s is empty: "—" for a setting that is not set.
+func Or(s, alt string) string {
+	if s == "" {
+		return alt
+	}
+	return s
+}
+
 // FirstLine is the first line of s, trimmed, cut to at most n bytes (Cut).
 func FirstLine(s string, n int) string {
 	s, _, _ = strings.Cut(strings.TrimSpace(s), "\n")

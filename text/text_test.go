@@ -66,3 +66,14 @@ func TestDistance(t *testing.T) {
 		}
 	}
 }
+
+func TestLastLineAndOr(t *testing.T) {
+	for in, want := range map[string]string{"": "(no output)", "  \n ": "(no output)", "one": "one", "a\nb\n": "b", "x\n  last  \n": "last"} {
+		if got := LastLine(in); got != want {
+			t.Errorf("LastLine(%q) = %q, want %q", in, got, want)
+		}
+	}
+	if Or("", "—") != "—" || Or("2-3", "—") != "2-3" {
+		t.Error("Or")
+	}
+}

@@ -11,7 +11,6 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"strings"
 	"time"
 
 	"github.com/arenabot/arenabot/arenadata"
@@ -24,6 +23,7 @@ import (
 	"github.com/arenabot/arenabot/runner/host"
 	"github.com/arenabot/arenabot/runner/loadgen"
 	"github.com/arenabot/arenabot/stats"
+	"github.com/arenabot/arenabot/text"
 	"github.com/arenabot/arenabot/validate"
 )
 
@@ -124,7 +124,7 @@ func (c Config) Mode() string {
 	if c.Lite {
 		return "lite (no pinning, load tools in Docker)"
 	}
-	return fmt.Sprintf("server CPUs %s, load CPUs %s", orNone(c.ServerCPUs), orNone(c.LoadgenCPUs))
+	return fmt.Sprintf("server CPUs %s, load CPUs %s", text.Or(c.ServerCPUs, "—"), text.Or(c.LoadgenCPUs, "—"))
 }
 
 // Progress receives the runner's progress; every method is called from one goroutine.
@@ -440,17 +440,6 @@ func (r *reporter) note(line string) {
 	}
 }
 
-func lastLine(out []byte) string {
-	s := strings.TrimSpace(string(out))
-	if i := strings.LastIndexByte(s, '\n'); i >= 0 {
-		s = s[i+1:]
-	}
-	if s == "" {
-		return "(no output)"
-	}
-	return s
-}
-
 // Prebuild builds the images a plan will measure, before the host lock is taken: each
 // target's image and its base's, and in --lite mode the load-generator image. A build uses
 // no fixed port, so a run that then waits for the host has built meanwhile, and the host is
@@ -480,10 +469,3 @@ func (b *Bencher) Prebuild(ctx context.Context, plan Plan) {
 // BuildLoadgen builds the load-generator image that --lite runs the load tools in, unless it
 // is built and current. Like Build, it needs neither Prepare nor the host lock.
 func (b *Bencher) BuildLoadgen(ctx context.Context) error { return b.images.Loadgen(ctx) }
-
-func orNone(s string) string {
-	if s == "" {
-		return "—"
-	}
-	return s
-}

@@ -22,6 +22,7 @@ import (
 	"github.com/arenabot/arenabot/runner/build"
 	"github.com/arenabot/arenabot/runner/docker"
 	"github.com/arenabot/arenabot/runner/host"
+	"github.com/arenabot/arenabot/text"
 )
 
 // LabelSidecar is on the containers of the sidecars, with the sidecar's name.
@@ -170,7 +171,7 @@ func (st *sidecarStarter) start(ctx context.Context, e frameworks.Entry, p profi
 		st.srv.remove(ctx, c.ID)
 		return nil, err
 	}
-	st.cfg.Log.Info("sidecar ready", "sidecar", sc.Name, "version", r.version, "cpus", orNone(cpus), "duration", time.Since(start).Round(time.Millisecond))
+	st.cfg.Log.Info("sidecar ready", "sidecar", sc.Name, "version", r.version, "cpus", text.Or(cpus, "—"), "duration", time.Since(start).Round(time.Millisecond))
 	return r, nil
 }
 

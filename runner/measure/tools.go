@@ -19,6 +19,7 @@ import (
 	"github.com/arenabot/arenabot/runner/docker"
 	"github.com/arenabot/arenabot/runner/host"
 	"github.com/arenabot/arenabot/runner/loadgen"
+	"github.com/arenabot/arenabot/text"
 )
 
 // A toolCheck is a load tool found at its pinned version.
@@ -194,7 +195,7 @@ func (tl *tools) runOnce(ctx context.Context, tool loadgen.Tool, args []string, 
 	}
 	m, err := tool.Parse(out)
 	if err != nil {
-		return result.Run{}, fmt.Errorf("%s output: %w (last output: %s)", tool.Name(), err, lastLine(out))
+		return result.Run{}, fmt.Errorf("%s output: %w (last output: %s)", tool.Name(), err, text.LastLine(string(out)))
 	}
 	if rl, ok := tool.(loadgen.RunLog); ok && rl.LogFile(spec) != "" {
 		err := rl.ReadLog(spec, &m)
@@ -254,7 +255,7 @@ func (tl *tools) exec(ctx context.Context, tool loadgen.Tool, args []string, d t
 			return nil, fmt.Errorf("%s in Docker: %w", tool.Name(), err)
 		}
 		if code != 0 {
-			return nil, fmt.Errorf("%s exited with status %d: %s", tool.Name(), code, lastLine([]byte(out.String())))
+			return nil, fmt.Errorf("%s exited with status %d: %s", tool.Name(), code, text.LastLine(out.String()))
 		}
 		return []byte(out.String()), nil
 	}
@@ -271,7 +272,7 @@ func (tl *tools) exec(ctx context.Context, tool loadgen.Tool, args []string, d t
 		if ctx.Err() != nil && errors.Is(ctx.Err(), context.DeadlineExceeded) {
 			return nil, fmt.Errorf("%s did not finish within %s", tool.Name(), d+30*time.Second)
 		}
-		return nil, fmt.Errorf("%s: %w: %s", tool.Name(), err, lastLine([]byte(out.String())))
+		return nil, fmt.Errorf("%s: %w: %s", tool.Name(), err, text.LastLine(out.String()))
 	}
 	return []byte(out.String()), nil
 }
