@@ -553,15 +553,7 @@ func TestAppAuth(t *testing.T) {
 	s := githubtest.New(t)
 	s.AddPR(repo, githubtest.PR{Number: 7, HeadSHA: "aaa111", HeadRef: "feature", User: "alice"})
 	s.RequireToken("nothing-else")
-	key, err := rsa.GenerateKey(rand.Reader, 2048)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pemKey := pem.EncodeToMemory(&pem.Block{Type: "RSA PRIVATE KEY", Bytes: x509.MarshalPKCS1PrivateKey(key)})
-	c, err := New(Config{BaseURL: s.URL, AppID: 1234, PrivateKey: pemKey, WriteSpacing: -1})
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := appClient(t, s)
 	if _, err := c.PullRequest(t.Context(), 0, repo, 7); err == nil {
 		t.Error("installation 0 with app auth: want an error")
 	}
@@ -621,15 +613,7 @@ func TestHookDeliveries(t *testing.T) {
 		}
 		s.Deliver(url, []byte("secret"), "issue_comment", fmt.Sprintf("guid-%d", i), []byte(fmt.Sprintf(`{"action":"created","n":%d}`, i)))
 	}
-	key, err := rsa.GenerateKey(rand.Reader, 2048)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pemKey := pem.EncodeToMemory(&pem.Block{Type: "RSA PRIVATE KEY", Bytes: x509.MarshalPKCS1PrivateKey(key)})
-	c, err := New(Config{BaseURL: s.URL, AppID: 1234, PrivateKey: pemKey, WriteSpacing: -1})
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := appClient(t, s)
 	all, err := c.HookDeliveries(t.Context(), time.Time{}, 1000)
 	if err != nil || len(all) != 150 {
 		t.Fatalf("HookDeliveries = %d, %v; want all 150 over two pages", len(all), err)
@@ -655,4 +639,19 @@ func TestHookDeliveries(t *testing.T) {
 	if _, err := tc.HookDeliveries(t.Context(), time.Time{}, 10); !errors.Is(err, ErrNoApp) {
 		t.Errorf("token auth: %v; want ErrNoApp", err)
 	}
+}
+
+// appClient is a client of s authenticated as App 1234 with a fresh private key.
+func appClient(t *testing.T, s *githubtest.Server) *Client {
+	t.Helper()
+	key, err := rsa.GenerateKey(rand.Reader, 2048)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pemKey := pem.EncodeToMemory(&pem.Block{Type: "RSA PRIVATE KEY", Bytes: x509.MarshalPKCS1PrivateKey(key)})
+	c, err := New(Config{BaseURL: s.URL, AppID: 1234, PrivateKey: pemKey, WriteSpacing: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
 }

@@ -265,16 +265,7 @@ func (w *workerProc) stop(t *testing.T) {
 func (l *loop) comment(user, body string) int64 {
 	l.t.Helper()
 	id := l.gh.AddComment(loopRepo, loopPR, user, body)
-	owner, name, _ := strings.Cut(loopRepo, "/")
-	payload, _ := json.Marshal(map[string]any{
-		"action": "created",
-		"issue": map[string]any{"number": loopPR, "user": map[string]any{"login": "carol", "type": "User"},
-			"pull_request": map[string]any{"url": l.gh.URL + "repos/" + loopRepo + "/pulls/1"}},
-		"comment": map[string]any{"id": id, "body": body,
-			"user": map[string]any{"login": user, "type": "User"}, "author_association": "CONTRIBUTOR"},
-		"repository": map[string]any{"full_name": loopRepo, "name": name, "owner": map[string]any{"login": owner}},
-		"sender":     map[string]any{"login": user, "type": "User"},
-	})
+	payload := l.commentPayload(id, user, body, 0)
 	req, _ := http.NewRequest(http.MethodPost, l.botURL+"/webhook", bytes.NewReader(payload))
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("X-GitHub-Event", "issue_comment")
@@ -289,6 +280,26 @@ func (l *loop) comment(user, body string) int64 {
 		l.t.Fatalf("webhook answered %d, want 202", resp.StatusCode)
 	}
 	return id
+}
+
+// commentPayload is the issue_comment webhook of comment id on the loop's PR; installation
+// 0 leaves it out (token auth).
+func (l *loop) commentPayload(id int64, user, body string, installation int64) []byte {
+	owner, name, _ := strings.Cut(loopRepo, "/")
+	p := map[string]any{
+		"action": "created",
+		"issue": map[string]any{"number": loopPR, "user": map[string]any{"login": "carol", "type": "User"},
+			"pull_request": map[string]any{"url": l.gh.URL + "repos/" + loopRepo + "/pulls/1"}},
+		"comment": map[string]any{"id": id, "body": body,
+			"user": map[string]any{"login": user, "type": "User"}, "author_association": "CONTRIBUTOR"},
+		"repository": map[string]any{"full_name": loopRepo, "name": name, "owner": map[string]any{"login": owner}},
+		"sender":     map[string]any{"login": user, "type": "User"},
+	}
+	if installation != 0 {
+		p["installation"] = map[string]any{"id": installation}
+	}
+	payload, _ := json.Marshal(p)
+	return payload
 }
 
 // waitComment waits until a bot comment containing marker exists and returns it.

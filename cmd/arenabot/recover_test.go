@@ -4,7 +4,6 @@ import (
 	"crypto/rand"
 	"crypto/rsa"
 	"crypto/x509"
-	"encoding/json"
 	"encoding/pem"
 	"fmt"
 	"os"
@@ -68,17 +67,7 @@ func (l *loop) deliverComment(user, body string) int64 {
 func (l *loop) deliverCommentTo(botURL, user, body string) int64 {
 	l.t.Helper()
 	id := l.gh.AddComment(loopRepo, loopPR, user, body)
-	owner, name, _ := strings.Cut(loopRepo, "/")
-	payload, _ := json.Marshal(map[string]any{
-		"action": "created",
-		"issue": map[string]any{"number": loopPR, "user": map[string]any{"login": "carol", "type": "User"},
-			"pull_request": map[string]any{"url": l.gh.URL + "repos/" + loopRepo + "/pulls/1"}},
-		"comment": map[string]any{"id": id, "body": body,
-			"user": map[string]any{"login": user, "type": "User"}, "author_association": "CONTRIBUTOR"},
-		"repository":   map[string]any{"full_name": loopRepo, "name": name, "owner": map[string]any{"login": owner}},
-		"sender":       map[string]any{"login": user, "type": "User"},
-		"installation": map[string]any{"id": 77},
-	})
+	payload := l.commentPayload(id, user, body, 77)
 	l.gh.Deliver(botURL+"/webhook", []byte(loopSecret), "issue_comment", fmt.Sprintf("delivery-%d", id), payload)
 	return id
 }
