@@ -57,22 +57,33 @@ func TestProfilePairOnEngine(t *testing.T) {
 	if err := b.Prepare(t.Context(), plan); err != nil {
 		t.Fatal(err)
 	}
-	start := time.Now()
-	rows, err := b.Measure(t.Context(), plan)
-	if err != nil {
-		t.Fatal(err)
+	// Two tries: on a machine loaded by the whole suite a base run that got no response
+	// fails the base side (.ci/flaky: 3m45s for the row), and a failed base is not profiled;
+	// that is the measurement's rule, not the profile's, so the row is measured once more.
+	var r *result.Result
+	var row Row
+	for try := 1; ; try++ {
+		start := time.Now()
+		rows, err := b.Measure(t.Context(), plan)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("try %d: measured and profiled in %s", try, time.Since(start).Round(time.Second))
+		if len(rows) != 1 || rows[0].Err != nil || rows[0].Result == nil {
+			t.Fatalf("rows %+v; want one measured row", rows)
+		}
+		row, r = rows[0], rows[0].Result
+		if r.Base == nil || r.Base.Err == "" || try == 2 {
+			break
+		}
+		t.Logf("try %d: the base failed (%s); measuring again", try, r.Base.Err)
 	}
-	t.Logf("measured and profiled in %s", time.Since(start).Round(time.Second))
-	if len(rows) != 1 || rows[0].Err != nil || rows[0].Result == nil {
-		t.Fatalf("rows %+v; want one measured row", rows)
-	}
-	r := rows[0].Result
 	cp := r.CPUProfile
 	if cp == nil || cp.Err != "" || cp.Samples == 0 {
 		t.Fatalf("profile %+v; want one with samples", cp)
 	}
 	if cp.Base == nil || cp.Base.Samples == 0 || cp.Diff == nil {
-		t.Errorf("base profile %+v, difference %+v; want both", cp.Base, cp.Diff)
+		t.Errorf("base profile %+v, difference %+v (base side %+v); want both", cp.Base, cp.Diff, r.Base)
 	}
 	var cum []string
 	for _, f := range cp.TopCum {
@@ -81,8 +92,8 @@ func TestProfilePairOnEngine(t *testing.T) {
 	if !slices.ContainsFunc(cum, func(n string) bool { return strings.HasPrefix(n, "net/http.(*conn).serve") }) {
 		t.Errorf("top cumulative functions %q; want net/http.(*conn).serve", cum)
 	}
-	if len(rows[0].Pprof) == 0 || len(rows[0].Flame) == 0 {
-		t.Errorf("pprof %d bytes, flame graph %d bytes; want both", len(rows[0].Pprof), len(rows[0].Flame))
+	if len(row.Pprof) == 0 || len(row.Flame) == 0 {
+		t.Errorf("pprof %d bytes, flame graph %d bytes; want both", len(row.Pprof), len(row.Flame))
 	}
 	if cp.Diff != nil {
 		for _, c := range cp.Diff.Self {
