@@ -70,7 +70,7 @@ func (c Config) withDefaults() Config {
 //go:embed page.html
 var files embed.FS
 
-var page = template.Must(template.New("page.html").ParseFS(files, "page.html"))
+var tmpl = template.Must(template.New("page.html").ParseFS(files, "page.html"))
 
 // Handler serves the page. The format is chosen by the query's format (html, fragment,
 // json, text) or, without one, by an Accept header that asks for text/plain.
@@ -149,7 +149,7 @@ func (c Config) serveHTML(w http.ResponseWriter, r *http.Request, fragment bool)
 		w.Header().Set("Content-Security-Policy", fmt.Sprintf("default-src 'none'; script-src 'nonce-%s'; "+
 			"style-src 'nonce-%[1]s'; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'", v.Nonce))
 	}
-	if err := page.ExecuteTemplate(&b, name, v); err != nil {
+	if err := tmpl.ExecuteTemplate(&b, name, v); err != nil {
 		c.Logger.Error("status page", "err", err)
 		http.Error(w, "status page: "+err.Error(), http.StatusInternalServerError)
 		return

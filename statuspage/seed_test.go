@@ -14,6 +14,8 @@ const (
 	hostileCommand   = `/benchmark -f gin -t <script>alert(1)</script>`
 	hostileFramework = `<img src=x onerror=alert(2)>`
 	hostileLogin     = `"><svg onload=alert(3)>`
+	// longWord is a word wider than a phone, which must wrap rather than scroll.
+	longWord = "fiberwithanamefartoolongtofitononelineofaphonescreenatallwhateveritsfont"
 )
 
 // A clock is the queue's and the page's time, moved by the test.
@@ -29,8 +31,8 @@ func (c *clock) Set(t time.Time) { c.mu.Lock(); c.t = t; c.mu.Unlock() }
 var t0 = time.Date(2026, 12, 2, 10, 0, 0, 0, time.UTC)
 
 // seed fills a queue with what the page shows: in pool default a running job (hostile
-// command, 4 of its 10 planned minutes gone) and a waiting one, whose runner beat just now;
-// in pool gpu a waiting job whose runner was last seen 55 minutes ago (dead); two requests
+// command, 4 of its 10 planned minutes gone) and a waiting one (a command with a word wider than a phone), whose runner beat just now;
+// in pool gpu a waiting job whose runner was last seen an hour ago (dead); two requests
 // awaiting approval; and four finished requests: done, failed (with a status comment),
 // rejected (never ran), cancelled.
 func seed(t *testing.T) (*queue.Memory, *clock) {
@@ -81,7 +83,7 @@ func seed(t *testing.T) (*queue.Memory, *clock) {
 	enqueue(queue.Job{ID: "d2", PR: 42, Requester: "alice", Command: hostileCommand,
 		Frameworks: []string{"gin", hostileFramework}, Tests: []string{"baseline", "json"}, Estimate: 10 * time.Minute})
 	lease := run(queue.DefaultPool, -4*time.Minute)
-	enqueue(queue.Job{ID: "d3", PR: 43, Requester: "erin", Command: "/benchmark -f fiber", Frameworks: []string{"fiber"}, Estimate: 2 * time.Minute})
+	enqueue(queue.Job{ID: "d3", PR: 43, Requester: "erin", Command: "/benchmark -f fiber --compare " + longWord, Frameworks: []string{"fiber"}, Estimate: 2 * time.Minute})
 	clk.Set(t0)
 	_, err := q.Heartbeat(ctx, lease)
 	must(err)
