@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
 
@@ -78,7 +79,8 @@ func waitFor(t *testing.T, ctx context.Context, cond string, within time.Duratio
 
 // TestBrowser renders the seeded page in headless chromium: the counts shown match the
 // queue, hostile strings are text (no element of theirs exists, no alert ran), the page
-// picks up a new job without navigating, and at 375 px wide it does not scroll sideways.
+// picks up a new job without navigating, at 375 px wide it does not scroll sideways, and
+// with scripts off it shows every job all the same.
 func TestBrowser(t *testing.T) {
 	chromium := needChromium(t)
 	start := time.Now()
@@ -207,6 +209,32 @@ func TestBrowser(t *testing.T) {
 		t.Errorf("at 375 px: scrollWidth innerWidth = %s, want innerWidth 375 and scrollWidth no more (a wider innerWidth is the phone zooming out to fit a page that overflows)", got)
 	}
 	save("phone-375.png")
+
+	// With scripts off (another tab) the page shows every job all the same: the server
+	// renders it, and only the refresh needs the script.
+	nctx, ncancel := chromedp.NewContext(ctx)
+	defer ncancel()
+	if _, err := chromedp.Run(nctx, chromedp.Steps(
+		chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
+			_, err := cdp.Call(ctx, tg, emulation.SetScriptExecutionDisabled, emulation.SetScriptExecutionDisabledParams{Value: true})
+			return err
+		}),
+		chromedp.EmulateViewport(375, 812, chromedp.EmulateScale(2), chromedp.EmulateMobile),
+		chromedp.Navigate(srv.URL+"/"), chromedp.WaitVisible("#finished"),
+	)); err != nil {
+		t.Fatalf("load with scripts off: %v", err)
+	}
+	nodes, err := chromedp.Run(nctx, chromedp.Nodes(chromedp.CSSAll("#live .job")))
+	if want := running + waiting + 1 + len(awaiting) + 4; err != nil || len(nodes) != want {
+		t.Errorf("with scripts off: %d jobs shown (%v), want %d", len(nodes), err, want)
+	}
+	png, err := chromedp.Run(nctx, chromedp.FullScreenshot(100))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(shots, "noscript-375.png"), png, 0o644); err != nil {
+		t.Fatal(err)
+	}
 	t.Logf("browser test took %v", time.Since(start).Round(time.Millisecond))
 }
 
