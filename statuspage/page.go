@@ -139,16 +139,18 @@ func (c Config) serveHTML(w http.ResponseWriter, r *http.Request, fragment bool)
 		return
 	}
 	var b bytes.Buffer
-	name := "live"
+	// The fragment runs nothing of its own; once swapped in, the page's policy holds for it.
+	name, csp := "live", "default-src 'none'"
 	if !fragment {
 		name = "page.html"
 		v.Nonce = nonce()
 		v.RefreshMillis = c.Refresh.Milliseconds()
 		// Only the page's own script and style run: an injected element, were one to slip
 		// through the escaping, would not.
-		w.Header().Set("Content-Security-Policy", fmt.Sprintf("default-src 'none'; script-src 'nonce-%s'; "+
-			"style-src 'nonce-%[1]s'; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'", v.Nonce))
+		csp = fmt.Sprintf("default-src 'none'; script-src 'nonce-%s'; style-src 'nonce-%[1]s'; connect-src 'self'; "+
+			"base-uri 'none'; form-action 'none'; frame-ancestors 'none'", v.Nonce)
 	}
+	w.Header().Set("Content-Security-Policy", csp)
 	if err := tmpl.ExecuteTemplate(&b, name, v); err != nil {
 		c.Logger.Error("status page", "err", err)
 		http.Error(w, "status page: "+err.Error(), http.StatusInternalServerError)
