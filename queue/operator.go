@@ -16,7 +16,7 @@ import (
 // seen. A pool with jobs in its line whose runner was not seen for more than twice
 // leaseTTL is marked "no live runner": nothing will run them until one comes back. now is
 // the time ages are measured from.
-func WriteOperatorPage(ctx context.Context, w io.Writer, q Queue, now time.Time, leaseTTL time.Duration) error {
+func WriteOperatorPage(ctx context.Context, w io.Writer, q Reader, now time.Time, leaseTTL time.Duration) error {
 	lines, err := q.Status(ctx)
 	if err != nil {
 		return err

@@ -17,9 +17,9 @@ import (
 
 	"github.com/arenabot/arenabot/bot"
 	"github.com/arenabot/arenabot/bot/ghapi"
-	"github.com/arenabot/arenabot/queue"
 	"github.com/arenabot/arenabot/queue/metrics"
 	"github.com/arenabot/arenabot/runner"
+	"github.com/arenabot/arenabot/statuspage"
 )
 
 // serve runs the webhook service until ctx ends. Then it stops taking requests, stops its
@@ -73,12 +73,9 @@ func serve(ctx context.Context, c serveConfig, stderr io.Writer) (err error) {
 	// The page judges runners by --lease-ttl: this process's runner's, or the one the
 	// runners elsewhere are given.
 	leaseTTL := c.Work.LeaseTTL
-	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-		if err := queue.WriteOperatorPage(r.Context(), w, q, time.Now(), leaseTTL); err != nil {
-			http.Error(w, "queue unavailable", http.StatusServiceUnavailable)
-		}
-	})
+	mux.Handle("GET /{$}", statuspage.Handler(statuspage.Config{
+		Queue: q, LeaseTTL: leaseTTL, WebURL: bc.WebURL, Logger: log.With("component", "statuspage"),
+	}))
 	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		if _, err := q.Status(r.Context()); err != nil {

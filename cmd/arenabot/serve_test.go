@@ -238,7 +238,7 @@ func TestServeEndToEnd(t *testing.T) {
 	for _, c := range []struct{ path, want string }{
 		{"/healthz", "ok"},
 		{"/", jobs[0].ID},
-		{"/", "awaiting approval: 0 requests"},
+		{"/?format=text", "awaiting approval: 0 requests"},
 		{"/metrics", `arena_queue_jobs{pool="default",state="queued"} 1`},
 		{"/metrics", "arena_pending_requests 0"},
 	} {
@@ -478,7 +478,7 @@ func TestServeEmbeddedStore(t *testing.T) {
 		t.Errorf("no store file: %v", err)
 	}
 	for _, want := range []string{"awaiting approval: 0 requests", "runners"} {
-		if page := get(t, base+"/"); !strings.Contains(page, want) {
+		if page := get(t, base+"/?format=text"); !strings.Contains(page, want) {
 			t.Errorf("GET / lacks %q:\n%s", want, page)
 		}
 	}

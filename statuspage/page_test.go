@@ -1,0 +1,126 @@
+package statuspage
+
+import (
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/arenabot/arenabot/internal/deptest"
+	"github.com/arenabot/arenabot/queue"
+)
+
+func TestDeps(t *testing.T) {
+	deptest.Check(t, deptest.Rules{
+		Module: []string{"queue", "profile"},
+		Banned: map[string]string{
+			"github.com/arenabot/arenabot/runner": "the page reads the queue; it never runs anything",
+			"github.com/arenabot/arenabot/bot":    "the page reads the queue's records, not the bot's state",
+		},
+	})
+}
+
+func get(t *testing.T, h http.Handler, target, accept string) (*http.Response, string) {
+	t.Helper()
+	r := httptest.NewRequest(http.MethodGet, target, nil)
+	if accept != "" {
+		r.Header.Set("Accept", accept)
+	}
+	w := httptest.NewRecorder()
+	h.ServeHTTP(w, r)
+	body, _ := io.ReadAll(w.Result().Body)
+	return w.Result(), string(body)
+}
+
+// TestFormats: the HTML page holds every part without a script (the fragment is the same
+// markup), hostile strings escaped; the text form is queue.WriteOperatorPage's; the JSON
+// form counts what the queue holds.
+func TestFormats(t *testing.T) {
+	q, clk := seed(t)
+	h := Handler(Config{Queue: q, LeaseTTL: 30 * time.Second, Now: clk.Now})
+
+	resp, page := get(t, h, "/", "text/html,*/*")
+	if ct := resp.Header.Get("Content-Type"); !strings.HasPrefix(ct, "text/html") {
+		t.Errorf("GET / Content-Type = %q, want text/html", ct)
+	}
+	if csp := resp.Header.Get("Content-Security-Policy"); !strings.Contains(csp, "script-src 'nonce-") {
+		t.Errorf("CSP = %q, want scripts by nonce only", csp)
+	}
+	for _, want := range []string{
+		`<meta name="viewport"`,
+		`href="https://github.com/octo/arena/pull/42"`,                   // the running job's PR
+		`href="https://github.com/octo/arena/pull/42#issuecomment-4201"`, // the failed job's status comment
+		`href="https://github.com/octo/arena/pull/52"`,                   // rejected, no status comment: the PR
+		`&lt;script&gt;alert(1)&lt;/script&gt;`, `&lt;img src=x onerror=alert(2)&gt;`, `&#34;&gt;&lt;svg onload=alert(3)&gt;`,
+		"no live runner", "4m0s of ~10m0s (40%)", "ends in ~6m0s", "the server did not start", "rejected by bob",
+		`id="n-awaiting" data-count="2"`,
+	} {
+		if !strings.Contains(page, want) {
+			t.Errorf("the page lacks %s", want)
+		}
+	}
+	for _, bad := range []string{"<script>alert", "<img src=x", "<svg"} {
+		if strings.Contains(page, bad) {
+			t.Errorf("the page holds %s unescaped", bad)
+		}
+	}
+	_, frag := get(t, h, "/?format=fragment", "")
+	if !strings.Contains(page, strings.TrimSpace(frag)) || strings.Contains(frag, "<html") {
+		t.Errorf("the fragment is not the page's live part:\n%s", frag)
+	}
+
+	var want strings.Builder
+	if err := queue.WriteOperatorPage(t.Context(), &want, q, clk.Now(), 30*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ target, accept string }{{"/?format=text", ""}, {"/", "text/plain"}} {
+		resp, text := get(t, h, c.target, c.accept)
+		if text != want.String() || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/plain") {
+			t.Errorf("GET %s (Accept %q) = %s\n%s\nwant the operator page:\n%s", c.target, c.accept, resp.Header.Get("Content-Type"), text, want.String())
+		}
+	}
+
+	_, body := get(t, h, "/?format=json", "")
+	var v View
+	if err := json.Unmarshal([]byte(body), &v); err != nil {
+		t.Fatalf("?format=json: %v\n%s", err, body)
+	}
+	wantCounts := Counts{Running: 1, Waiting: 2, Awaiting: 2, Finished: 4, Runners: 2, LiveRunners: 1}
+	if v.Counts != wantCounts {
+		t.Errorf("counts = %+v, want %+v", v.Counts, wantCounts)
+	}
+	if len(v.Finished) == 0 || v.Finished[0].ID != "x2" || v.Finished[len(v.Finished)-1].ID != "g1" {
+		t.Errorf("finished = %+v, want the latest (x2) first and g1 last", v.Finished)
+	}
+
+	if resp, _ := get(t, h, "/?format=xml", ""); resp.StatusCode != http.StatusBadRequest {
+		t.Errorf("?format=xml = %d, want 400", resp.StatusCode)
+	}
+}
+
+// TestFinishedCapped: the page lists the last Finished requests only.
+func TestFinishedCapped(t *testing.T) {
+	clk := &clock{t: t0}
+	q := queue.NewMemory(queue.Options{Now: clk.Now})
+	for i := range Finished + 5 {
+		clk.Set(t0.Add(time.Duration(i) * time.Minute))
+		j := queue.Job{ID: "c" + string(rune('a'+i)), Repo: "octo/arena", PR: 1, Requester: "alice", Kind: queue.Benchmark}
+		if _, _, err := q.Submit(t.Context(), j); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := q.Reject(t.Context(), j.ID, "bob"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_, body := get(t, Handler(Config{Queue: q, Now: clk.Now}), "/?format=json", "")
+	var v View
+	if err := json.Unmarshal([]byte(body), &v); err != nil {
+		t.Fatal(err)
+	}
+	if len(v.Finished) != Finished || v.Finished[0].ID != "c"+string(rune('a'+Finished+4)) {
+		t.Errorf("finished: %d, first %+v; want %d, the latest first", len(v.Finished), v.Finished[0], Finished)
+	}
+}
