@@ -35,8 +35,9 @@ const (
 
 // URI files of the h2 tools, in the arena data's requests/ directory: one URI a line.
 const (
-	staticH2URIs = "static-h2-uris.txt" // the 20 static files on 8443
-	jsonH2CURIs  = "json-h2c-uris.txt"  // json's 7 (count, m) pairs on 8082
+	staticH2URIs = "static-h2-uris.txt"  // the 20 static files on 8443
+	jsonH2CURIs  = "json-h2c-uris.txt"   // json's 7 (count, m) pairs on 8082
+	gatewayURIs  = "gateway-64-uris.txt" // gateway-64's and gateway-h3's 20 URIs through the edge
 )
 
 // Request files, in the arena data's requests/ directory (arenadata).
@@ -249,14 +250,15 @@ var All = []Profile{
 		Requests: []string{staticH2URIs}, Headers: []string{headerStaticAE},
 	},
 	{
+		// The entry's stack (an edge on 8443 in front of its server on 8080) under h2load with
+		// the 20 URIs of gateway-64-uris.txt. Lite: 64, as baseline-h2.
 		Name: "gateway-64", Endpoint: "gateway-64", Tool: ToolH2load,
-		Conns:    []int{512, 1024},
+		Conns: []int{512, 1024}, LiteConns: []int{64},
 		Pipeline: 1, Streams: 32,
 		Scheme: SchemeH2, Port: PortTLS, Probe: probeBaseline11, ProbePort: PortH1, ProbeScheme: SchemeHTTP,
-		Headers:     []string{headerStaticAE},
-		Sidecars:    []string{SidecarPostgres},
-		Compose:     true,
-		Unsupported: needCompose,
+		Requests: []string{gatewayURIs}, Headers: []string{headerStaticAE},
+		Sidecars: []string{SidecarPostgres},
+		Compose:  true,
 	},
 	{
 		Name: "gateway-h3", Endpoint: "gateway-h3", Tool: ToolH2loadH3,
