@@ -38,6 +38,8 @@ const (
 	staticH2URIs = "static-h2-uris.txt"  // the 20 static files on 8443
 	jsonH2CURIs  = "json-h2c-uris.txt"   // json's 7 (count, m) pairs on 8082
 	gatewayURIs  = "gateway-64-uris.txt" // gateway-64's and gateway-h3's 20 URIs through the edge
+	// production-stack's 20,000 reads (its writes are runner/measure's: they carry a body)
+	productionReads = "production-stack-reads.txt"
 )
 
 // Request files, in the arena data's requests/ directory (arenadata).
@@ -271,15 +273,16 @@ var All = []Profile{
 		Unsupported: needCompose,
 	},
 	{
-		// Reads (-m 16) and writes (C/8 connections, -m 8) in two parallel h2load runs.
+		// Reads (production-stack-reads.txt, -m 16, the arena's bearer token added by the
+		// runner) and writes (production-stack-writes.txt, max(C/8, 8) connections, -m 8, -t 8)
+		// in two parallel h2load runs (runner/measure's stackWrites). Lite: 64, as gateway-64.
 		Name: "production-stack", Endpoint: "production-stack", Tool: ToolH2load,
-		Conns:    []int{256, 1024},
+		Conns: []int{256, 1024}, LiteConns: []int{64},
 		Pipeline: 1, Streams: 16,
 		Scheme: SchemeH2, Port: PortTLS, Probe: probeBaseline11, ProbePort: PortH1, ProbeScheme: SchemeHTTP,
-		Headers:     []string{headerStaticAE},
-		Sidecars:    []string{SidecarPostgres},
-		Compose:     true,
-		Unsupported: needCompose,
+		Requests: []string{productionReads}, Headers: []string{headerStaticAE},
+		Sidecars: []string{SidecarPostgres},
+		Compose:  true,
 	},
 	{
 		// h2load sends the 9-byte GetSum frame (00 00000004 08 01 10 02) with -m 100; beside

@@ -445,7 +445,7 @@ func (b *Bencher) Prebuild(ctx context.Context, plan Plan) {
 		if ctx.Err() != nil {
 			return
 		}
-		if stackOnly(t.Profiles) {
+		if ps := t.Profiles; stackOnly(ps) || len(ps) == 0 && stackOnly(entryProfiles(t.Entry)) {
 			continue // its stacks' images are built as each row starts them
 		}
 		if _, err := b.images.Entry(ctx, t.Entry); err != nil {
