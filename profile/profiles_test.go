@@ -26,7 +26,7 @@ var order = []string{
 // runnable are the profiles this harness can measure now.
 var runnable = []string{"baseline", "pipelined", "limited-conn", "json", "json-comp", "json-tls", "upload", "api-4", "api-16",
 	"static", "static-tls", "async-db", "crud", "baseline-h2", "static-h2", "baseline-h2c", "json-h2c",
-	"baseline-h3", "static-h3", "gateway-64", "production-stack",
+	"baseline-h3", "static-h3", "gateway-64", "gateway-h3", "production-stack",
 	"unary-grpc", "unary-grpc-tls", "stream-grpc", "stream-grpc-tls",
 	"latency-10k", "latency-1m", "latency-500k-8cpu", "8gbit", "async", "download", "static-large",
 	"echo-ws", "echo-ws-pipeline", "echo-ws-limited"}
@@ -43,7 +43,7 @@ var loads = map[string]string{
 	"async": "wrk http 8080", "download": "wrk http 8080", "static-large": "wrk http 8080",
 	"baseline-h3": "arenaload h3 8443", "static-h3": "arenaload h3 8443",
 	"echo-ws": "arenaload ws 8080", "echo-ws-pipeline": "arenaload ws 8080", "echo-ws-limited": "arenaload ws 8080",
-	"gateway-64": "h2load h2 8443", "production-stack": "h2load h2 8443",
+	"gateway-64": "h2load h2 8443", "production-stack": "h2load h2 8443", "gateway-h3": "arenaload h3 8443",
 }
 
 func TestOrder(t *testing.T) {
@@ -283,7 +283,7 @@ func TestArenaNumbers(t *testing.T) {
 		"baseline-h3":      {"h3", "arenaload", []int{64}, []int{16}, 1, 0, 0, "", 0, 8443, b2, 0, nil, false, ""},
 		"static-h3":        {"static-h3", "arenaload", []int{64}, []int{16}, 1, 0, 0, "", 0, 8443, b2, 0, nil, false, ""},
 		"gateway-64":       {"gateway-64", "h2load", []int{512, 1024}, []int{64}, 1, 0, 0, "", 0, 8443, b11, 8080, []string{"postgres"}, true, ""},
-		"gateway-h3":       {"gateway-h3", "h2load-h3", []int{64, 256}, nil, 1, 0, 0, "", 0, 8443, b11, 8080, []string{"postgres"}, true, ""},
+		"gateway-h3":       {"gateway-h3", "arenaload", []int{64, 256}, []int{16}, 1, 0, 0, "", 0, 8443, b11, 8080, []string{"postgres"}, true, ""},
 		"production-stack": {"production-stack", "h2load", []int{256, 1024}, []int{64}, 1, 0, 0, "", 0, 8443, b11, 8080, []string{"postgres"}, true, ""},
 		"unary-grpc":       {"grpc", "h2load", []int{256, 1024}, []int{512}, 1, 0, 0, "", 0, 8080, "/benchmark.BenchmarkService/GetSum", 0, nil, false, ""},
 		"unary-grpc-tls":   {"grpc-tls", "h2load", []int{256, 1024}, []int{64}, 1, 0, 0, "", 0, 8443, "/benchmark.BenchmarkService/GetSum", 0, nil, false, ""},

@@ -50,6 +50,7 @@ var suites = map[string][]check{
 	"static-h3":   append(h3Checks("static-h3"), staticChecks("static-h3")...),
 
 	"gateway-64":       gatewayChecks("gateway-64"),
+	"gateway-h3":       append(h3Checks("gateway-h3"), gatewayChecks("gateway-h3")...),
 	"production-stack": productionChecks("production-stack"),
 
 	"unary-grpc":      grpcChecks("unary-grpc", false),

@@ -326,7 +326,8 @@ func (b *Bencher) serviceOptions(e frameworks.Entry, p profile.Profile, st *comp
 	for _, u := range sv.Ulimits {
 		ulimits = append(ulimits, docker.Ulimit{Name: u.Name, Soft: u.Soft, Hard: u.Hard})
 	}
-	labels := maps.Clone(sv.Labels)
+	labels := map[string]string{}
+	maps.Copy(labels, sv.Labels)
 	maps.Copy(labels, b.cfg.Labels)
 	o := docker.RunOptions{
 		Name:        st.Project + "-" + sv.Name,
