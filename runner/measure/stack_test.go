@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -27,6 +28,9 @@ func stackHost(t *testing.T) (*recording, string) {
 	runnertest.StandIns(t, eng.Engine, "arenabot/nginx:local", "arenabot/caddy:local", "arenabot/debian:local")
 	for _, port := range []int{profile.PortH1, profile.PortTLS, 9090} {
 		if busy, _ := portInUse(port); busy {
+			if os.Getenv("CI") != "" {
+				t.Fatalf("port %d is in use on the CI host; the stacks need it", port)
+			}
 			t.Skipf("port %d is in use on this host; the stacks need it", port)
 		}
 	}
