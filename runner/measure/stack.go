@@ -192,6 +192,10 @@ func (b *Bencher) stackImages(ctx context.Context, e frameworks.Entry, st *compo
 			sv.Image = ref
 			continue
 		}
+		if sv.Build.Target != "" {
+			return &StackError{Service: sv.Name, Cell: sv.Name + ": build.target unsupported",
+				Msg: fmt.Sprintf("%s: service %s: build.target %q is not supported by the runner's builds (the last stage is built); make the stage to run the Dockerfile's last", st.File, sv.Name, sv.Build.Target)}
+		}
 		sum := sha256.Sum256([]byte(sv.Build.Context + "\x00" + sv.Build.Dockerfile))
 		tag := strings.ToLower(st.Project+"-"+sv.Name) + ":" + hex.EncodeToString(sum[:6])
 		ref, err := b.images.Service(ctx, build.Service{Name: e.Name + "-" + sv.Name, Context: sv.Build.Context,
