@@ -83,6 +83,7 @@ func tree() []file {
 	fs = append(fs, requestFiles()...)
 	fs = append(fs, certFiles()...)
 	fs = append(fs, largeFiles()...)
+	fs = append(fs, stackFiles()...)
 	slices.SortFunc(fs, func(a, b file) int { return strings.Compare(a.path, b.path) })
 	return fs
 }

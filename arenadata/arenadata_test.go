@@ -207,7 +207,9 @@ func TestFiles(t *testing.T) {
 	want = append(want, "requests/static-h2-uris.txt", "requests/json-h2c-uris.txt",
 		"requests/async-delay.raw", "requests/echo-10k.bin", "requests/download.raw",
 		"requests/static-large-1m.raw", "requests/static-large-2m.raw",
-		"large/download.bin", "large/page-1m.html", "large/bundle-2m.js")
+		"large/download.bin", "large/page-1m.html", "large/bundle-2m.js",
+		"requests/gateway-64-uris.txt", "requests/production-stack-reads.txt", "requests/production-stack-writes.txt",
+		"requests/production-stack-write-body.json", "jwt-token.txt")
 	slices.Sort(want)
 	got := arenadata.Files()
 	if !slices.IsSorted(got) {

@@ -3,11 +3,16 @@ package arenadata_test
 import (
 	"bufio"
 	"bytes"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
 	"net/url"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -232,5 +237,68 @@ func TestURILists(t *testing.T) {
 				t.Errorf("%s: %q is not an absolute URI (%v)", name, line, err)
 			}
 		}
+	}
+}
+
+// TestStackFiles checks the compose-stack profiles' files: the gateway list's 20 lines in
+// the arena's proportions, the reads' mix, and a token authsvc's rule accepts.
+func TestStackFiles(t *testing.T) {
+	dir := t.TempDir()
+	if err := arenadata.Write(dir); err != nil {
+		t.Fatal(err)
+	}
+	lines := func(name string) []string {
+		b, err := os.ReadFile(filepath.Join(dir, "requests", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return strings.Split(strings.TrimSuffix(string(b), "\n"), "\n")
+	}
+	count := func(uris []string, sub string) int {
+		n := 0
+		for _, u := range uris {
+			if strings.Contains(u, sub) {
+				n++
+			}
+		}
+		return n
+	}
+	gw := lines(arenadata.GatewayURIs)
+	for sub, want := range map[string]int{"/static/": 6, "/baseline2?": 4, "/json/": 7, "/async-db?": 3} {
+		if got := count(gw, sub); got != want {
+			t.Errorf("%s has %d %s URIs, want %d", arenadata.GatewayURIs, got, sub, want)
+		}
+	}
+	if len(gw) != 20 {
+		t.Errorf("%s has %d lines, want 20", arenadata.GatewayURIs, len(gw))
+	}
+	reads := lines(arenadata.ProductionReads)
+	if len(reads) != arenadata.ProductionReadCount {
+		t.Fatalf("%s has %d lines, want %d", arenadata.ProductionReads, len(reads), arenadata.ProductionReadCount)
+	}
+	for sub, pct := range map[string]int{"/static/": 30, "/public/baseline?": 10, "/api/items/": 50, "/api/me": 10} {
+		if got := count(reads, sub) * 100 / len(reads); got < pct-2 || got > pct+2 {
+			t.Errorf("%s: %d%% %s, want about %d%%", arenadata.ProductionReads, got, sub, pct)
+		}
+	}
+	if w := lines(arenadata.ProductionWrites); len(w) != 20 || !strings.HasSuffix(w[19], "/api/items/20") {
+		t.Errorf("%s = %q, want /api/items/1..20", arenadata.ProductionWrites, w)
+	}
+	tok, err := os.ReadFile(filepath.Join(dir, arenadata.JWTTokenFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	parts := strings.Split(strings.TrimSpace(string(tok)), ".")
+	if len(parts) != 3 {
+		t.Fatalf("token %q is not three parts", tok)
+	}
+	mac := hmac.New(sha256.New, []byte(arenadata.JWTSecret))
+	mac.Write([]byte(parts[0] + "." + parts[1]))
+	if got := base64.RawURLEncoding.EncodeToString(mac.Sum(nil)); got != parts[2] {
+		t.Errorf("token signature %s, want %s", parts[2], got)
+	}
+	body, _ := base64.RawURLEncoding.DecodeString(parts[1])
+	if !strings.Contains(string(body), `"sub":"42"`) {
+		t.Errorf("token payload %s has no sub 42", body)
 	}
 }

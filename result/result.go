@@ -69,6 +69,8 @@ type Run struct {
 	MaxScheduleLag float64 `json:"max_schedule_lag_us,omitempty"` // fixed rate: the largest lag behind schedule
 	// ToolLimit, when set, says that the generator, not the server, limited the run.
 	ToolLimit string `json:"tool_limit,omitempty"`
+	// Parts are the counts of each load of a run of several at once (production-stack).
+	Parts []Part `json:"parts,omitempty"`
 }
 
 // A Result is the content of one result file.

@@ -49,6 +49,10 @@ var suites = map[string][]check{
 	"baseline-h3": append(h3Checks("baseline-h3"), sumChecks("baseline-h3")...),
 	"static-h3":   append(h3Checks("static-h3"), staticChecks("static-h3")...),
 
+	"gateway-64":       gatewayChecks("gateway-64"),
+	"gateway-h3":       append(h3Checks("gateway-h3"), gatewayChecks("gateway-h3")...),
+	"production-stack": productionChecks("production-stack"),
+
 	"unary-grpc":      grpcChecks("unary-grpc", false),
 	"unary-grpc-tls":  grpcChecks("unary-grpc-tls", false),
 	"stream-grpc":     grpcChecks("stream-grpc", true),

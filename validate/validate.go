@@ -203,7 +203,11 @@ func Run(ctx context.Context, t Target, profiles []string) []Outcome {
 			out = append(out, Outcome{Profile: name, Status: Skip, Reason: "validate has no checks for this profile yet"})
 			continue
 		}
-		proto, err := protocol.For(p.Scheme)
+		scheme := p.Scheme
+		if s, ok := checkScheme[name]; ok {
+			scheme = s
+		}
+		proto, err := protocol.For(scheme)
 		if err != nil {
 			out = append(out, Outcome{Profile: name, Status: Skip, Reason: "validate cannot speak its protocol yet: " + err.Error()})
 			continue

@@ -69,14 +69,17 @@ func (s *fakeSource) File(ctx context.Context, p string) ([]byte, error) {
 	return []byte(data), nil
 }
 
-// never is a test the harness cannot run yet: the first such profile of the table.
+// never is a test the harness cannot run yet: the first such profile of the table. When
+// every profile runs, the tests make gateway-h3 one that cannot, as a new row would be.
 var never = func() string {
 	for _, p := range profile.All {
 		if !p.Runnable() {
 			return p.Name
 		}
 	}
-	panic("every profile can run: the tests need one that cannot")
+	i := profile.Index("gateway-h3")
+	profile.All[i].Unsupported = "not yet supported: the tests' stand-in reason"
+	return profile.All[i].Name
 }()
 
 func meta(display string, enabled bool, tests ...string) string {

@@ -202,6 +202,12 @@ func (b *Builder) remember(tag string, err error) error {
 }
 
 func (b *Builder) build(ctx context.Context, dir, tag, name string, in buildInput, labels map[string]string) error {
+	return b.buildFile(ctx, dir, "", tag, name, in, labels)
+}
+
+// buildFile builds dir with the Dockerfile at dockerfile (relative to dir; "" for
+// "Dockerfile").
+func (b *Builder) buildFile(ctx context.Context, dir, dockerfile, tag, name string, in buildInput, labels map[string]string) error {
 	scratch, err := b.Scratch()
 	if err != nil {
 		return err
@@ -218,6 +224,7 @@ func (b *Builder) build(ctx context.Context, dir, tag, name string, in buildInpu
 	start := time.Now()
 	_, err = b.eng.Build(ctx, docker.BuildOptions{
 		ContextDir:        dir,
+		Dockerfile:        dockerfile,
 		DockerfileContent: in.dockerfile,
 		Tag:               tag,
 		BuildArgs:         in.args,

@@ -50,8 +50,9 @@ const searchDepth = 6
 // one from ForPID or ForContainer.
 type Group struct {
 	version int
-	cpuDir  string // v2: the group's directory; v1: its directory in the cpuacct hierarchy
-	memDir  string // v2: the same as cpuDir; v1: its directory in the memory hierarchy
+	cpuDir  string   // v2: the group's directory; v1: its directory in the cpuacct hierarchy
+	memDir  string   // v2: the same as cpuDir; v1: its directory in the memory hierarchy
+	more    []*Group // Join: the other groups measured with this one
 }
 
 // ForPID finds the cgroup of the process pid (normally a container's init PID) from
@@ -116,6 +117,9 @@ func (g *Group) Procs() ([]int, error) {
 
 // String names the group's directories, for logs.
 func (g *Group) String() string {
+	if len(g.more) > 0 {
+		return g.joinedString()
+	}
 	if g.version == 2 {
 		return g.cpuDir
 	}
@@ -318,6 +322,7 @@ type Window struct {
 	peakFD *os.File // v2 with a resettable memory.peak: the fd whose peak was reset
 	sample *sampler // no resettable high-water mark: memory.current sampled
 	ended  bool
+	more   []*Window // the windows of the joined groups
 }
 
 // A Usage is what a group used during a window.
@@ -346,6 +351,9 @@ func (u Usage) Percent() float64 { return u.Cores() * 100 }
 // neither works (no write access, older kernels, no memory.peak), a goroutine samples the
 // current usage every 50 ms until End.
 func (g *Group) Begin() (*Window, error) {
+	if len(g.more) > 0 {
+		return g.beginJoined()
+	}
 	w := &Window{g: g}
 	cpu, err := g.cpuUsage()
 	if err != nil {
@@ -403,6 +411,9 @@ func (w *Window) End() (Usage, error) {
 		return Usage{}, errors.New("end window: already ended")
 	}
 	w.ended = true
+	if w.more != nil {
+		return w.endJoined()
+	}
 	cpu, cpuErr := w.g.cpuUsage()
 	u := Usage{Wall: time.Since(w.start), CPU: cpu - w.cpu0}
 

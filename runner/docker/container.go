@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -48,6 +49,26 @@ type RunOptions struct {
 	CapDrop     []string // capabilities to drop ("ALL"); applied before CapAdd
 	CapAdd      []string // capabilities to add back ("CHOWN", "SETUID")
 	PidsLimit   int64    // most processes and threads at once in the container; 0 means none
+
+	// The compose stacks' services (runner/compose) need these too.
+	Entrypoint  []string     // nil runs the image's entrypoint
+	Ulimits     []Ulimit     // resource limits besides Nofile (memlock, nproc, ...)
+	Healthcheck *Healthcheck // nil keeps the image's own (HEALTHCHECK), if any
+}
+
+// A Ulimit is one resource limit of a container; -1 means unlimited.
+type Ulimit struct {
+	Name       string // "memlock", "nofile"
+	Soft, Hard int64
+}
+
+// A Healthcheck is the test Docker runs in a container to tell its health (State.Health).
+type Healthcheck struct {
+	Test        []string // ["CMD", "redis-cli", "ping"] or ["CMD-SHELL", "..."]
+	Interval    time.Duration
+	Timeout     time.Duration
+	Retries     int
+	StartPeriod time.Duration
 }
 
 // Labels returns extra with the pairs kv (key, value, key, value, …) added: the labels of a
@@ -73,11 +94,16 @@ type Container struct {
 // create creates the container described by o.
 func (e *Engine) create(ctx context.Context, o RunOptions) (string, error) {
 	cfg := &container.Config{
-		Image:  o.Image,
-		Cmd:    o.Cmd,
-		Env:    o.Env,
-		Labels: o.Labels,
-		Tty:    false,
+		Image:      o.Image,
+		Cmd:        o.Cmd,
+		Entrypoint: o.Entrypoint,
+		Env:        o.Env,
+		Labels:     o.Labels,
+		Tty:        false,
+	}
+	if h := o.Healthcheck; h != nil {
+		cfg.Healthcheck = &container.HealthConfig{Test: h.Test, Interval: h.Interval, Timeout: h.Timeout,
+			Retries: h.Retries, StartPeriod: h.StartPeriod}
 	}
 	hc := &container.HostConfig{
 		AutoRemove:  false,
@@ -98,6 +124,10 @@ func (e *Engine) create(ctx context.Context, o RunOptions) (string, error) {
 	}
 	if o.Nofile > 0 {
 		hc.Ulimits = []*container.Ulimit{{Name: "nofile", Soft: o.Nofile, Hard: o.Nofile}}
+	}
+	for _, u := range o.Ulimits {
+		hc.Ulimits = slices.DeleteFunc(hc.Ulimits, func(x *container.Ulimit) bool { return x.Name == u.Name })
+		hc.Ulimits = append(hc.Ulimits, &container.Ulimit{Name: u.Name, Soft: u.Soft, Hard: u.Hard})
 	}
 	hc.Tmpfs = o.Tmpfs
 	for _, m := range o.Mounts {
@@ -153,6 +183,34 @@ func (e *Engine) State(ctx context.Context, id string) (running bool, exitCode i
 		return false, 0, fmt.Errorf("state of container %s: the daemon reported none", shortID(id))
 	}
 	return in.State.Running, in.State.ExitCode, nil
+}
+
+// Health is a container's health as the daemon tells it.
+type Health struct {
+	Running  bool
+	ExitCode int    // once it has stopped
+	Status   string // "starting", "healthy", "unhealthy"; "" without a healthcheck
+	Log      string // the last check's output, one line
+}
+
+// Health reports a container's state and the health its healthcheck gives it. A missing
+// container is an error wrapping ErrNotFound.
+func (e *Engine) Health(ctx context.Context, id string) (Health, error) {
+	in, err := e.cli.ContainerInspect(ctx, id)
+	if err != nil {
+		return Health{}, fmt.Errorf("health of container %s: %w", shortID(id), notFound(err))
+	}
+	if in.State == nil {
+		return Health{}, fmt.Errorf("health of container %s: the daemon reported no state", shortID(id))
+	}
+	h := Health{Running: in.State.Running, ExitCode: in.State.ExitCode}
+	if in.State.Health != nil {
+		h.Status = in.State.Health.Status
+		if n := len(in.State.Health.Log); n > 0 {
+			h.Log = oneLine(in.State.Health.Log[n-1].Output)
+		}
+	}
+	return h, nil
 }
 
 // Run runs a container to completion, streaming its stdout and stderr, demultiplexed, into

@@ -79,7 +79,7 @@ func (H2load) WriteFiles(spec Spec) error { return writeGRPCBody(spec) }
 
 // Args returns
 //
-//	-c C -t T -m M -D <secs>s [-p h2c | --h1] [-H <header>...] [-d <ScriptDir>/grpc-sum.bin]
+//	-c C -t T -m M -D <secs>s [-p h2c | --h1] [-H <header>...] [-d <ScriptDir>/grpc-sum.bin | -d <data>/requests/<Body>]
 //	(<url> | -i <file> -B <base>)
 //
 // M is Profile.Streams (h2, h2c, gRPC) or Profile.Pipeline (--h1), at least 1. Threads are
@@ -137,6 +137,12 @@ func (H2load) Args(spec Spec) ([]string, error) {
 			return nil, fmt.Errorf("h2load args for %s: no script directory for %s", p.Name, GRPCSumFile)
 		}
 		args = append(args, "-d", filepath.Join(spec.ScriptDir, GRPCSumFile))
+	} else if p.Body != "" { // production-stack's writes: every request posts the body
+		path, err := requestPath(spec, p.Body)
+		if err != nil {
+			return nil, fmt.Errorf("h2load args for %s: %w", p.Name, err)
+		}
+		args = append(args, "-d", path)
 	}
 	base := baseURL(scheme, spec)
 	if len(p.Requests) == 0 && strings.HasPrefix(p.Path, "/") {

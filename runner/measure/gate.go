@@ -34,13 +34,15 @@ func (f *ValidationFailure) Short() string {
 // (beside the sidecars its profiles need), waits until it answers, and runs the validation
 // checks of the named profiles against it. Profiles the harness cannot run yet come back as
 // SKIP outcomes; a profile whose sidecar did not come up as one FAIL that says why.
-func (b *Bencher) Validate(ctx context.Context, e frameworks.Entry, profiles []string) ([]validate.Outcome, error) {
+func (b *Bencher) Validate(ctx context.Context, e frameworks.Entry, profiles []string) (_ []validate.Outcome, err error) {
 	if _, err := b.eng.RemoveLabeled(ctx, build.LabelManaged, "true"); err != nil {
 		return nil, fmt.Errorf("remove leftover containers: %w", err)
 	}
-	image, err := b.images.Entry(ctx, e)
-	if err != nil {
-		return nil, err
+	var image string
+	if !stackOnlyNames(profiles) { // a stack's images come from its compose file
+		if image, err = b.images.Entry(ctx, e); err != nil {
+			return nil, err
+		}
 	}
 	outcomes, unready, err := b.validateImage(ctx, image, e, profiles)
 	if err != nil || len(unready) == 0 {
@@ -49,9 +51,12 @@ func (b *Bencher) Validate(ctx context.Context, e frameworks.Entry, profiles []s
 	var out []validate.Outcome
 	for _, name := range profiles {
 		if err := unready[name]; err != nil {
-			se, _ := errors.AsType[*SidecarError](err)
-			out = append(out, validate.Outcome{Profile: name, Check: se.Name + " sidecar", Status: validate.Fail,
-				Expected: "the " + se.Name + " sidecar ready before the server starts (the runner's part, not the entry's)", Got: err.Error()})
+			if se, ok := errors.AsType[*SidecarError](err); ok {
+				out = append(out, validate.Outcome{Profile: name, Check: se.Name + " sidecar", Status: validate.Fail,
+					Expected: "the " + se.Name + " sidecar ready before the server starts (the runner's part, not the entry's)", Got: err.Error()})
+			} else {
+				out = append(out, stackOutcome(name, err))
+			}
 			continue
 		}
 		for _, o := range outcomes {
@@ -63,10 +68,10 @@ func (b *Bencher) Validate(ctx context.Context, e frameworks.Entry, profiles []s
 	return out, nil
 }
 
-// validateImage runs the checks in one container started like the first runnable profile's,
+// validateServer runs the checks in one container started like the first runnable profile's,
 // beside the union of the sidecars the runnable profiles need. A profile whose sidecar did
 // not come up is not checked: unready holds its *SidecarError.
-func (b *Bencher) validateImage(ctx context.Context, image string, e frameworks.Entry, profiles []string) (out []validate.Outcome, unready map[string]error, err error) {
+func (b *Bencher) validateServer(ctx context.Context, image string, e frameworks.Entry, profiles []string) (out []validate.Outcome, unready map[string]error, err error) {
 	target := validate.Target{Host: "127.0.0.1", DataDir: b.cfg.DataDir}
 	var needed []string
 	neededBy := map[string]profile.Profile{} // the first profile that needs it, for its labels

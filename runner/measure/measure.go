@@ -11,6 +11,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"strings"
 	"time"
 
 	"github.com/arenabot/arenabot/arenadata"
@@ -247,7 +248,7 @@ func (b *Bencher) Measure(ctx context.Context, plan Plan) ([]Row, error) {
 		}
 		entryErr := b.servers.waitEngine(ctx)
 		var image string
-		if entryErr == nil {
+		if entryErr == nil && !stackOnly(t.Profiles) { // a stack's images come from its compose file
 			image, entryErr = b.images.Entry(ctx, t.Entry)
 		}
 		var invalid map[string]error
@@ -314,6 +315,10 @@ func (b *Bencher) Measure(ctx context.Context, plan Plan) ([]Row, error) {
 // Build builds an entry's image as Measure does and returns its tag. It needs neither
 // Prepare nor the host lock: a build uses no fixed port and no CPU set.
 func (b *Bencher) Build(ctx context.Context, e frameworks.Entry) (string, error) {
+	if stackOnly(entryProfiles(e)) {
+		tags, err := b.BuildStacks(ctx, e)
+		return strings.Join(tags, ", "), err
+	}
 	return b.images.Entry(ctx, e)
 }
 
@@ -359,6 +364,8 @@ type session struct {
 	tool  toolCheck
 	spec  loadgen.Spec
 	args  []string
+	// writes, for production-stack, is the write load run beside this one (stack.go).
+	writes *session
 }
 
 // close removes the server container and the sidecars.
@@ -372,6 +379,9 @@ func (s *session) close() {
 func (b *Bencher) open(ctx context.Context, image string, e frameworks.Entry, p profile.Profile, conns int) (*session, error) {
 	if need := int64(conns) + host.NofileMargin; b.cfg.Nofile < need {
 		return nil, fmt.Errorf("%s %dc needs an open-files limit of at least %d for the server and the load tool; this host allows %d: raise the runner's and the Docker daemon's limit (LimitNOFILE= in their systemd units, or ulimit -n) or run fewer connections", p.Name, conns, need, b.cfg.Nofile)
+	}
+	if p.Compose {
+		return b.openStack(ctx, e, p, conns)
 	}
 	side, err := b.sidecars.startAll(ctx, e, p, p.Sidecars)
 	if err != nil {
@@ -456,6 +466,9 @@ func (b *Bencher) Prebuild(ctx context.Context, plan Plan) {
 	for _, t := range plan.Targets {
 		if ctx.Err() != nil {
 			return
+		}
+		if ps := t.Profiles; stackOnly(ps) || len(ps) == 0 && stackOnly(entryProfiles(t.Entry)) {
+			continue // its stacks' images are built as each row starts them
 		}
 		if _, err := b.images.Entry(ctx, t.Entry); err != nil {
 			continue // the entry's rows fail, and its base is not needed

@@ -212,6 +212,9 @@ func (tl *tools) runOnce(ctx context.Context, tool loadgen.Tool, args []string, 
 // came back at all (a machine stalled while the tool's connections were being made, so a
 // short run ended before any answer) is run once more, saying so; a second one fails.
 func (tl *tools) measuredRun(ctx context.Context, s *session, desc string) (result.Run, error) {
+	if s.writes != nil {
+		return tl.runWithWrites(ctx, s)
+	}
 	run, err := tl.runOnce(ctx, s.tool.tool, s.args, s.spec, s.group)
 	if ns, ok := errors.AsType[*NoSuccessError](err); ok && ns.Run.Requests == 0 && ctx.Err() == nil {
 		tl.out.note(fmt.Sprintf("%s: no response came back in the run; running it once more", desc))

@@ -8,5 +8,5 @@ import (
 
 // TestDeps: the doc is rendered from the profile table, the adapters and the checks only.
 func TestDeps(t *testing.T) {
-	deptest.Check(t, deptest.Rules{Module: []string{"text", "frameworks", "profile", "runner/loadgen", "validate", "validate/protocol", "result"}}) // result: through loadgen
+	deptest.Check(t, deptest.Rules{Module: []string{"text", "frameworks", "profile", "runner/loadgen", "validate", "validate/protocol", "result", "runner/compose"}}) // result: through loadgen
 }

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/arenabot/arenabot/profile"
+	"github.com/arenabot/arenabot/runner/compose"
 	"github.com/arenabot/arenabot/runner/loadgen"
 	"github.com/arenabot/arenabot/validate"
 	"github.com/arenabot/arenabot/validate/protocol"
@@ -97,7 +98,11 @@ func section(p profile.Profile) string {
 		item("The arena's endpoint key", "`"+p.Endpoint+"`")
 	}
 	if p.Compose {
-		item("Server", "the entry's docker compose stack (`compose."+p.Name+".yml`), not one container")
+		files := compose.FileNames(p.Name)
+		item("Server", "the entry's docker compose stack (`"+strings.Join(files, "` or `")+"`), not one container: the runner starts its services itself, in dependency order, on the host network, with `CERTS_DIR`, `DATA_DIR` and `DATABASE_URL` set (and the `*_CPUSET` variables left to their defaults where this host has those CPUs); the load and the checks go to the edge on 8443, the readiness probe to the server on 8080, then `GET /static/reset.css` over h2 to the edge; CPU and memory are the sum over the stack's containers")
+		if n, ok := stackNotes[p.Name]; ok {
+			item("Beside the load", n)
+		}
 	}
 	if len(p.Requests) > 0 {
 		item("Requests", "the arena's request files, rotated: "+codes(p.Requests, 6))
@@ -310,4 +315,9 @@ func orDash(s string) string {
 // text escapes what Markdown would take for markup in prose and table cells.
 func text(s string) string {
 	return strings.NewReplacer("|", "\\|", "<", "&lt;", ">", "&gt;", "*", "\\*", "`", "\\`").Replace(s)
+}
+
+// stackNotes say what a compose-stack profile's load does beyond its row (runner/measure).
+var stackNotes = map[string]string{
+	"production-stack": "every read carries `Authorization: Bearer <jwt-token.txt>`; the writes (`production-stack-writes.txt`, POSTing `production-stack-write-body.json` with `Content-Type: application/json` and the token) run in parallel with max(C/8, 8) connections, 8 streams, 8 threads; RPS is both loads' 2xx ÷ the reads' duration",
 }
