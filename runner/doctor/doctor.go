@@ -85,29 +85,31 @@ func Print(w io.Writer, lines []Line) (failed bool) {
 // ErrFailed is what Gate's error matches (errors.Is) when a check failed.
 var ErrFailed = errors.New("host check failed")
 
-type gateError struct{ lines []string }
+type gateError struct{ lines string }
 
 func (e *gateError) Error() string {
-	return "the host is not ready (arenabot doctor --runner shows every check):\n" + strings.Join(e.lines, "\n")
+	return "the host is not ready (arenabot doctor --runner shows every check):\n" + e.lines
 }
 func (e *gateError) Is(target error) bool { return target == ErrFailed }
 
 // Gate runs checks as a command does before it starts: each warn is logged, and the
-// error, matching ErrFailed, holds the line of every failed check.
+// error, matching ErrFailed, holds the aligned line of every failed check.
 func Gate(ctx context.Context, checks []Check, log *slog.Logger) error {
-	var failed []string
+	var failed []Line
 	for _, l := range RunAll(ctx, checks) {
 		switch l.Status {
 		case Warn:
 			log.Warn("host check", "check", l.Name, "value", l.Value, "fix", l.Fix)
 		case Fail:
-			failed = append(failed, l.String())
+			failed = append(failed, l)
 		}
 	}
-	if failed != nil {
-		return &gateError{failed}
+	if failed == nil {
+		return nil
 	}
-	return nil
+	var b strings.Builder
+	Print(&b, failed)
+	return &gateError{strings.TrimSuffix(b.String(), "\n")}
 }
 
 func ok(format string, a ...any) Result { return Result{Status: OK, Value: fmt.Sprintf(format, a...)} }

@@ -13,9 +13,13 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
+	"syscall"
 	"testing"
 
+	"github.com/arenabot/arenabot/runner/build"
+	"github.com/arenabot/arenabot/runner/host"
 	"github.com/arenabot/arenabot/runner/loadgen"
 )
 
@@ -40,8 +44,7 @@ func TestThisHost(t *testing.T) {
 	if testing.Short() {
 		t.Skip("reaches Docker and runs the load tools")
 	}
-	env := System()
-	env.LockPath = filepath.Join(t.TempDir(), "host.lock")
+	env := System() // with the real host lock: while another run holds it, the ports are not bound
 	lines := RunAll(t.Context(), RunnerChecks(RunnerConfig{WorkDir: t.TempDir()}, env))
 	t.Logf("doctor on this host:\n%s", printed(lines))
 	got := byName(lines)
@@ -55,6 +58,17 @@ func TestThisHost(t *testing.T) {
 	}
 	if l := got["cgroup"]; l.Status == Fail {
 		t.Errorf("%s: Docker runs here, so some cgroup hierarchy is mounted", l)
+	}
+
+	// The image map: a stand-in deploy/base-images.sh made here, and one nobody made.
+	m, err := build.ParseImageMap("golang:*=arenabot/golang:local,nosuch:*=arenabot/nosuch:local")
+	if err != nil {
+		t.Fatal(err)
+	}
+	images := byName(RunAll(t.Context(), RunnerChecks(RunnerConfig{WorkDir: t.TempDir(), ImageMap: m, Ports: []Port{}}, env)))["images"]
+	t.Logf("with a stand-in missing:\n%s", printed([]Line{images}))
+	if images.Status != Fail || !strings.Contains(images.Value, "1 of 2 mapped images missing: arenabot/nosuch:local") {
+		t.Errorf("%s: want FAIL naming only arenabot/nosuch:local (arenabot/golang:local is made by .ci/setup)", images)
 	}
 }
 
@@ -81,11 +95,20 @@ func brokenHost(t *testing.T) Env {
 	return env
 }
 
-// takePort listens on 8082 when it is free, else on a free port, and returns that port.
+// takePort listens on 8082 when it can do so safely, else on a free port, and returns that
+// port. 8082 is a port other runs' servers use, so the test holds the host lock while it
+// listens there; when another run holds the lock it takes a free port instead of waiting.
 func takePort(t *testing.T) Port {
 	t.Helper()
-	l, err := net.Listen("tcp", ":8082")
-	if err != nil {
+	var l net.Listener
+	if f, err := os.OpenFile(host.LockPath, os.O_RDWR|os.O_CREATE, 0o666); err == nil {
+		if syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB) == nil {
+			l, _ = net.Listen("tcp", ":8082")
+		}
+		t.Cleanup(func() { f.Close() }) // after the listener's cleanup: releases the lock
+	}
+	if l == nil {
+		var err error
 		if l, err = net.Listen("tcp", ":0"); err != nil {
 			t.Fatal(err)
 		}
@@ -123,7 +146,7 @@ func TestBrokenHost(t *testing.T) {
 	}
 
 	err := Gate(t.Context(), RunnerChecks(cfg, env), slog.New(slog.DiscardHandler))
-	if !errors.Is(err, ErrFailed) || !strings.Contains(err.Error(), "FAIL  tool h2load  not on PATH") {
+	if !errors.Is(err, ErrFailed) || !regexp.MustCompile(`(?m)^FAIL +tool h2load +not on PATH`).MatchString(err.Error()) {
 		t.Errorf("Gate = %v; want ErrFailed naming the missing h2load", err)
 	}
 

@@ -4,12 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/arenabot/arenabot/profile"
 	"github.com/arenabot/arenabot/runner/build"
@@ -78,7 +80,7 @@ func RunnerChecks(c RunnerConfig, env Env) []Check {
 	if c.NumCPU == 0 {
 		c.NumCPU = host.NumCPU()
 	}
-	dockerInfo := sync.OnceValues(func() (dockerState, error) { return connect(env) })
+	dockerInfo := sync.OnceValues(func() (dockerState, error) { return connect(env, c.ImageMap) })
 	checks := []Check{
 		{"docker", func(ctx context.Context) Result { return checkDocker(dockerInfo) }},
 		{"cgroup", func(ctx context.Context) Result { return checkCgroup(env, dockerInfo) }},
@@ -90,7 +92,7 @@ func RunnerChecks(c RunnerConfig, env Env) []Check {
 		checks = append(checks, Check{"tool " + t.Binary(), func(ctx context.Context) Result { return checkTool(ctx, env, t, c.Lite) }})
 	}
 	checks = append(checks,
-		Check{"images", func(ctx context.Context) Result { return checkImages(ctx, c.ImageMap, dockerInfo) }},
+		Check{"images", func(ctx context.Context) Result { return checkImages(c.ImageMap, dockerInfo) }},
 		Check{"perf", func(ctx context.Context) Result { return checkPerf(ctx, env) }},
 	)
 	for _, p := range c.Ports {
@@ -116,22 +118,41 @@ func RunnerChecks(c RunnerConfig, env Env) []Check {
 	return checks
 }
 
+// dockerState is what the checks learn from the engine, asked once: the daemon's facts and
+// which of the image map's local images it has.
 type dockerState struct {
-	eng  Docker
-	info docker.Info
+	info    docker.Info
+	locals  []string // the map's local images, in its order
+	missing []string // those the engine lacks
 }
 
-func connect(env Env) (dockerState, error) {
-	ctx := context.Background()
+// connect asks the engine everything the checks need and closes the connection.
+func connect(env Env, m build.ImageMap) (dockerState, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
 	eng, err := env.Docker(ctx)
 	if err != nil {
 		return dockerState{}, err
+	}
+	if c, ok := eng.(io.Closer); ok {
+		defer c.Close()
 	}
 	in, err := eng.Info(ctx)
 	if err != nil {
 		return dockerState{}, err
 	}
-	return dockerState{eng: eng, info: in}, nil
+	st := dockerState{info: in}
+	for pair := range strings.SplitSeq(m.String(), ",") {
+		_, local, _ := strings.Cut(pair, "=")
+		if local == "" || slices.Contains(st.locals, local) {
+			continue
+		}
+		st.locals = append(st.locals, local)
+		if has, err := eng.ImageExists(ctx, local); err != nil || !has {
+			st.missing = append(st.missing, local)
+		}
+	}
+	return st, nil
 }
 
 func checkDocker(state func() (dockerState, error)) Result {
@@ -305,7 +326,7 @@ func checkTool(ctx context.Context, env Env, t loadgen.Tool, lite bool) Result {
 }
 
 // checkImages checks that every local stand-in the image map names is on the host.
-func checkImages(ctx context.Context, m build.ImageMap, state func() (dockerState, error)) Result {
+func checkImages(m build.ImageMap, state func() (dockerState, error)) Result {
 	if m.Len() == 0 {
 		return ok("no ARENA_IMAGE_MAP: base images are pulled from their registries")
 	}
@@ -313,21 +334,10 @@ func checkImages(ctx context.Context, m build.ImageMap, state func() (dockerStat
 	if err != nil {
 		return fail("Docker not reachable", "see the docker line")
 	}
-	var locals, missing []string
-	for pair := range strings.SplitSeq(m.String(), ",") {
-		_, local, _ := strings.Cut(pair, "=")
-		if local == "" || slices.Contains(locals, local) {
-			continue
-		}
-		locals = append(locals, local)
-		if has, err := st.eng.ImageExists(ctx, local); err != nil || !has {
-			missing = append(missing, local)
-		}
+	if st.missing != nil {
+		return fail(fmt.Sprintf("%d of %d mapped images missing: %s", len(st.missing), len(st.locals), strings.Join(st.missing, ", ")), "run bash deploy/base-images.sh, or drop them from ARENA_IMAGE_MAP")
 	}
-	if missing != nil {
-		return fail(fmt.Sprintf("%d of %d mapped images missing: %s", len(missing), len(locals), strings.Join(missing, ", ")), "run bash deploy/base-images.sh, or drop them from ARENA_IMAGE_MAP")
-	}
-	return ok("%d mapped images present (%s)", len(locals), strings.Join(locals, ", "))
+	return ok("%d mapped images present (%s)", len(st.locals), strings.Join(st.locals, ", "))
 }
 
 // checkPerf: profiling is optional, so nothing here fails.
