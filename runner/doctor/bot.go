@@ -102,14 +102,26 @@ func checkQueue(ctx context.Context, c BotConfig) Result {
 	return ok("embedded store, %s writable", c.StateDir)
 }
 
+// checkListen binds serve's address, unless another arenabot run holds the host lock: then
+// its servers may be about to listen on that port, so it is only looked up.
 func checkListen(env Env, addr string) Result {
+	port := -1
+	if _, p, err := net.SplitHostPort(addr); err == nil {
+		if n, err := strconv.Atoi(p); err == nil {
+			port = n
+		}
+	}
+	if holder, held := env.lockHolder(); held && port >= 0 {
+		if owner, found := env.findOwner("tcp", port); found {
+			return fail("taken by "+owner+" (pid "+holder+" holds the host lock)", "serve and the benchmarked servers need different ports: set ARENA_LISTEN (--listen)")
+		}
+		return warn("not probed while pid "+holder+" holds the host lock", "run doctor again when no measurement runs")
+	}
 	l, err := env.Listen("tcp", addr)
 	if err != nil {
 		owner := "another process"
-		if _, p, serr := net.SplitHostPort(addr); serr == nil {
-			if n, perr := strconv.Atoi(p); perr == nil {
-				owner = env.portOwner("tcp", n)
-			}
+		if port >= 0 {
+			owner = env.portOwner("tcp", port)
 		}
 		return fail("taken by "+owner, "stop it or set ARENA_LISTEN (--listen) to a free address")
 	}
