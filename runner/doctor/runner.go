@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/arenabot/arenabot/profile"
@@ -195,7 +196,12 @@ func checkCgroup(env Env, state func() (dockerState, error)) Result {
 	if cpuErr != nil || memErr != nil {
 		return fail("neither v2 nor v1 cpuacct and memory under /sys/fs/cgroup", "mount cgroup2 (systemd.unified_cgroup_hierarchy=1) or the v1 cpuacct and memory controllers: CPU and memory are read there")
 	}
-	return warn("v1 (cpuacct, memory)", "v1 works; memory.peak resets need root there, and v2 is what the numbers were tuned on: boot with systemd.unified_cgroup_hierarchy=1")
+	// runner/cgroup reads v1 in full; only resetting the memory high-water mark needs write
+	// access, without which it samples the current memory every 50 ms (a peak may be missed).
+	if syscall.Access("/sys/fs/cgroup/memory/memory.max_usage_in_bytes", 2 /* W_OK */) != nil {
+		return warn("v1 (cpuacct, memory), memory.max_usage_in_bytes not writable", "peak memory is sampled every 50 ms instead of reset and read: run the runner as root")
+	}
+	return ok("v1 (cpuacct, memory)")
 }
 
 // checkCPUs reports the server and load-generator CPU sets work would use and whether the
