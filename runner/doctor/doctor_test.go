@@ -141,6 +141,9 @@ func TestBrokenHost(t *testing.T) {
 	if l := got[portName(port)]; !strings.Contains(l.Value, self) {
 		t.Errorf("%s: want the owner named, this test %s", l, self)
 	}
+	if l := got["flock"]; l.Status != Warn {
+		t.Errorf("%s: want warn, the runner locks without flock(1)", l)
+	}
 	if l := got["perf"]; l.Status != Warn {
 		t.Errorf("%s: want warn, profiling is optional", l)
 	}
