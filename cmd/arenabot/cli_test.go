@@ -31,7 +31,7 @@ func arenabotExec(t *testing.T, args ...string) (stdout, stderr string, code int
 // TestHelpOnEveryCommand: --help and -h on every command print its usage on stdout and exit
 // 0, with nothing on stderr.
 func TestHelpOnEveryCommand(t *testing.T) {
-	for _, c := range []string{"bench", "build", "validate", "serve", "work", "queue", "site"} {
+	for _, c := range []string{"bench", "build", "validate", "serve", "work", "doctor", "queue", "site"} {
 		for _, h := range []string{"--help", "-h"} {
 			stdout, stderr, code := arenabotExec(t, c, h)
 			if code != 0 || !strings.HasPrefix(stdout, "usage: arenabot "+c) || !strings.Contains(stdout, "flags:") || stderr != "" {

@@ -40,6 +40,8 @@ commands:
         --runner also runs the runner in the same process (single machine)
   work
         the runner on the benchmark host (needs ARENA_REDIS_URL, Docker, ARENA_REPO_DIR)
+  doctor [--runner] [--bot]
+        check this host for what work and serve need: ok, warn or FAIL per check, with the fix
   queue status | list | cancel <job-id> | drain <pool>
         inspect and manage the job queue (needs ARENA_REDIS_URL)
   site [--root DIR] [--out DIR]
@@ -87,6 +89,12 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 			return reportParse(err, stdout, stderr)
 		}
 		return work(ctx, cfg, stderr)
+	case "doctor":
+		cfg, err := parseDoctor(args[1:], getenv, stderr)
+		if err != nil {
+			return reportParse(err, stdout, stderr)
+		}
+		return doctorCommand(ctx, cfg, getenv, stdout)
 	case "queue":
 		cfg, err := parseQueue(args[1:], getenv, stderr)
 		if err != nil {

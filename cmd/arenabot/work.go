@@ -120,6 +120,9 @@ func parseWork(args []string, getenv func(string) string, stderr io.Writer) (wor
 // work runs the runner service until ctx ends.
 func work(ctx context.Context, c workConfig, stderr io.Writer) error {
 	log := slog.New(slog.NewJSONHandler(stderr, nil))
+	if err := checkRunnerHost(ctx, c, log); err != nil {
+		return fmt.Errorf("work: %w", err)
+	}
 	rdb, err := dialRedis(ctx, c.RedisURL, c.RedisTLS, "work")
 	if err != nil {
 		return err

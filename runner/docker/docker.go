@@ -135,6 +135,7 @@ type Info struct {
 	CgroupVersion int    // 1 or 2
 	CgroupDriver  string // "cgroupfs" or "systemd"
 	NCPU          int
+	RootDir       string // the daemon's data root, "/var/lib/docker"
 }
 
 // Info asks the daemon what it is.
@@ -148,6 +149,7 @@ func (e *Engine) Info(ctx context.Context) (Info, error) {
 		APIVersion:    e.cli.ClientVersion(),
 		CgroupDriver:  si.CgroupDriver,
 		NCPU:          si.NCPU,
+		RootDir:       si.DockerRootDir,
 	}
 	if v, err := strconv.Atoi(si.CgroupVersion); err == nil {
 		in.CgroupVersion = v
