@@ -20,6 +20,16 @@ type HookDeliveries interface {
 
 var _ HookDeliveries = (*ghapi.Client)(nil)
 
+// Recovery takes the webhook deliveries serve missed from the App's delivery list into the
+// intake (Recover, Run).
+type Recovery struct {
+	in *Intake
+	gh HookDeliveries
+}
+
+// NewRecovery returns the recovery of missed webhooks into in, reading them from gh.
+func NewRecovery(in *Intake, gh HookDeliveries) *Recovery { return &Recovery{in: in, gh: gh} }
+
 // recoverLimit bounds how many deliveries one recovery pass looks at.
 const recoverLimit = 2000
 
@@ -34,7 +44,8 @@ const defaultDeliveryTTL = 24 * time.Hour
 // de-duplication and inbox as the webhook (one that came in meanwhile counts once). The
 // window is capped at the time delivery ids are remembered, so nothing is taken twice. It
 // returns how many deliveries it accepted.
-func (in *Intake) Recover(ctx context.Context, gh HookDeliveries, window time.Duration) (int, error) {
+func (r *Recovery) Recover(ctx context.Context, window time.Duration) (int, error) {
+	in, gh := r.in, r.gh
 	ttl := in.cfg.DeliveryTTL
 	if ttl <= 0 {
 		ttl = defaultDeliveryTTL
@@ -57,7 +68,7 @@ func (in *Intake) Recover(ctx context.Context, gh HookDeliveries, window time.Du
 			continue
 		}
 		answered[d.GUID] = true // once per GUID, however many failed attempts
-		accepted, err := in.recoverOne(ctx, gh, d)
+		accepted, err := r.recoverOne(ctx, d)
 		if err != nil {
 			errs = append(errs, err)
 			continue
@@ -72,8 +83,8 @@ func (in *Intake) Recover(ctx context.Context, gh HookDeliveries, window time.Du
 
 // recoverOne reads one missed delivery's payload and accepts it; false when it had been
 // stored after all.
-func (in *Intake) recoverOne(ctx context.Context, gh HookDeliveries, d ghapi.HookDelivery) (bool, error) {
-	event, payload, err := gh.HookPayload(ctx, d.ID)
+func (r *Recovery) recoverOne(ctx context.Context, d ghapi.HookDelivery) (bool, error) {
+	event, payload, err := r.gh.HookPayload(ctx, d.ID)
 	if err != nil {
 		return false, fmt.Errorf("delivery %s: %w", d.GUID, err)
 	}
@@ -81,7 +92,7 @@ func (in *Intake) recoverOne(ctx context.Context, gh HookDeliveries, d ghapi.Hoo
 	if _, err := hook.Decode(hd); err != nil {
 		return false, fmt.Errorf("delivery %s: %w", d.GUID, err)
 	}
-	switch code, msg := in.accept(ctx, hd); code {
+	switch code, msg := r.in.accept(ctx, hd); code {
 	case http.StatusAccepted:
 		return true, nil
 	case http.StatusOK:
@@ -91,14 +102,14 @@ func (in *Intake) recoverOne(ctx context.Context, gh HookDeliveries, d ghapi.Hoo
 	}
 }
 
-// RunRecovery runs Recover at once and then every interval until ctx is done, logging what
+// Run runs Recover at once and then every interval until ctx is done, logging what
 // it recovers and its errors (the next pass tries again). It returns nil when ctx is done.
-func (in *Intake) RunRecovery(ctx context.Context, gh HookDeliveries, interval, window time.Duration) error {
+func (r *Recovery) Run(ctx context.Context, interval, window time.Duration) error {
 	t := time.NewTicker(interval)
 	defer t.Stop()
 	for {
-		if n, err := in.Recover(ctx, gh, window); err != nil && ctx.Err() == nil {
-			in.log.Warn("recover missed webhooks", "recovered", n, "err", err)
+		if n, err := r.Recover(ctx, window); err != nil && ctx.Err() == nil {
+			r.in.log.Warn("recover missed webhooks", "recovered", n, "err", err)
 		}
 		select {
 		case <-ctx.Done():

@@ -62,7 +62,7 @@ func TestRecoverMissedDeliveries(t *testing.T) {
 	e.gh.Deliver(down, []byte(secret), "check_run", "g-other", []byte(`{"action":"completed"}`)) // not an event the bot acts on
 
 	gh := appClient(t, e)
-	n, err := e.bot.Intake.Recover(t.Context(), gh, time.Hour)
+	n, err := NewRecovery(e.bot.Intake, gh).Recover(t.Context(), time.Hour)
 	if err != nil || n != len(missed) {
 		t.Fatalf("Recover = %d, %v; want the %d missed comments", n, err, len(missed))
 	}
@@ -79,7 +79,7 @@ func TestRecoverMissedDeliveries(t *testing.T) {
 	if ids[requestID(old)] != 0 {
 		t.Errorf("the comment older than the window was taken: %v", ids)
 	}
-	if n, err := e.bot.Intake.Recover(t.Context(), gh, time.Hour); err != nil || n != 0 {
+	if n, err := NewRecovery(e.bot.Intake, gh).Recover(t.Context(), time.Hour); err != nil || n != 0 {
 		t.Errorf("second pass = %d, %v; want nothing left", n, err)
 	}
 	if len(e.records()) != len(missed)+2 {
@@ -92,7 +92,7 @@ func TestRecoverMissedDeliveries(t *testing.T) {
 func TestRecoverNeedsAnApp(t *testing.T) {
 	e := setup(t)
 	c, _ := ghapi.New(ghapi.Config{BaseURL: e.gh.URL, Token: "t"})
-	if _, err := e.bot.Intake.Recover(t.Context(), c, time.Hour); err == nil || !errors.Is(err, ghapi.ErrNoApp) {
+	if _, err := NewRecovery(e.bot.Intake, c).Recover(t.Context(), time.Hour); err == nil || !errors.Is(err, ghapi.ErrNoApp) {
 		t.Errorf("Recover with a token: %v; want ErrNoApp", err)
 	}
 }

@@ -102,7 +102,7 @@ func serve(ctx context.Context, c serveConfig, stderr io.Writer) (err error) {
 	g.Start("reaper", func(ctx context.Context) error { return q.RunReaper(ctx, c.ReapEvery) })
 	if c.AppID != 0 {
 		g.Start("recovery", func(ctx context.Context) error {
-			return b.Intake.RunRecovery(ctx, gh, c.RecoverEvery, c.RecoverWindow)
+			return bot.NewRecovery(b.Intake, gh).Run(ctx, c.RecoverEvery, c.RecoverWindow)
 		})
 	} else {
 		log.Info("missed webhooks are not recovered: GitHub lists webhook deliveries to a GitHub App only (set ARENA_GITHUB_APP_ID and ARENA_GITHUB_PRIVATE_KEY_FILE instead of a token)")

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"math"
 	"os"
 	"os/exec"
@@ -18,6 +19,7 @@ import (
 	"github.com/arenabot/arenabot/frameworks"
 	"github.com/arenabot/arenabot/profile"
 	"github.com/arenabot/arenabot/result"
+	"github.com/arenabot/arenabot/runner/build"
 	"github.com/arenabot/arenabot/runner/cpuprof"
 	"github.com/arenabot/arenabot/runner/host"
 	"github.com/arenabot/arenabot/stats"
@@ -32,6 +34,11 @@ const profileTop = 10
 // sampling cost 7-18%: runner/cpuprof/README.md), then only the container's processes'
 // samples kept.
 type profiler struct {
+	images *build.Builder // its scratch directory holds the recordings
+	tools  *tools         // the profiled run's load
+	out    *reporter
+	log    *slog.Logger
+
 	perf    string // the perf binary; "" means "perf" from PATH
 	freq    int    // 0 means cpuprof.DefaultFrequency
 	checked bool
@@ -171,31 +178,31 @@ func round2(v float64) float64 { return math.Round(v*100) / 100 }
 // server's CPUs. measured are the row's runs, for the cost the profiled run shows. A run
 // that cannot be profiled (perf missing or not permitted, a failed recording) returns a
 // cpuRun whose result says why; the row's numbers stand either way.
-func (b *Bencher) profileRun(ctx context.Context, s *session, e frameworks.Entry, p profile.Profile, conns int, measured []result.Run) *cpuRun {
+func (pr *profiler) run(ctx context.Context, s *session, e frameworks.Entry, p profile.Profile, conns int, measured []result.Run) *cpuRun {
 	start := time.Now()
 	desc := fmt.Sprintf("%s %s %dc", e.Name, p.Name, conns)
-	c, err := b.recordProfile(ctx, s, p, measured)
+	c, err := pr.record(ctx, s, p, measured)
 	if err != nil {
 		if !errors.Is(err, ErrNoPerf) {
-			b.out.note(fmt.Sprintf("%s: no CPU profile: %v", desc, err))
+			pr.out.note(fmt.Sprintf("%s: no CPU profile: %v", desc, err))
 		}
 		return &cpuRun{res: &result.CPUProfile{Err: err.Error()}}
 	}
-	b.cfg.Log.Info("profiled", "framework", e.Name, "test", p.Name, "conns", conns, "samples", c.res.Samples,
+	pr.log.Info("profiled", "framework", e.Name, "test", p.Name, "conns", conns, "samples", c.res.Samples,
 		"duration", time.Since(start).Round(time.Millisecond), "rps_ratio", c.res.RPSRatio, "cpu_per_request_ratio", c.res.CPURatio)
-	b.out.note(fmt.Sprintf("%s: CPU profile of %d samples in %s", desc, c.res.Samples, time.Since(start).Round(100*time.Millisecond)))
+	pr.out.note(fmt.Sprintf("%s: CPU profile of %d samples in %s", desc, c.res.Samples, time.Since(start).Round(100*time.Millisecond)))
 	return c
 }
 
-func (b *Bencher) recordProfile(ctx context.Context, s *session, p profile.Profile, measured []result.Run) (*cpuRun, error) {
-	scratch, err := b.images.Scratch()
+func (pr *profiler) record(ctx context.Context, s *session, p profile.Profile, measured []result.Run) (*cpuRun, error) {
+	scratch, err := pr.images.Scratch()
 	if err != nil {
 		return nil, err
 	}
-	if err := b.prof.check(ctx, scratch); err != nil {
-		if !b.prof.noted {
-			b.prof.noted = true
-			b.out.note(err.Error())
+	if err := pr.check(ctx, scratch); err != nil {
+		if !pr.noted {
+			pr.noted = true
+			pr.out.note(err.Error())
 		}
 		return nil, err
 	}
@@ -205,19 +212,19 @@ func (b *Bencher) recordProfile(ctx context.Context, s *session, p profile.Profi
 	}
 	data := filepath.Join(scratch, "cpu-"+strconv.Itoa(os.Getpid())+".data")
 	defer os.Remove(data)
-	freq := b.prof.freq
+	freq := pr.freq
 	if freq == 0 {
 		freq = cpuprof.DefaultFrequency
 	}
 	// perf runs until the load tool ends (interrupted: it writes what it has); the bound is
 	// only a backstop.
-	rec := cpuprof.Recording{Perf: b.prof.perf, CPUs: cpus, Frequency: freq, Duration: s.spec.Duration + time.Minute, Output: data}
+	rec := cpuprof.Recording{Perf: pr.perf, CPUs: cpus, Frequency: freq, Duration: s.spec.Duration + time.Minute, Output: data}
 	perfCtx, stopPerf := context.WithCancel(ctx)
 	defer stopPerf()
 	done := make(chan error, 1)
 	began := time.Now()
 	go func() { done <- rec.Run(perfCtx) }()
-	run, runErr := b.tools.runOnce(ctx, s.tool.tool, s.args, s.spec, s.group)
+	run, runErr := pr.tools.runOnce(ctx, s.tool.tool, s.args, s.spec, s.group)
 	pids, pidErr := s.group.Procs() // before the container goes: its processes, for the samples to keep
 	stopPerf()
 	perfErr := <-done
@@ -234,7 +241,7 @@ func (b *Bencher) recordProfile(ctx context.Context, s *session, p profile.Profi
 	if pidErr != nil {
 		return nil, fmt.Errorf("the container's processes: %w", pidErr)
 	}
-	tr, err := cpuprof.Script(ctx, b.prof.perf, data, pids...)
+	tr, err := cpuprof.Script(ctx, pr.perf, data, pids...)
 	if err != nil {
 		return nil, err
 	}

@@ -148,7 +148,7 @@ func TestProfileOverheadOnEngine(t *testing.T) {
 		var prof *cpuRun
 		for _, profiled := range []bool{pair%2 == 1, pair%2 == 0} {
 			if profiled {
-				c, err := b.recordProfile(t.Context(), s, p, []result.Run{plain})
+				c, err := b.prof.record(t.Context(), s, p, []result.Run{plain})
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -163,6 +163,7 @@ type Bencher struct {
 	servers  *servers        // the server containers and their readiness
 	sidecars *sidecarStarter // the sidecars a profile needs
 	prof     *profiler       // the profiling runs
+	stacks   *stackRunner    // the compose stacks of the stack profiles
 
 	started time.Time // when Measure began, for Budget
 }
@@ -207,12 +208,14 @@ func New(eng Engine, cfg Config) *Bencher {
 	})
 	out := &reporter{log: cfg.Log, progress: cfg.Progress}
 	srv := &servers{eng: eng, cfg: cfg, out: out}
-	return &Bencher{eng: eng, cfg: cfg, out: out, images: images, servers: srv,
-		prof:  &profiler{perf: cfg.Perf, freq: cfg.ProfileFrequency},
+	b := &Bencher{eng: eng, cfg: cfg, out: out, images: images, servers: srv,
 		tools: &tools{eng: eng, cfg: cfg, images: images, out: out, checks: map[string]toolCheck{}},
 		sidecars: &sidecarStarter{eng: eng, cfg: cfg, images: images, srv: srv, out: out,
 			table: profile.Sidecars, seedItems: arenadata.DBItemCount, noted: map[string]bool{}},
 	}
+	b.prof = &profiler{images: images, tools: b.tools, out: out, log: cfg.Log, perf: cfg.Perf, freq: cfg.ProfileFrequency}
+	b.stacks = &stackRunner{eng: eng, cfg: &b.cfg, out: out, images: images, tools: b.tools, servers: srv, sidecars: b.sidecars}
+	return b
 }
 
 // Config returns the effective configuration.
@@ -347,7 +350,7 @@ func (b *Bencher) measureOne(ctx context.Context, image string, e frameworks.Ent
 	r.FromRuns(runs)
 	var cpu *cpuRun
 	if profiled {
-		cpu = b.profileRun(ctx, s, e, p, conns, runs)
+		cpu = b.prof.run(ctx, s, e, p, conns, runs)
 		cpu.attach(r, nil, p, conns)
 	}
 	return r, cpu, nil
@@ -381,7 +384,7 @@ func (b *Bencher) open(ctx context.Context, image string, e frameworks.Entry, p 
 		return nil, fmt.Errorf("%s %dc needs an open-files limit of at least %d for the server and the load tool; this host allows %d: raise the runner's and the Docker daemon's limit (LimitNOFILE= in their systemd units, or ulimit -n) or run fewer connections", p.Name, conns, need, b.cfg.Nofile)
 	}
 	if p.Compose {
-		return b.openStack(ctx, e, p, conns)
+		return b.stacks.openStack(ctx, e, p, conns)
 	}
 	side, err := b.sidecars.startAll(ctx, e, p, p.Sidecars)
 	if err != nil {

@@ -74,10 +74,10 @@ func (s *baseSide) describe() string {
 	return s.Entry.Name
 }
 
-// overBudget reports whether the run's time budget is spent: rows then stop at their
-// minimum runs.
-func (b *Bencher) overBudget() bool {
-	return b.cfg.Budget > 0 && !b.started.IsZero() && time.Since(b.started) > b.cfg.Budget
+// overBudget reports whether a run that started at started has spent its time budget: rows
+// then stop at their minimum runs. A zero budget or start never runs out.
+func overBudget(budget time.Duration, started time.Time) bool {
+	return budget > 0 && !started.IsZero() && time.Since(started) > budget
 }
 
 // A tally counts runs for the progress line; interleaved rows add to total as they extend.
@@ -143,7 +143,7 @@ func (b *Bencher) profileTurn(ctx context.Context, image string, e frameworks.En
 	if err := b.tools.warmUp(ctx, s.tool.tool, s.spec, max(p.Warmup, min(pairWarmup, s.spec.Duration))); err != nil {
 		return &cpuRun{res: &result.CPUProfile{Err: "the profiled run's warm-up: " + text.OneLine(err.Error())}}
 	}
-	return b.profileRun(ctx, s, e, p, conns, measured)
+	return b.prof.run(ctx, s, e, p, conns, measured)
 }
 
 // interleave is measurePair's runs: base and head alternating until the rule has enough.
@@ -166,7 +166,7 @@ func (b *Bencher) interleave(ctx context.Context, image string, e frameworks.Ent
 				t.ran()
 				continue
 			}
-			err := b.baseStillThere(ctx, base)
+			err := base.stillThere(ctx, b.eng, b.images, b.out)
 			var run result.Run
 			if err == nil {
 				run, _, err = b.turn(ctx, base.image, base.Entry, p, conns)
@@ -191,23 +191,23 @@ func (b *Bencher) interleave(ctx context.Context, image string, e frameworks.Ent
 			t.ran()
 		}
 		side.Order = order.String()
-		if side.Stop = rule.Enough(result.Sample(side.Runs, figure), result.Sample(head.runs, figure), b.overBudget()); side.Stop != "" {
+		if side.Stop = rule.Enough(result.Sample(side.Runs, figure), result.Sample(head.runs, figure), overBudget(b.cfg.Budget, b.started)); side.Stop != "" {
 			return head.result(side), nil
 		}
 		t.total += 2
 	}
 }
 
-// baseStillThere checks before each base run that the base's image is still on the host: a
+// stillThere checks before each base run that the base's image is still on the host: a
 // base image is kept between jobs, so something outside the job (an operator's prune,
 // another process's cleanup) may remove it while the job runs; it is then built again,
 // saying so, instead of failing the base's run.
-func (b *Bencher) baseStillThere(ctx context.Context, base *baseSide) error {
-	if ok, err := b.eng.ImageExists(ctx, base.image); err != nil || ok {
+func (base *baseSide) stillThere(ctx context.Context, eng Engine, images *build.Builder, out *reporter) error {
+	if ok, err := eng.ImageExists(ctx, base.image); err != nil || ok {
 		return nil // an engine that does not answer fails the run itself, with its own error
 	}
-	b.out.note(fmt.Sprintf("%s: the base image %s is no longer on the host; building it again", base.Entry.Name, base.image))
-	image, err := b.images.Base(ctx, base.Entry, base.Ref, base.Commit)
+	out.note(fmt.Sprintf("%s: the base image %s is no longer on the host; building it again", base.Entry.Name, base.image))
+	image, err := images.Base(ctx, base.Entry, base.Ref, base.Commit)
 	if err != nil {
 		return fmt.Errorf("the base image went missing and did not build again: %w", err)
 	}

@@ -105,11 +105,24 @@ func entryProfiles(e frameworks.Entry) []profile.Profile {
 // loadStack loads the entry's compose file for the profile with the arena's variables and
 // relaxes what this host refuses, saying so; in --lite nothing is pinned, and on a host
 // that lacks a service's CPUs the service gets the server CPU set.
-func (b *Bencher) loadStack(ctx context.Context, e frameworks.Entry, p profile.Profile) (*compose.Stack, error) {
+// A stackRunner runs the compose stacks of the stack profiles: it loads an entry's file,
+// builds its services, starts them in order and waits for them, and validates over the
+// stack's edge. It has the Bencher's parts it needs.
+type stackRunner struct {
+	eng      Engine
+	cfg      *Config
+	out      *reporter
+	images   *build.Builder
+	tools    *tools
+	servers  *servers
+	sidecars *sidecarStarter
+}
+
+func (sr *stackRunner) loadStack(ctx context.Context, e frameworks.Entry, p profile.Profile) (*compose.Stack, error) {
 	env := map[string]string{
-		compose.VarCertsDir:    filepath.Join(b.cfg.DataDir, arenadata.CertsDir),
-		compose.VarDataDir:     b.cfg.DataDir,
-		compose.VarDatabaseURL: envValue(b.sidecars.table[profile.SidecarPostgres].ServerEnv, "DATABASE_URL"),
+		compose.VarCertsDir:    filepath.Join(sr.cfg.DataDir, arenadata.CertsDir),
+		compose.VarDataDir:     sr.cfg.DataDir,
+		compose.VarDatabaseURL: envValue(sr.sidecars.table[profile.SidecarPostgres].ServerEnv, "DATABASE_URL"),
 	}
 	st, err := compose.Load(e.Dir, p.Name, env)
 	if err != nil {
@@ -118,28 +131,28 @@ func (b *Bencher) loadStack(ctx context.Context, e frameworks.Entry, p profile.P
 		}
 		return nil, err
 	}
-	h := compose.Host{Ulimits: map[string]int64{"nofile": b.cfg.Nofile}}
+	h := compose.Host{Ulimits: map[string]int64{"nofile": sr.cfg.Nofile}}
 	if m := host.HardMemlock(); m != 0 {
 		h.Ulimits["memlock"] = m
 	}
-	if se, ok := b.eng.(stackEngine); ok {
+	if se, ok := sr.eng.(stackEngine); ok {
 		if in, err := se.Info(ctx); err == nil {
 			h.NoStartInterval = apiBefore(in.APIVersion, 1, 44)
 		}
 	}
 	for _, line := range st.Relax(h) {
-		b.out.note(fmt.Sprintf("%s %s: %s", e.Name, p.Name, line))
+		sr.out.note(fmt.Sprintf("%s %s: %s", e.Name, p.Name, line))
 	}
 	for i := range st.Services {
 		sv := &st.Services[i]
 		if len(sv.Unsupported) > 0 {
-			b.out.note(fmt.Sprintf("%s %s: service %s: not applied by the runner: %s", e.Name, p.Name, sv.Name, strings.Join(sv.Unsupported, ", ")))
+			sr.out.note(fmt.Sprintf("%s %s: service %s: not applied by the runner: %s", e.Name, p.Name, sv.Name, strings.Join(sv.Unsupported, ", ")))
 		}
 		switch {
-		case b.cfg.Lite:
+		case sr.cfg.Lite:
 			sv.CPUSet = ""
 		case sv.CPUSet != "" && !host.CPUSetFits(sv.CPUSet, host.NumCPU()):
-			sv.CPUSet = b.cfg.ServerCPUs
+			sv.CPUSet = sr.cfg.ServerCPUs
 		}
 	}
 	return st, nil
@@ -175,11 +188,11 @@ func apiBefore(v string, major, minor int) bool {
 // stackImages builds every service with a build section through the builder (so the image
 // map and the stand-ins apply to every FROM) and finds every other service's image (on the
 // host, pulled, or its stand-in), setting each service's Image to what it runs.
-func (b *Bencher) stackImages(ctx context.Context, e frameworks.Entry, st *compose.Stack) error {
+func (sr *stackRunner) stackImages(ctx context.Context, e frameworks.Entry, st *compose.Stack) error {
 	for i := range st.Services {
 		sv := &st.Services[i]
 		if sv.Build == nil {
-			ref, note, err := b.images.Image(ctx, sv.Name, sv.Image)
+			ref, note, err := sr.images.Image(ctx, sv.Name, sv.Image)
 			if bi, ok := errors.AsType[*build.BaseImageError](err); ok {
 				return &StackError{Service: sv.Name, Cell: "image missing: " + sv.Image,
 					Msg: fmt.Sprintf("%s: service %s: image %s is not on this host and cannot be pulled (%s), and no stand-in replaces it; load it (docker load) or map it with ARENA_IMAGE_MAP=%s=<local image>", st.File, sv.Name, sv.Image, bi.PullErr, build.MapPattern(sv.Image))}
@@ -188,7 +201,7 @@ func (b *Bencher) stackImages(ctx context.Context, e frameworks.Entry, st *compo
 				return err
 			}
 			if note != "" {
-				b.out.note(e.Name + ": " + note)
+				sr.out.note(e.Name + ": " + note)
 			}
 			sv.Image = ref
 			continue
@@ -199,7 +212,7 @@ func (b *Bencher) stackImages(ctx context.Context, e frameworks.Entry, st *compo
 		}
 		sum := sha256.Sum256([]byte(sv.Build.Context + "\x00" + sv.Build.Dockerfile))
 		tag := strings.ToLower(st.Project+"-"+sv.Name) + ":" + hex.EncodeToString(sum[:6])
-		ref, err := b.images.Service(ctx, build.Service{Name: e.Name + "-" + sv.Name, Context: sv.Build.Context,
+		ref, err := sr.images.Service(ctx, build.Service{Name: e.Name + "-" + sv.Name, Context: sv.Build.Context,
 			Dockerfile: sv.Build.Dockerfile, Args: sv.Build.Args, Tag: tag})
 		if err != nil {
 			return err
@@ -218,11 +231,11 @@ func (b *Bencher) BuildStacks(ctx context.Context, e frameworks.Entry) ([]string
 		if !p.Compose || !p.Runnable() {
 			continue
 		}
-		st, err := b.loadStack(ctx, e, p)
+		st, err := b.stacks.loadStack(ctx, e, p)
 		if err != nil {
 			return tags, err
 		}
-		if err := b.stackImages(ctx, e, st); err != nil {
+		if err := b.stacks.stackImages(ctx, e, st); err != nil {
 			return tags, err
 		}
 		for _, sv := range st.Services {
@@ -278,24 +291,24 @@ const healthWait = 2 * time.Minute
 // startStack builds the stack's images and starts its services in dependency order on the
 // host network, each after its dependencies reached their condition, then waits until the
 // profile's probe and the edge answer. On an error nothing of the stack is left running.
-func (b *Bencher) startStack(ctx context.Context, e frameworks.Entry, p profile.Profile, st *compose.Stack, env []string) (*runningStack, error) {
-	if err := b.stackImages(ctx, e, st); err != nil {
+func (sr *stackRunner) startStack(ctx context.Context, e frameworks.Entry, p profile.Profile, st *compose.Stack, env []string) (*runningStack, error) {
+	if err := sr.stackImages(ctx, e, st); err != nil {
 		return nil, err
 	}
 	order, err := st.Order()
 	if err != nil {
 		return nil, err
 	}
-	rs := &runningStack{st: st, srv: b.servers, ctx: ctx}
+	rs := &runningStack{st: st, srv: sr.servers, ctx: ctx}
 	byName := map[string]docker.Container{}
 	for _, sv := range order {
 		for _, d := range sv.DependsOn {
-			if err := b.waitDependency(ctx, st, d, byName[d.Service]); err != nil {
+			if err := sr.waitDependency(ctx, st, d, byName[d.Service]); err != nil {
 				rs.stop()
 				return nil, err
 			}
 		}
-		c, err := b.eng.Start(ctx, b.serviceOptions(e, p, st, sv))
+		c, err := sr.eng.Start(ctx, sr.serviceOptions(e, p, st, sv))
 		if err != nil {
 			rs.stop()
 			if ctx.Err() != nil {
@@ -306,9 +319,9 @@ func (b *Bencher) startStack(ctx context.Context, e frameworks.Entry, p profile.
 		}
 		rs.containers = append(rs.containers, stackContainer{service: sv.Name, c: c})
 		byName[sv.Name] = c
-		b.cfg.Log.Info("stack service started", "stack", st.Project, "service", sv.Name, "image", sv.Image, "cpus", text.Or(sv.CPUSet, "—"))
+		sr.cfg.Log.Info("stack service started", "stack", st.Project, "service", sv.Name, "image", sv.Image, "cpus", text.Or(sv.CPUSet, "—"))
 	}
-	if err := b.waitStack(ctx, e, p, rs); err != nil {
+	if err := sr.waitStack(ctx, e, p, rs); err != nil {
 		rs.stop()
 		return nil, err
 	}
@@ -318,7 +331,7 @@ func (b *Bencher) startStack(ctx context.Context, e frameworks.Entry, p profile.
 // serviceOptions is how a service runs: its image, entrypoint, command, environment,
 // ulimits, security options and binds as the file says, on the host network, labelled with
 // the job, the entry, the profile and the stack.
-func (b *Bencher) serviceOptions(e frameworks.Entry, p profile.Profile, st *compose.Stack, sv *compose.Service) docker.RunOptions {
+func (sr *stackRunner) serviceOptions(e frameworks.Entry, p profile.Profile, st *compose.Stack, sv *compose.Service) docker.RunOptions {
 	var env []string
 	for _, k := range slices.Sorted(maps.Keys(sv.Env)) {
 		env = append(env, k+"="+sv.Env[k])
@@ -333,7 +346,7 @@ func (b *Bencher) serviceOptions(e frameworks.Entry, p profile.Profile, st *comp
 	}
 	labels := map[string]string{}
 	maps.Copy(labels, sv.Labels)
-	maps.Copy(labels, b.cfg.Labels)
+	maps.Copy(labels, sr.cfg.Labels)
 	o := docker.RunOptions{
 		Name:        st.Project + "-" + sv.Name,
 		Image:       sv.Image,
@@ -342,7 +355,7 @@ func (b *Bencher) serviceOptions(e frameworks.Entry, p profile.Profile, st *comp
 		Env:         env,
 		HostNetwork: true,
 		CPUSet:      sv.CPUSet,
-		Nofile:      b.cfg.Nofile, // unless the file sets nofile (Ulimits, relaxed)
+		Nofile:      sr.cfg.Nofile, // unless the file sets nofile (Ulimits, relaxed)
 		Ulimits:     ulimits,
 		Mounts:      mounts,
 		SecurityOpt: slices.Clone(sv.SecurityOpt),
@@ -351,7 +364,7 @@ func (b *Bencher) serviceOptions(e frameworks.Entry, p profile.Profile, st *comp
 	}
 	// Every service of the stack is the entry's code or its choice of image: confined as the
 	// servers are (confine.go).
-	confine(&o, serverCaps, b.cfg.serverMemory(p), b.cfg.PidsLimit)
+	confine(&o, serverCaps, sr.cfg.serverMemory(p), sr.cfg.PidsLimit)
 	if h := sv.Healthcheck; h != nil {
 		o.Healthcheck = &docker.Healthcheck{Test: h.Test, Interval: h.Interval, Timeout: h.Timeout, Retries: h.Retries, StartPeriod: h.StartPeriod}
 	}
@@ -360,11 +373,11 @@ func (b *Bencher) serviceOptions(e frameworks.Entry, p profile.Profile, st *comp
 
 // waitDependency waits, bounded, until the started service c reached the condition of d:
 // started (it is), healthy (the engine's health state), or exited with status 0.
-func (b *Bencher) waitDependency(ctx context.Context, st *compose.Stack, d compose.Dependency, c docker.Container) error {
+func (sr *stackRunner) waitDependency(ctx context.Context, st *compose.Stack, d compose.Dependency, c docker.Container) error {
 	if d.Condition == compose.ServiceStarted {
 		return nil
 	}
-	se, ok := b.eng.(stackEngine)
+	se, ok := sr.eng.(stackEngine)
 	if !ok {
 		return fmt.Errorf("the engine cannot report container health (needed for %s's %s)", d.Service, d.Condition)
 	}
@@ -391,7 +404,7 @@ func (b *Bencher) waitDependency(ctx context.Context, st *compose.Stack, d compo
 			}
 			if !h.Running {
 				return &StackError{Service: d.Service, Cell: fmt.Sprintf("%s exited with status %d", d.Service, h.ExitCode),
-					Msg: fmt.Sprintf("%s: service %s exited with status %d before it was healthy; container log: %s", st.File, d.Service, h.ExitCode, b.servers.logTail(ctx, c.ID))}
+					Msg: fmt.Sprintf("%s: service %s exited with status %d before it was healthy; container log: %s", st.File, d.Service, h.ExitCode, sr.servers.logTail(ctx, c.ID))}
 			}
 			if h.Status == "unhealthy" {
 				return &StackError{Service: d.Service, Cell: d.Service + " unhealthy",
@@ -403,7 +416,7 @@ func (b *Bencher) waitDependency(ctx context.Context, st *compose.Stack, d compo
 					return nil
 				}
 				return &StackError{Service: d.Service, Cell: fmt.Sprintf("%s exited with status %d", d.Service, h.ExitCode),
-					Msg: fmt.Sprintf("%s: service %s exited with status %d, and a service waits for it to complete successfully; container log: %s", st.File, d.Service, h.ExitCode, b.servers.logTail(ctx, c.ID))}
+					Msg: fmt.Sprintf("%s: service %s exited with status %d, and a service waits for it to complete successfully; container log: %s", st.File, d.Service, h.ExitCode, sr.servers.logTail(ctx, c.ID))}
 			}
 		}
 		if time.Now().After(deadline) {
@@ -412,7 +425,7 @@ func (b *Bencher) waitDependency(ctx context.Context, st *compose.Stack, d compo
 				what = "completed"
 			}
 			return &StackError{Service: d.Service, Cell: fmt.Sprintf("%s not %s after %s", d.Service, what, limit),
-				Msg: fmt.Sprintf("%s: service %s was not %s after %s (health %s, last check: %s); container log: %s", st.File, d.Service, what, limit, text.Or(h.Status, "—"), text.Or(h.Log, "—"), b.servers.logTail(ctx, c.ID))}
+				Msg: fmt.Sprintf("%s: service %s was not %s after %s (health %s, last check: %s); container log: %s", st.File, d.Service, what, limit, text.Or(h.Status, "—"), text.Or(h.Log, "—"), sr.servers.logTail(ctx, c.ID))}
 		}
 		select {
 		case <-ctx.Done():
@@ -436,14 +449,14 @@ const edgeProbe = "/static/reset.css"
 
 // waitStack polls the profile's probe (the server, on 8080), then the edge (/static/reset.css
 // over h2 on 8443), until each answers, a container exits, or ReadyTimeout passes.
-func (b *Bencher) waitStack(ctx context.Context, e frameworks.Entry, p profile.Profile, rs *runningStack) error {
+func (sr *stackRunner) waitStack(ctx context.Context, e frameworks.Entry, p profile.Profile, rs *runningStack) error {
 	port, scheme := p.ProbeAt()
 	probes := []struct {
 		port   int
 		scheme string
 		path   string
 	}{{port, scheme, p.Probe}, {profile.PortTLS, profile.SchemeH2, edgeProbe}}
-	deadline := time.Now().Add(b.cfg.ReadyTimeout)
+	deadline := time.Now().Add(sr.cfg.ReadyTimeout)
 	for _, pr := range probes {
 		proto, err := protocol.For(pr.scheme)
 		if err != nil {
@@ -460,17 +473,17 @@ func (b *Bencher) waitStack(ctx context.Context, e frameworks.Entry, p profile.P
 				return ctx.Err()
 			}
 			for _, sc := range rs.containers {
-				if running, code, serr := b.eng.State(ctx, sc.c.ID); serr == nil && !running {
+				if running, code, serr := sr.eng.State(ctx, sc.c.ID); serr == nil && !running {
 					return &ReadyError{
-						Msg:  fmt.Sprintf("%s: service %s of the %s stack exited with status %d before %s answered; container log: %s", e.Name, sc.service, p.Name, code, probeURL(proto, addr, pr.path), b.servers.logTail(ctx, sc.c.ID)),
+						Msg:  fmt.Sprintf("%s: service %s of the %s stack exited with status %d before %s answered; container log: %s", e.Name, sc.service, p.Name, code, probeURL(proto, addr, pr.path), sr.servers.logTail(ctx, sc.c.ID)),
 						Cell: fmt.Sprintf("%s exited with status %d", sc.service, code),
 					}
 				}
 			}
 			if time.Now().After(deadline) {
 				return &ReadyError{
-					Msg:   fmt.Sprintf("%s: the %s stack did not answer %s within %s (last error: %v)", e.Name, p.Name, probeURL(proto, addr, pr.path), b.cfg.ReadyTimeout, err),
-					Cell:  "stack not ready after " + b.cfg.ReadyTimeout.String(),
+					Msg:   fmt.Sprintf("%s: the %s stack did not answer %s within %s (last error: %v)", e.Name, p.Name, probeURL(proto, addr, pr.path), sr.cfg.ReadyTimeout, err),
+					Cell:  "stack not ready after " + sr.cfg.ReadyTimeout.String(),
 					Cause: err,
 				}
 			}
@@ -497,28 +510,28 @@ func stackSidecars(p profile.Profile, st *compose.Stack) []string {
 
 // openStack is open for a compose-stack profile: the sidecars, the entry's stack, and the
 // load tool's run (production-stack: the reads and the writes).
-func (b *Bencher) openStack(ctx context.Context, e frameworks.Entry, p profile.Profile, conns int) (*session, error) {
-	st, err := b.loadStack(ctx, e, p)
+func (sr *stackRunner) openStack(ctx context.Context, e frameworks.Entry, p profile.Profile, conns int) (*session, error) {
+	st, err := sr.loadStack(ctx, e, p)
 	if err != nil {
 		return nil, err
 	}
-	side, err := b.sidecars.startAll(ctx, e, p, stackSidecars(p, st))
+	side, err := sr.sidecars.startAll(ctx, e, p, stackSidecars(p, st))
 	if err != nil {
 		return nil, err
 	}
-	rs, err := b.startStack(ctx, e, p, st, side.env())
+	rs, err := sr.startStack(ctx, e, p, st, side.env())
 	if err != nil {
 		side.stop()
 		return nil, err
 	}
-	s := &session{side: side, stop: rs.stop, tool: b.tools.checks[p.Tool]}
-	if s.group, err = rs.group(b.cfg.CgroupRoot); err != nil {
+	s := &session{side: side, stop: rs.stop, tool: sr.tools.checks[p.Tool]}
+	if s.group, err = rs.group(sr.cfg.CgroupRoot); err != nil {
 		s.close()
 		return nil, err
 	}
 	lp := p
 	if w, ok := stackWrites[p.Name]; ok {
-		token, err := b.bearer()
+		token, err := sr.bearer()
 		if err != nil {
 			s.close()
 			return nil, err
@@ -529,7 +542,7 @@ func (b *Bencher) openStack(ctx context.Context, e frameworks.Entry, p profile.P
 		wp.Headers = []string{"Content-Type: application/json", token}
 		wconns := max(conns/w.connDivisor, w.minConns)
 		s.writes = &session{tool: s.tool}
-		if s.writes.spec, s.writes.args, err = b.tools.spec(s.tool.tool, wp, wconns); err != nil {
+		if s.writes.spec, s.writes.args, err = sr.tools.spec(s.tool.tool, wp, wconns); err != nil {
 			s.close()
 			return nil, err
 		}
@@ -540,7 +553,7 @@ func (b *Bencher) openStack(ctx context.Context, e frameworks.Entry, p profile.P
 			return nil, err
 		}
 	}
-	if s.spec, s.args, err = b.tools.spec(s.tool.tool, lp, conns); err != nil {
+	if s.spec, s.args, err = sr.tools.spec(s.tool.tool, lp, conns); err != nil {
 		s.close()
 		return nil, err
 	}
@@ -563,8 +576,8 @@ var stackWrites = map[string]writeLoad{
 }
 
 // bearer is the Authorization header with the arena's token.
-func (b *Bencher) bearer() (string, error) {
-	tok, err := os.ReadFile(filepath.Join(b.cfg.DataDir, arenadata.JWTTokenFile))
+func (sr *stackRunner) bearer() (string, error) {
+	tok, err := os.ReadFile(filepath.Join(sr.cfg.DataDir, arenadata.JWTTokenFile))
 	if err != nil {
 		return "", fmt.Errorf("the arena's token: %w; remove the arena data directory so the runner writes it anew", err)
 	}
@@ -666,7 +679,7 @@ func (b *Bencher) validateImage(ctx context.Context, image string, e frameworks.
 	}
 	for _, name := range stacks {
 		p, _ := profile.Lookup(name)
-		o, err := b.validateStack(ctx, e, p)
+		o, err := b.stacks.validateStack(ctx, e, p)
 		if ctx.Err() != nil {
 			return nil, nil, ctx.Err()
 		}
@@ -693,24 +706,24 @@ func (b *Bencher) validateImage(ctx context.Context, image string, e frameworks.
 
 // validateStack starts the profile's sidecars and the entry's stack as a row does and runs
 // the profile's checks over its edge.
-func (b *Bencher) validateStack(ctx context.Context, e frameworks.Entry, p profile.Profile) ([]validate.Outcome, error) {
-	st, err := b.loadStack(ctx, e, p)
+func (sr *stackRunner) validateStack(ctx context.Context, e frameworks.Entry, p profile.Profile) ([]validate.Outcome, error) {
+	st, err := sr.loadStack(ctx, e, p)
 	if err != nil {
 		return nil, err
 	}
-	side, err := b.sidecars.startAll(ctx, e, p, stackSidecars(p, st))
+	side, err := sr.sidecars.startAll(ctx, e, p, stackSidecars(p, st))
 	if err != nil {
 		return nil, err
 	}
 	defer side.stop()
-	rs, err := b.startStack(ctx, e, p, st, side.env())
+	rs, err := sr.startStack(ctx, e, p, st, side.env())
 	if err != nil {
 		return nil, err
 	}
 	defer rs.stop()
 	start := time.Now()
-	out := validate.Run(ctx, validate.Target{Host: "127.0.0.1", DataDir: b.cfg.DataDir}, []string{p.Name})
-	b.cfg.Log.Info("validated", "framework", e.Name, "test", p.Name, "duration", time.Since(start).Round(time.Millisecond))
+	out := validate.Run(ctx, validate.Target{Host: "127.0.0.1", DataDir: sr.cfg.DataDir}, []string{p.Name})
+	sr.cfg.Log.Info("validated", "framework", e.Name, "test", p.Name, "duration", time.Since(start).Round(time.Millisecond))
 	return out, ctx.Err()
 }
 
