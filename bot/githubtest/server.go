@@ -52,7 +52,8 @@ type Server struct {
 	nextID     int64
 	calls      []Call
 	faults     []*fault
-	tokens     map[string]bool // accepted tokens; nil accepts any
+	transport  []*transportFault // SlowNext, ResetNext
+	tokens     map[string]bool   // accepted tokens; nil accepts any
 	issued     int
 	rateLimit  int
 	rateUsed   int
