@@ -90,6 +90,9 @@ func TestChaos(t *testing.T) {
 				t.Logf("dry run of seed %d:\n%s", seed, strings.Join(c.trace, "\n"))
 				return
 			}
+			// The scenarios share nothing but the host lock, which serialises their
+			// measurements; the rest of them overlaps.
+			t.Parallel()
 			c := newChaos(t, seed)
 			defer func() {
 				if t.Failed() {
@@ -114,7 +117,6 @@ type chaos struct {
 	start    time.Time
 	serveP   *serveProc
 	work     *exec.Cmd // the runner process (Redis only; the embedded store runs it in serve)
-	args     []string  // serve's arguments
 
 	trace    []string
 	posted   []int64 // every comment delivered, for edits and deletes
