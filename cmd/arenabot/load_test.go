@@ -50,6 +50,9 @@ func BenchmarkServeLoad(b *testing.B) {
 	}
 }
 
+// loadConns bounds the client's connections to serve.
+const loadConns = 512
+
 // loadRepoFiles adds this repository's nethttp entry to the fake at sha, so a command's
 // plan can be made.
 func loadRepoFiles(b *testing.B, gh *githubtest.Server, sha string) {
@@ -103,8 +106,11 @@ func serveLoad(b *testing.B, store string) {
 	p, addr := startServeChild(b, os.Args[0], vars, logs)
 	url := "http://" + addr + "/webhook"
 
-	client := &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{
-		MaxIdleConns: 1024, MaxIdleConnsPerHost: 1024, IdleConnTimeout: time.Minute,
+	client := &http.Client{Timeout: 2 * time.Minute, Transport: &http.Transport{
+		// At most loadConns connections: a serve that falls behind makes the sends wait
+		// here (their latency still counts from their scheduled time) instead of opening
+		// connections until the process runs out of file descriptors.
+		MaxConnsPerHost: loadConns, MaxIdleConns: loadConns, MaxIdleConnsPerHost: loadConns, IdleConnTimeout: time.Minute,
 	}}
 	total := int(float64(*loadRate) * loadDuration.Seconds())
 	gap := time.Second / time.Duration(*loadRate)
