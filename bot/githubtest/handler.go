@@ -56,13 +56,19 @@ func unprocessable(message, docs string) *response {
 
 func (s *Server) serveHTTP(w http.ResponseWriter, req *http.Request) {
 	body, _ := io.ReadAll(req.Body)
+	p := apiPath(req)
+	tf := s.takeTransportFault(req.Method, p)
+	if tf != nil && tf.delay > 0 {
+		time.Sleep(tf.delay)
+	}
+	if tf != nil && tf.reset && !tf.carriedOut {
+		s.recordReset(req, p, body)
+		resetConn(w)
+		return
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 
-	p := req.URL.Path
-	if rest, ok := strings.CutPrefix(p, "/api/v3"); ok && (rest == "" || rest[0] == '/') {
-		p = rest
-	}
 	now := s.now()
 	resp := s.handle(req, p, body)
 	if resp.header == nil {
@@ -104,6 +110,10 @@ func (s *Server) serveHTTP(w http.ResponseWriter, req *http.Request) {
 		Method: req.Method, Path: p, Query: cloneValues(req.URL.Query()), Body: body,
 		Header: req.Header.Clone(), Status: resp.status, Time: now,
 	})
+	if tf != nil && tf.reset {
+		resetConn(w)
+		return
+	}
 	w.WriteHeader(resp.status)
 	w.Write(out)
 }

@@ -52,7 +52,8 @@ type Server struct {
 	nextID     int64
 	calls      []Call
 	faults     []*fault
-	tokens     map[string]bool // accepted tokens; nil accepts any
+	transport  []*transportFault // SlowNext, ResetNext
+	tokens     map[string]bool   // accepted tokens; nil accepts any
 	issued     int
 	rateLimit  int
 	rateUsed   int
@@ -558,4 +559,13 @@ func matches(method, pattern, gotMethod, gotPath string) bool {
 	}
 	ok, err := path.Match(pattern, gotPath)
 	return err == nil && ok
+}
+
+// SetNextID makes the IDs the fake gives from now on (comments, reactions, deliveries)
+// start after id, so that tests sharing something outside the fake (a Docker engine whose
+// containers are labelled with request IDs made of comment IDs) do not collide.
+func (s *Server) SetNextID(id int64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.nextID = max(s.nextID, id)
 }

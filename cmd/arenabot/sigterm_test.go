@@ -35,25 +35,35 @@ type serveProc struct {
 // overrides it) and its logs going to l.logs.
 func (l *loop) startServeProcess(bin string, env map[string]string, args ...string) *serveProc {
 	l.t.Helper()
-	raw, _ := json.Marshal(append([]string{"serve"}, args...))
-	cmd := exec.Command(bin, "-test.run=^$")
-	cmd.Env = append(os.Environ(), helperMainEnv+"="+string(raw))
 	vars := l.env()
 	for k, v := range env {
 		vars[k] = v
 	}
+	p, addr := startServeChild(l.t, bin, vars, l.logs, args...)
+	l.botURL = "http://" + addr
+	return p
+}
+
+// startServeChild runs the binary as `serve` with args and exactly the variables vars
+// (besides this process's environment), its logs going to logs, and returns it once it
+// listens, with the address it listens on. The process is killed when tb ends.
+func startServeChild(tb testing.TB, bin string, vars map[string]string, logs io.Writer, args ...string) (*serveProc, string) {
+	tb.Helper()
+	raw, _ := json.Marshal(append([]string{"serve"}, args...))
+	cmd := exec.Command(bin, "-test.run=^$")
+	cmd.Env = append(os.Environ(), helperMainEnv+"="+string(raw))
 	for k, v := range vars {
 		cmd.Env = append(cmd.Env, k+"="+v)
 	}
 	pr, pw := io.Pipe()
-	cmd.Stdout, cmd.Stderr = l.logs, pw
+	cmd.Stdout, cmd.Stderr = logs, pw
 	p := &serveProc{cmd: cmd, addr: make(chan string, 1), done: make(chan error, 1)}
 	go func() {
 		sc := bufio.NewScanner(pr)
 		sc.Buffer(make([]byte, 1<<20), 1<<20)
 		for sc.Scan() {
 			line := sc.Bytes()
-			l.logs.Write(append(line, '\n'))
+			logs.Write(append(line, '\n'))
 			var rec struct{ Msg, Listen string }
 			if json.Unmarshal(line, &rec) == nil && rec.Msg == "serving" {
 				select {
@@ -65,27 +75,27 @@ func (l *loop) startServeProcess(bin string, env map[string]string, args ...stri
 		io.Copy(io.Discard, pr)
 	}()
 	if err := cmd.Start(); err != nil {
-		l.t.Fatal(err)
+		tb.Fatal(err)
 	}
 	go func() {
 		err := cmd.Wait()
 		pw.Close()
 		p.done <- err
 	}()
-	l.t.Cleanup(func() {
+	tb.Cleanup(func() {
 		cmd.Process.Kill()
 		<-p.done
 	})
 	select {
 	case a := <-p.addr:
-		l.botURL = "http://" + a
+		return p, a
 	case err := <-p.done:
 		p.done <- err
-		l.t.Fatalf("serve exited before listening: %v", err)
+		tb.Fatalf("serve exited before listening: %v", err)
 	case <-time.After(2 * time.Minute):
-		l.t.Fatal("serve did not listen within 2m")
+		tb.Fatal("serve did not listen within 2m")
 	}
-	return p
+	return nil, ""
 }
 
 // dockerPS lists the containers matching the filters (docker ps -a --filter ...), as
