@@ -43,7 +43,7 @@ func NewIntake(cfg Config, gh GitHub, q queue.Queue) *Intake {
 // HandleComment handles an issue_comment event. Edits, deletions, comments on plain
 // issues and comments by bots are ignored without any call.
 func (in *Intake) HandleComment(ctx context.Context, c hook.Comment) error {
-	if c.Action != "created" || !c.IsPR || c.FromBot() || in.isBot(c.Author) {
+	if !in.mayAct(c) {
 		return nil
 	}
 	cmd, found, err := command.Parse(c.Body)

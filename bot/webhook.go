@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/arenabot/arenabot/bot/command"
 	"github.com/arenabot/arenabot/bot/hook"
 )
 
@@ -48,7 +49,15 @@ func (in *Intake) serveWebhook(w http.ResponseWriter, r *http.Request) {
 	case hook.Ping:
 		_, _ = fmt.Fprintln(w, "pong")
 		return
-	case hook.Comment, hook.PullRequest:
+	case hook.Comment:
+		if !in.mayAct(ev) {
+			// Most comments are conversation: answered before any durable write, so a busy
+			// repository's chatter costs no disk commit (the embedded store syncs each).
+			w.WriteHeader(http.StatusAccepted)
+			_, _ = fmt.Fprintln(w, "ignored")
+			return
+		}
+	case hook.PullRequest:
 	case hook.Installation:
 		// Installation tokens are fetched per call, so nothing needs to change here; the
 		// operator sees which accounts installed or removed the App.
@@ -103,6 +112,16 @@ func (in *Intake) accept(ctx context.Context, d hook.Delivery) (int, string) {
 		return http.StatusServiceUnavailable, "inbox unavailable"
 	}
 	return http.StatusAccepted, "accepted"
+}
+
+// mayAct reports whether HandleComment could do anything with c: a new comment on a pull
+// request, by a person, holding a command line. The rest are ignored there too.
+func (in *Intake) mayAct(c hook.Comment) bool {
+	if c.Action != "created" || !c.IsPR || c.FromBot() || in.isBot(c.Author) {
+		return false
+	}
+	_, found, _ := command.Parse(c.Body)
+	return found
 }
 
 // track counts a delivery about to be pushed in inflight.
