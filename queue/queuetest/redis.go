@@ -171,20 +171,26 @@ func ping(addr string) error {
 	if err != nil {
 		return err
 	}
-	defer conn.Close()
-	conn.SetDeadline(time.Now().Add(time.Second))
-	if _, err := conn.Write([]byte("PING\r\n")); err != nil {
-		return err
-	}
-	line, err := bufio.NewReader(conn).ReadString('\n')
+	line, err := answerPing(conn)
 	if err != nil {
 		return err
 	}
 	// With ACLs the default user is off: NOAUTH is an answer too.
-	if l := strings.TrimSpace(line); l != "+PONG" && !strings.HasPrefix(l, "-NOAUTH") {
-		return fmt.Errorf("PING: %s", strings.TrimSpace(line))
+	if line != "+PONG" && !strings.HasPrefix(line, "-NOAUTH") {
+		return fmt.Errorf("PING: %s", line)
 	}
 	return nil
+}
+
+// answerPing sends PING on conn, closes it and returns the answer's line, trimmed.
+func answerPing(conn net.Conn) (string, error) {
+	defer conn.Close()
+	conn.SetDeadline(time.Now().Add(time.Second))
+	if _, err := conn.Write([]byte("PING\r\n")); err != nil {
+		return "", err
+	}
+	line, err := bufio.NewReader(conn).ReadString('\n')
+	return strings.TrimSpace(line), err
 }
 
 func (s *Server) logTail() string {

@@ -1,7 +1,6 @@
 package queuetest
 
 import (
-	"bufio"
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
@@ -155,17 +154,12 @@ func pingTLS(addr, ca string) error {
 	if err != nil {
 		return err
 	}
-	defer conn.Close()
-	conn.SetDeadline(time.Now().Add(time.Second))
-	if _, err := conn.Write([]byte("PING\r\n")); err != nil {
-		return err
-	}
-	line, err := bufio.NewReader(conn).ReadString('\n')
+	line, err := answerPing(conn)
 	if err != nil {
 		return err
 	}
 	if strings.HasPrefix(line, "-LOADING") {
-		return fmt.Errorf("PING: %s", strings.TrimSpace(line))
+		return fmt.Errorf("PING: %s", line)
 	}
 	return nil
 }
