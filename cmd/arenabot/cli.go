@@ -40,7 +40,7 @@ func parseFlags(fs *pflag.FlagSet, args []string) error {
 	case err != nil:
 		out.Reset()
 		fs.Usage() // pflag prints nothing itself when it continues on an error
-		return &usageError{err: fmt.Errorf("%s: %w", fs.Name(), err), usage: out.String()}
+		return &usageError{err: fmt.Errorf("%s: %w; run 'arenabot %s --help' for the flags", fs.Name(), err, fs.Name()), usage: out.String()}
 	}
 	return nil
 }
