@@ -129,7 +129,7 @@ var errCancelRequested = errors.New("cancel requested")
 // ends during a job, the job is stopped and cleaned up but not finished: its lease runs
 // out and the queue retries it once (on this runner when it comes back, or another).
 func (w *Worker) Run(ctx context.Context) error {
-	w.removeLeftovers(ctx)
+	w.RemoveLeftovers(ctx)
 	backoff := time.Second
 	for {
 		l, err := w.q.Claim(ctx, w.cfg.Pool)
@@ -156,9 +156,10 @@ func (w *Worker) Run(ctx context.Context) error {
 	}
 }
 
-// removeLeftovers removes what a worker that stopped mid-job left: containers, job-labelled
-// images and workspaces.
-func (w *Worker) removeLeftovers(ctx context.Context) {
+// RemoveLeftovers removes what a worker that stopped mid-job left: containers, job-labelled
+// images and workspaces. Run does it first; work also does it before it checks the host, so a
+// killed runner's server still holding 8080 is removed, not taken for a port in use.
+func (w *Worker) RemoveLeftovers(ctx context.Context) {
 	unlock, err := host.LockHost(ctx, func(holder string) {
 		w.log.Info("waiting for another arenabot run on this host to finish", "holder", holder)
 	})

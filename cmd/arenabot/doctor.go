@@ -69,7 +69,8 @@ func doctorCommand(ctx context.Context, c doctorConfig, getenv func(string) stri
 	return nil
 }
 
-// checkRunnerHost is what work does first: the runner checks, warns logged, a FAIL refused.
+// checkRunnerHost is what work does before it claims a job (once the leftovers of an earlier
+// runner are removed): the runner checks, warns logged, a FAIL refused.
 func checkRunnerHost(ctx context.Context, c workConfig, log *slog.Logger) error {
 	return doctor.Gate(ctx, c.runnerChecks(doctor.System()), log.With("component", "doctor"))
 }

@@ -120,9 +120,6 @@ func parseWork(args []string, getenv func(string) string, stderr io.Writer) (wor
 // work runs the runner service until ctx ends.
 func work(ctx context.Context, c workConfig, stderr io.Writer) error {
 	log := slog.New(slog.NewJSONHandler(stderr, nil))
-	if err := checkRunnerHost(ctx, c, log); err != nil {
-		return fmt.Errorf("work: %w", err)
-	}
 	rdb, err := dialRedis(ctx, c.RedisURL, c.RedisTLS, "work")
 	if err != nil {
 		return err
@@ -134,6 +131,12 @@ func work(ctx context.Context, c workConfig, stderr io.Writer) error {
 		return err
 	}
 	defer closeEngine()
+	// What a runner killed mid-job left (its server may still hold 8080) goes first, so the
+	// host checks judge the host, not the leftovers.
+	w.RemoveLeftovers(ctx)
+	if err := checkRunnerHost(ctx, c, log); err != nil {
+		return fmt.Errorf("work: %w", err)
+	}
 	log.Info("runner started", "pool", c.Pool, "repo", c.Root, "work_dir", c.WorkDir)
 	return w.Run(ctx)
 }
