@@ -93,31 +93,39 @@ func (s *server) crudCreate(w http.ResponseWriter, r *http.Request) {
 // crudUpdate changes the item's fields named in the body and answers the
 // item.
 func (s *server) crudUpdate(w http.ResponseWriter, r *http.Request) {
+	if it, ok := s.updateItem(w, r); ok {
+		writeJSON(w, http.StatusOK, it)
+	}
+}
+
+// updateItem changes the fields the body of r names on the item of the path's
+// id and returns it; when it cannot, it has answered w with why.
+func (s *server) updateItem(w http.ResponseWriter, r *http.Request) (Item, bool) {
 	if s.db == nil {
 		http.Error(w, noDatabase, http.StatusServiceUnavailable)
-		return
+		return Item{}, false
 	}
 	id, ok := itemID(r.PathValue("id"))
 	if !ok {
 		http.Error(w, "id must be an integer", http.StatusBadRequest)
-		return
+		return Item{}, false
 	}
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxItemBytes))
 	if err != nil {
 		bodyError(w, err)
-		return
+		return Item{}, false
 	}
 	in, err := decodeItemUpdate(body)
 	if err != nil {
 		dbError(w, err)
-		return
+		return Item{}, false
 	}
 	it, err := s.db.update(r.Context(), id, in)
 	if err != nil {
 		dbError(w, err)
-		return
+		return Item{}, false
 	}
-	writeJSON(w, http.StatusOK, it)
+	return it, true
 }
 
 // dbError answers a failed store call: 400 for bad input, 404 for a missing

@@ -36,30 +36,9 @@ func (s *server) stackRoutes(mux *http.ServeMux) {
 // apiUpdate sets the item's name, price and quantity from the body, drops it from the
 // cache and answers 204.
 func (s *server) apiUpdate(w http.ResponseWriter, r *http.Request) {
-	if s.db == nil {
-		http.Error(w, noDatabase, http.StatusServiceUnavailable)
-		return
+	if _, ok := s.updateItem(w, r); ok {
+		w.WriteHeader(http.StatusNoContent)
 	}
-	id, ok := itemID(r.PathValue("id"))
-	if !ok {
-		http.Error(w, "id must be an integer", http.StatusBadRequest)
-		return
-	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxItemBytes))
-	if err != nil {
-		bodyError(w, err)
-		return
-	}
-	in, err := decodeItemUpdate(body)
-	if err != nil {
-		dbError(w, err)
-		return
-	}
-	if _, err := s.db.update(r.Context(), id, in); err != nil {
-		dbError(w, err)
-		return
-	}
-	w.WriteHeader(http.StatusNoContent)
 }
 
 // apiMe answers the user the edge named in X-User-Id, from the users table.
