@@ -34,6 +34,7 @@ import (
 	"github.com/compose-spec/compose-go/v2/types"
 
 	"github.com/arenabot/arenabot/profile"
+	"github.com/arenabot/arenabot/text"
 )
 
 // The variables the arena exports for interpolation, as the old harness did, plus one CPU
@@ -175,7 +176,7 @@ func (e *Error) Error() string {
 		b.WriteString("; fix: ")
 		b.WriteString(e.Fix)
 	}
-	return strings.Join(strings.Fields(b.String()), " ")
+	return text.OneLine(b.String())
 }
 
 func (e *Error) Unwrap() error { return e.Err }
