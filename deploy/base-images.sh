@@ -32,7 +32,7 @@
 # When it is done it prints, on stdout, the ARENA_IMAGE_MAP line that maps the public images
 # to them (its progress goes to stderr), ready for the runner's environment file:
 #
-#   ARENA_IMAGE_MAP=golang:*=arenabot/golang:local,debian:*=arenabot/debian:local,alpine:*=arenabot/debian:local,ubuntu:*=arenabot/debian:local,postgres:*=arenabot/postgres:local,redis:*=arenabot/redis:local,nginx:*=arenabot/nginx:local,caddy:*=arenabot/caddy:local
+#   ARENA_IMAGE_MAP=debian:*=arenabot/debian:local,alpine:*=arenabot/debian:local,ubuntu:*=arenabot/debian:local,golang:*=arenabot/golang:local,postgres:*=arenabot/postgres:local,redis:*=arenabot/redis:local,nginx:*=arenabot/nginx:local,caddy:*=arenabot/caddy:local
 #
 #   bash deploy/base-images.sh >>/etc/arenabot/work.env   # or, in a shell: export "$(bash deploy/base-images.sh)"
 #
@@ -47,14 +47,55 @@
 # GO_IMAGE=arenabot/golang:local.
 #
 # Each image is made only when it is missing (use --force to rebuild). Needs root, debootstrap
-# and a reachable Debian mirror (DEBIAN_MIRROR, default deb.debian.org). Idempotent.
+# (installed with apt-get when it is missing) and a reachable Debian mirror (DEBIAN_MIRROR,
+# default deb.debian.org). Idempotent; runs of it on one host take turns (flock).
+#
+#   bash deploy/base-images.sh [--force] [NAME...]   # NAME: debian golang postgres redis nginx caddy
+#   bash deploy/base-images.sh --print-map [NAME...] # the map line only, nothing made
+#
+# Names make only those images (and print their part of the map): arenabot bench makes each
+# stand-in it needs this way on first use (deploy.MakeStandIn). ARENA_STANDIN_TAG tags them
+# other than local (arenabot/debian:$ARENA_STANDIN_TAG), for tests.
 set -euo pipefail
 
-force=0
-[ "${1:-}" = "--force" ] && force=1
+all=(debian golang postgres redis nginx caddy)
+force=0 print_only=0 names=()
+for arg in "$@"; do
+	case "$arg" in
+	--force) force=1 ;;
+	--print-map) print_only=1 ;;
+	debian | golang | postgres | redis | nginx | caddy) names+=("$arg") ;;
+	*) echo "base-images: unknown argument $arg; give --force, --print-map or image names of: ${all[*]}" >&2; exit 2 ;;
+	esac
+done
+[ ${#names[@]} -gt 0 ] || names=("${all[@]}")
+tag=${ARENA_STANDIN_TAG:-local}
+want() { [[ " ${names[*]} " == *" $1 "* ]]; }
+
+# The map for the images named (alpine and ubuntu stand in as Debian: fine for static
+# binaries, not for apk or distribution-specific RUN steps).
+image_map() {
+	local pairs=() n
+	for n in "${names[@]}"; do
+		case "$n" in
+		debian) pairs+=("debian:*=arenabot/debian:$tag" "alpine:*=arenabot/debian:$tag" "ubuntu:*=arenabot/debian:$tag") ;;
+		*) pairs+=("$n:*=arenabot/$n:$tag") ;;
+		esac
+	done
+	local IFS=,
+	echo "ARENA_IMAGE_MAP=${pairs[*]}"
+}
+if [ "$print_only" = 1 ]; then
+	image_map
+	exit 0
+fi
+
 mirror=${DEBIAN_MIRROR:-http://deb.debian.org/debian}
 work=${ARENA_IMAGE_WORKDIR:-/var/tmp/arenabot-rootfs}
 mkdir -p "$work"
+# One run at a time on a host: they share the rootfs under $work.
+exec 9>"$work/.lock"
+flock 9
 goroot=$(go env GOROOT)
 gover=$(go env GOVERSION)
 gover=${gover#go}
@@ -66,6 +107,11 @@ rootfs() { # rootfs DIR PACKAGES... — a minbase bookworm with extra packages
 	local dir=$1; shift
 	if [ ! -x "$dir/usr/bin/apt-get" ]; then
 		rm -rf "$dir"
+		if ! command -v debootstrap >/dev/null 2>&1; then
+			log "installing debootstrap (apt-get)"
+			apt-get update -qq >&2
+			DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends debootstrap >/dev/null
+		fi
 		log "debootstrap bookworm into $dir (about a minute)"
 		debootstrap --variant=minbase bookworm "$dir" "$mirror" >"$dir.log" 2>&1 ||
 			{ tail -20 "$dir.log" >&2; exit 1; }
@@ -104,9 +150,21 @@ ensure_base() { # the shared minbase rootfs with ca-certificates, made once
 	fi
 	touch "$base/.arenabot-base"
 }
-if ! have arenabot/debian:local; then
+# from_base NAME PACKAGES... — a copy of the shared rootfs with PACKAGES installed, in
+# $work/NAME (echoed), for one stand-in; removed once imported.
+from_base() {
+	local dir="$work/$1"; shift
+	{
+		ensure_base
+		rm -rf "$dir" && cp -a "$base" "$dir"
+		rootfs "$dir" "$@"
+	} >&2
+	echo "$dir"
+}
+
+if want debian && ! have "arenabot/debian:$tag"; then
 	ensure_base
-	import "$base" arenabot/debian:local
+	import "$base" "arenabot/debian:$tag"
 fi
 
 # The Go stand-in carries the standard library already compiled the way entries build
@@ -136,7 +194,7 @@ golang_image() {
 	rm -rf "$gdir"
 }
 golang_pid=
-if ! golang_current; then
+if want golang && ! golang_current; then
 	ensure_base
 	golang_image &
 	golang_pid=$!
@@ -185,7 +243,7 @@ fi
 exec "$@"
 '
 
-if ! have arenabot/postgres:local; then
+if want postgres && ! have "arenabot/postgres:$tag"; then
 	ensure_base
 	pdir="$work/postgres"
 	rm -rf "$pdir" && cp -a "$base" "$pdir"
@@ -197,7 +255,7 @@ if ! have arenabot/postgres:local; then
 	bin=${bin#"$pdir"}
 	printf '%s' "$pg_entrypoint" >"$pdir/usr/local/bin/docker-entrypoint.sh"
 	chmod 755 "$pdir/usr/local/bin/docker-entrypoint.sh"
-	import "$pdir" arenabot/postgres:local \
+	import "$pdir" "arenabot/postgres:$tag" \
 		"ENV PATH=$bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin" \
 		'ENV PGDATA=/var/lib/postgresql/data' \
 		'ENTRYPOINT ["/usr/local/bin/docker-entrypoint.sh"]' \
@@ -206,12 +264,9 @@ if ! have arenabot/postgres:local; then
 	rm -rf "$pdir"
 fi
 
-if ! have arenabot/redis:local; then
-	ensure_base
-	rdir="$work/redis"
-	rm -rf "$rdir" && cp -a "$base" "$rdir"
-	rootfs "$rdir" redis-server
-	import "$rdir" arenabot/redis:local \
+if want redis && ! have "arenabot/redis:$tag"; then
+	rdir=$(from_base redis redis-server)
+	import "$rdir" "arenabot/redis:$tag" \
 		'USER redis' \
 		'WORKDIR /var/lib/redis' \
 		'CMD ["redis-server", "--protected-mode", "no"]' \
@@ -221,11 +276,8 @@ fi
 
 # The compose stacks' edges: an entry's proxy Dockerfile (FROM nginx:1.27-alpine or
 # FROM caddy:2-alpine, then COPY of its config) builds on these unchanged.
-if ! have arenabot/nginx:local; then
-	ensure_base
-	ndir="$work/nginx"
-	rm -rf "$ndir" && cp -a "$base" "$ndir"
-	rootfs "$ndir" nginx
+if want nginx && ! have "arenabot/nginx:$tag"; then
+	ndir=$(from_base nginx nginx)
 	# The official image runs its workers as nginx, and the entries' nginx.conf say so.
 	chroot "$ndir" useradd --system --no-create-home --home-dir /nonexistent --shell /usr/sbin/nologin nginx
 	rm -f "$ndir/etc/nginx/sites-enabled/default"
@@ -233,19 +285,16 @@ if ! have arenabot/nginx:local; then
 	ln -sf /dev/stderr "$ndir/var/log/nginx/error.log"
 	# docker import takes no STOPSIGNAL; SIGTERM makes nginx stop at once, which is what a
 	# stack's teardown wants anyway.
-	import "$ndir" arenabot/nginx:local \
+	import "$ndir" "arenabot/nginx:$tag" \
 		'CMD ["nginx", "-g", "daemon off;"]' \
 		'EXPOSE 80 443'
 	rm -rf "$ndir"
 fi
 
-if ! have arenabot/caddy:local; then
-	ensure_base
-	cdir="$work/caddy"
-	rm -rf "$cdir" && cp -a "$base" "$cdir"
-	rootfs "$cdir" caddy
+if want caddy && ! have "arenabot/caddy:$tag"; then
+	cdir=$(from_base caddy caddy)
 	mkdir -p "$cdir/config/caddy" "$cdir/data/caddy" "$cdir/srv"
-	import "$cdir" arenabot/caddy:local \
+	import "$cdir" "arenabot/caddy:$tag" \
 		'ENV XDG_CONFIG_HOME=/config' \
 		'ENV XDG_DATA_HOME=/data' \
 		'WORKDIR /srv' \
@@ -258,9 +307,11 @@ if [ -n "$golang_pid" ] && ! wait "$golang_pid"; then
 	log "making arenabot/golang:$gover failed"
 	exit 1
 fi
-docker tag "arenabot/golang:$gover" arenabot/golang:local
+if want golang; then
+	docker tag "arenabot/golang:$gover" "arenabot/golang:$tag"
+fi
 
-log "ready: arenabot/debian:local, arenabot/golang:local (= arenabot/golang:$gover), arenabot/postgres:local, arenabot/redis:local, arenabot/nginx:local, arenabot/caddy:local"
-# The map for the images made above (alpine and ubuntu stand in as Debian: fine for static
-# binaries, not for apk or distribution-specific RUN steps).
-echo "ARENA_IMAGE_MAP=golang:*=arenabot/golang:local,debian:*=arenabot/debian:local,alpine:*=arenabot/debian:local,ubuntu:*=arenabot/debian:local,postgres:*=arenabot/postgres:local,redis:*=arenabot/redis:local,nginx:*=arenabot/nginx:local,caddy:*=arenabot/caddy:local"
+made=()
+for n in "${names[@]}"; do made+=("arenabot/$n:$tag"); done
+log "ready: ${made[*]}"
+image_map

@@ -19,7 +19,7 @@ import (
 type buildConfig struct {
 	hostConfig
 	Frameworks []string
-	Loadgen    bool // also the load-generator image --lite runs the tools in
+	Loadgen    bool // also every tool's load-generator image, which --lite runs it in
 }
 
 func parseBuild(args []string, getenv func(string) string, stderr io.Writer) (buildConfig, error) {
@@ -30,7 +30,7 @@ func parseBuild(args []string, getenv func(string) string, stderr io.Writer) (bu
 	}
 	var c buildConfig
 	c.hostConfig.flags(fs, getenv)
-	fs.BoolVar(&c.Loadgen, "load-generator", false, "also build the load-generator image that --lite runs the load tools in")
+	fs.BoolVar(&c.Loadgen, "load-generator", false, "also build every load tool's load-generator image, which --lite runs the tool in (a run builds the ones it needs on first use)")
 	if err := parseFlags(fs, args); err != nil {
 		return c, err
 	}
@@ -67,10 +67,10 @@ func buildEntries(ctx context.Context, c buildConfig, stdout, stderr io.Writer) 
 		total++
 		start := time.Now()
 		if err := b.BuildLoadgen(ctx); err != nil {
-			failed = append(failed, "the load-generator image")
-			fmt.Fprintf(stderr, "arenabot: the load-generator image: %v\n", err)
+			failed = append(failed, "the load-generator images")
+			fmt.Fprintf(stderr, "arenabot: the load-generator images: %v\n", err)
 		} else {
-			fmt.Fprintf(stdout, "built the load-generator image in %s\n", time.Since(start).Round(100*time.Millisecond))
+			fmt.Fprintf(stdout, "built the load-generator images in %s\n", time.Since(start).Round(100*time.Millisecond))
 		}
 	}
 	for _, e := range entries {

@@ -43,11 +43,13 @@ func TestBuild(t *testing.T) {
 	if err := run(t.Context(), []string{"build", "--root", root, "--load-generator"}, func(string) string { return "" }, &out, &errb); err != nil {
 		t.Fatalf("build --load-generator: %v\n%s", err, errb.String())
 	}
-	if !strings.Contains(out.String(), "built the load-generator image in ") {
-		t.Errorf("stdout does not say the load-generator image was built:\n%s", out.String())
+	if !strings.Contains(out.String(), "built the load-generator images in ") {
+		t.Errorf("stdout does not say the load-generator images were built:\n%s", out.String())
 	}
-	if err := exec.Command("docker", "image", "inspect", loadgen.Image).Run(); err != nil {
-		t.Errorf("after build --load-generator, %s: %v", loadgen.Image, err)
+	for _, tool := range loadgen.All() {
+		if err := exec.Command("docker", "image", "inspect", loadgen.ImageFor(tool)).Run(); err != nil {
+			t.Errorf("after build --load-generator, %s: %v", loadgen.ImageFor(tool), err)
+		}
 	}
 	if _, err := os.Stat("loadgen-image"); err == nil {
 		os.RemoveAll("loadgen-image")

@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/arenabot/arenabot/arenadata"
+	"github.com/arenabot/arenabot/deploy"
 	"github.com/arenabot/arenabot/runner"
 	"github.com/arenabot/arenabot/runner/build"
 	"github.com/arenabot/arenabot/runner/docker"
@@ -29,6 +30,7 @@ type hostConfig struct {
 	ImageMap     build.ImageMap
 	ReadyTimeout time.Duration
 	Verbose      bool
+	MakeStandIns bool // make a missing base-image stand-in on first use
 
 	buildArgs []string
 	imageMap  []string
@@ -40,6 +42,7 @@ func (h *hostConfig) flags(fs *pflag.FlagSet, getenv func(string) string) {
 	fs.StringVar(&h.ServerCPUs, "server-cpus", getenv("ARENA_SERVER_CPUS"), "cpuset of the servers (env ARENA_SERVER_CPUS; default: lower half of the CPUs)")
 	fs.StringArrayVar(&h.buildArgs, "build-arg", splitList(getenv("ARENA_BUILD_ARGS")), "KEY=VALUE passed to every entry build (env ARENA_BUILD_ARGS, comma separated)")
 	fs.StringArrayVar(&h.imageMap, "image-map", splitList(getenv("ARENA_IMAGE_MAP")), "IMAGE=LOCAL: build FROM the local image LOCAL where a base image IMAGE (may end in *: golang:*) is not on this host and cannot be pulled (env ARENA_IMAGE_MAP, comma separated; the flag replaces it)")
+	fs.BoolVar(&h.MakeStandIns, "make-stand-ins", getenv("ARENA_MAKE_STAND_INS") != "false", "make a missing local stand-in for a base image on first use, as deploy/base-images.sh NAME does (needs root; env ARENA_MAKE_STAND_INS=false turns it off)")
 	fs.DurationVar(&h.ReadyTimeout, "ready-timeout", 30*time.Second, "how long a server may take to answer its readiness probe")
 	fs.BoolVarP(&h.Verbose, "verbose", "v", false, "log every step")
 }
@@ -86,7 +89,12 @@ func (h *hostConfig) connect(ctx context.Context) (*docker.Engine, string, error
 // runnerConfig is the part of measure.Config this host's flags decide.
 func (h *hostConfig) runnerConfig(ctx context.Context, dataDir string) measure.Config {
 	host, _ := os.Hostname()
+	var makeStandIn func(context.Context, string, func(string)) (bool, error)
+	if h.MakeStandIns {
+		makeStandIn = deploy.MakeStandIn
+	}
 	return measure.Config{
+		MakeStandIn:  makeStandIn,
 		Root:         h.Root,
 		DataDir:      dataDir,
 		ServerCPUs:   h.ServerCPUs,

@@ -79,11 +79,16 @@ func (b *Builder) baseImages(ctx context.Context, dockerfile string) (buildInput
 			continue
 		}
 		local := LocalBase(f.Image)
-		hasLocal, err := b.eng.ImageExists(ctx, local)
+		_, given := b.cfg.BuildArgs[f.Arg]
+		exists := b.eng.ImageExists
+		if f.Arg != "" && !given {
+			exists = b.HaveLocal // the stand-in would be used: make it if it can be made
+		}
+		hasLocal, err := exists(ctx, local)
 		if err != nil {
 			return buildInput{}, err
 		}
-		if _, given := b.cfg.BuildArgs[f.Arg]; f.Arg != "" && !given && hasLocal {
+		if f.Arg != "" && !given && hasLocal {
 			in.args[f.Arg] = local
 			in.notes = append(in.notes, fmt.Sprintf("base image %s is not on this host; using its local stand-in %s (%s=%s)", f.Image, local, f.Arg, local))
 			continue
@@ -101,6 +106,38 @@ func (b *Builder) baseImages(ctx context.Context, dockerfile string) (buildInput
 		b.note(n)
 	}
 	return in, nil
+}
+
+// HaveLocal says whether the local stand-in image is on the host, making it first when it is
+// missing and Config.MakeStandIn knows it (tried once per Builder: a failure is noted once,
+// and the stand-in is missing). The error is the engine's or ctx's.
+func (b *Builder) HaveLocal(ctx context.Context, image string) (bool, error) {
+	ok, err := b.eng.ImageExists(ctx, image)
+	if err != nil || ok || b.cfg.MakeStandIn == nil {
+		return ok, err
+	}
+	if b.standIns[image] {
+		return false, nil
+	}
+	b.note(fmt.Sprintf("making the stand-in %s on first use (deploy/base-images.sh; the first one takes a minute or two)", image))
+	start := time.Now()
+	made, err := b.cfg.MakeStandIn(ctx, image, b.note)
+	if ctx.Err() != nil {
+		return false, ctx.Err()
+	}
+	if b.standIns == nil {
+		b.standIns = map[string]bool{}
+	}
+	b.standIns[image] = true
+	switch {
+	case err != nil:
+		b.note(err.Error())
+		return false, nil
+	case !made:
+		return false, nil
+	}
+	b.note(fmt.Sprintf("made the stand-in %s in %s", image, time.Since(start).Round(time.Second)))
+	return b.eng.ImageExists(ctx, image)
 }
 
 // An ImageSource says where an image this host may lack comes from.
@@ -125,7 +162,7 @@ func (b *Builder) FindImage(ctx context.Context, image string) (ImageSource, err
 	src := ImageSource{PullErr: pullErr}
 	if local, pair, ok := b.cfg.ImageMap.Lookup(image); ok {
 		src.Local, src.Pair = local, pair
-		if src.LocalOK, err = b.eng.ImageExists(ctx, local); err != nil {
+		if src.LocalOK, err = b.HaveLocal(ctx, local); err != nil {
 			return ImageSource{}, err
 		}
 	}

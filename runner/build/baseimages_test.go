@@ -232,3 +232,75 @@ func TestBaseImagePresent(t *testing.T) {
 		t.Errorf("baseImages = %+v, %v, pulls %q; want nothing to do", in, err, eng.Pulls)
 	}
 }
+
+// TestStandInOnFirstUse: with Config.MakeStandIn, a FROM ${GO_IMAGE} whose stand-in the host
+// lacks has it made on first use (once, however often it is asked for, with a line before
+// and after), then builds on it; a stand-in the maker does not know, or fails to make, is
+// the missing-stand-in error as before, the failure noted once.
+func TestStandInOnFirstUse(t *testing.T) {
+	real, _ := runnertest.Engine(t, "")
+	runnertest.StandIns(t, real, "arenabot/golang:local")
+	eng := &runnertest.WithoutRegistry{Engine: real, Hidden: map[string]bool{"golang:1.26-bookworm": true, "arenabot/golang:local": true}}
+	e := runnertest.EntryDir(t, "firstuse", map[string]string{"Dockerfile": "ARG GO_IMAGE=golang:1.26-bookworm\nFROM ${GO_IMAGE} AS build\nRUN go version\n"})
+	root := filepath.Dir(filepath.Dir(e.Dir))
+	var asked []string
+	maker := func(_ context.Context, image string, note func(string)) (bool, error) {
+		asked = append(asked, image)
+		if image != "arenabot/golang:local" {
+			return false, nil
+		}
+		note("base-images: importing the Go stand-in")
+		delete(eng.Hidden, image) // made: the real one is there now
+		return true, nil
+	}
+	progress := &runnertest.Notes{}
+	b := New(eng, Config{Root: root, ScratchDir: t.TempDir(), Progress: progress, MakeStandIn: maker})
+	for range 2 {
+		in, err := b.baseImages(t.Context(), filepath.Join(e.Dir, "Dockerfile"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if in.args["GO_IMAGE"] != "arenabot/golang:local" {
+			t.Errorf("build args %v; want GO_IMAGE=arenabot/golang:local, made on first use", in.args)
+		}
+	}
+	if len(asked) != 1 {
+		t.Errorf("the maker was asked for %q; want arenabot/golang:local once", asked)
+	}
+	joined := strings.Join(progress.Lines, "\n")
+	for _, want := range []string{"making the stand-in arenabot/golang:local on first use", "base-images: importing the Go stand-in", "made the stand-in arenabot/golang:local in "} {
+		if !strings.Contains(joined, want) {
+			t.Errorf("progress lacks %q:\n%s", want, joined)
+		}
+	}
+
+	// A maker that fails: noted once, then the stand-in is missing, as without a maker.
+	eng.Hidden["arenabot/golang:local"] = true
+	progress = &runnertest.Notes{}
+	asked = nil
+	failing := func(_ context.Context, image string, _ func(string)) (bool, error) {
+		asked = append(asked, image)
+		return false, errors.New("making the stand-in " + image + " needs root")
+	}
+	b = New(eng, Config{Root: root, ScratchDir: t.TempDir(), Progress: progress, MakeStandIn: failing})
+	for range 2 {
+		_, err := b.Entry(t.Context(), e)
+		if _, ok := errors.AsType[*BaseImageError](err); !ok {
+			t.Fatalf("Entry = %v; want the *BaseImageError of a missing base image", err)
+		}
+	}
+	if len(asked) != 1 || !slices.ContainsFunc(progress.Lines, func(l string) bool { return strings.Contains(l, "needs root") }) {
+		t.Errorf("asked %q, notes %q; want one try, its failure noted", asked, progress.Lines)
+	}
+
+	// An image no maker knows (a literal FROM is not made either: only a stand-in that
+	// would be used is).
+	asked = nil
+	lit := runnertest.EntryDir(t, "literal", map[string]string{"Dockerfile": "FROM golang:1.26-bookworm\nRUN true\n"})
+	if _, err := New(eng, Config{Root: filepath.Dir(filepath.Dir(lit.Dir)), ScratchDir: t.TempDir(), MakeStandIn: maker}).Entry(t.Context(), lit); err == nil {
+		t.Errorf("a literal FROM of a missing image built")
+	}
+	if len(asked) != 0 {
+		t.Errorf("a literal FROM asked the maker for %q; it names no stand-in to use", asked)
+	}
+}

@@ -53,6 +53,11 @@ type Config struct {
 	// exists (deploy/base-images.sh makes them); any other missing base image fails the
 	// entry with a *BaseImageError.
 	ImageMap ImageMap
+	// MakeStandIn, when set, makes a stand-in the host lacks, on first use: an image the
+	// map names, arenabot/<name>:local for a FROM ${ARG}, a sidecar's (deploy.MakeStandIn
+	// makes those deploy/base-images.sh makes). It says whether it knew the image, and sends
+	// its progress to note. nil means a missing stand-in is an error naming the fix.
+	MakeStandIn func(ctx context.Context, image string, note func(string)) (made bool, err error)
 	// BuildNetwork is the network of RUN steps; "" means "host".
 	BuildNetwork string
 	// ScratchDir holds the build logs and the load-generator image's context; "" means a
@@ -82,6 +87,7 @@ type Builder struct {
 	cfg        Config
 	builds     map[string]error  // images this Builder built, by tag: nil, or the failure a rebuild would repeat
 	unpullable map[string]string // base images whose pull failed: why
+	standIns   map[string]bool   // stand-ins MakeStandIn was asked to make
 }
 
 // New returns a Builder over an engine.

@@ -13,8 +13,8 @@ import (
 
 // An Install is where a load tool's pinned version comes from and how that is checked. The
 // files that put the tools on a machine are rendered from the adapters' Installs, so they
-// cannot drift from the versions the runner checks: the load-generator image
-// (image/Dockerfile, RenderDockerfile) and the load-tool block of .ci/setup (RenderSetup).
+// cannot drift from the versions the runner checks: each tool's load-generator image
+// (image/<tool>.Dockerfile, RenderDockerfile) and the load-tool block of .ci/setup (RenderSetup).
 // TestInstallFiles fails when either file disagrees; go test ./runner/loadgen -update
 // rewrites them.
 //
@@ -65,8 +65,8 @@ func Hint(tool Tool) string {
 	return fmt.Sprintf("Debian: apt-get install %s, version %s-*", in.Debian, tool.PinnedVersion())
 }
 
-// imageTag is the load-generator image's tag: every tool's name and pinned version, so a
-// version change builds a new image instead of reusing a stale one.
+// imageTag is the tag of a load-generator image of tools: each tool's name and pinned
+// version, so a version change builds a new image instead of reusing a stale one.
 func imageTag(tools []Tool) string {
 	parts := make([]string, len(tools))
 	for i, t := range tools {
@@ -117,7 +117,7 @@ func modLine(module, v string) string {
 	return `^[[:space:]]+mod[[:space:]]+` + module + `[[:space:]]+` + v + `[[:space:]]`
 }
 
-// RenderDockerfile returns image/Dockerfile for the tools: a build stage per Go tool
+// RenderDockerfile returns the Dockerfile of an image of the tools (image/<tool>.Dockerfile for one): a build stage per Go tool
 // (go install at the pinned version, checked in the binary's build information), then the
 // Debian packages on BASE_IMAGE, each checked to be the pinned upstream version.
 func RenderDockerfile(tools []Tool) (string, error) { return RenderImageDockerfile(tools, nil) }
@@ -128,10 +128,10 @@ func RenderDockerfile(tools []Tool) (string, error) { return RenderImageDockerfi
 // that installed it does not compile it a second time for the image.
 func RenderImageDockerfile(tools []Tool, prebuilt map[string]bool) (string, error) {
 	var b strings.Builder
-	b.WriteString(`# The pinned load-generator image used by ` + "`arenabot bench --lite`" + ` (load tools in Docker).
+	b.WriteString(`# A pinned load-generator image used by ` + "`arenabot bench --lite`" + ` (load tools in Docker).
 # Rendered from the adapters' Install (runner/loadgen/install.go) by
 # go test ./runner/loadgen -update; edit the adapters, not this file.
-# Built by the runner on first use; on hosts without a registry BASE_IMAGE is substituted by
+# Built by the runner on first use, one image per tool; on hosts without a registry BASE_IMAGE is substituted by
 # arenabot/debian:local and GO_IMAGE by arenabot/golang:local (deploy/base-images.sh).
 ARG BASE_IMAGE=debian:bookworm-slim
 `)

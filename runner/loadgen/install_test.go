@@ -2,17 +2,19 @@ package loadgen
 
 import (
 	"flag"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime/debug"
+	"sort"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 )
 
-var update = flag.Bool("update", false, "rewrite image/Dockerfile and the load-tool block of .ci/setup from the adapters' Install")
+var update = flag.Bool("update", false, "rewrite image/<tool>.Dockerfile and the load-tool block of .ci/setup from the adapters' Install")
 
 // setupScript is .ci/setup, from this package's directory.
 var setupScript = filepath.Join("..", "..", ".ci", "setup")
@@ -21,10 +23,6 @@ var setupScript = filepath.Join("..", "..", ".ci", "setup")
 // ones the adapters' Install describe, at the pinned versions. With -update it rewrites
 // them.
 func TestInstallFiles(t *testing.T) {
-	df, err := RenderDockerfile(All())
-	if err != nil {
-		t.Fatal(err)
-	}
 	block, err := RenderSetup(All())
 	if err != nil {
 		t.Fatal(err)
@@ -38,29 +36,54 @@ func TestInstallFiles(t *testing.T) {
 		t.Fatalf("%s: %v", setupScript, err)
 	}
 	if *update {
-		if err := os.WriteFile(filepath.Join("image", "Dockerfile"), []byte(df), 0o644); err != nil {
-			t.Fatal(err)
-		}
 		if err := os.WriteFile(setupScript, []byte(strings.Replace(string(script), old, block, 1)), 0o755); err != nil {
 			t.Fatal(err)
 		}
 		old = block
 	}
-	got, err := ImageContext.ReadFile("image/Dockerfile")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if diff := cmp.Diff(df, string(got)); diff != "" {
-		t.Errorf("image/Dockerfile disagrees with the adapters (-rendered +file):\n%s\nrun go test ./runner/loadgen -update", diff)
-	}
 	if diff := cmp.Diff(block, old); diff != "" {
 		t.Errorf(".ci/setup's load tools disagree with the adapters (-rendered +file):\n%s\nrun go test ./runner/loadgen -update", diff)
 	}
+	files, err := fs.Glob(ImageContext, "image/*")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want []string
 	for _, tool := range All() {
+		name := "image/" + DockerfileName(tool)
+		want = append(want, name)
+		df, err := RenderDockerfile([]Tool{tool})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if *update {
+			if err := os.WriteFile(name, []byte(df), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
+		got, err := ImageContext.ReadFile(name)
+		if err != nil {
+			t.Errorf("%s: %v; run go test ./runner/loadgen -update", name, err)
+			continue
+		}
+		if diff := cmp.Diff(df, string(got)); diff != "" {
+			t.Errorf("%s disagrees with the adapters (-rendered +file):\n%s\nrun go test ./runner/loadgen -update", name, diff)
+		}
 		in := tool.Install()
-		name := in.Debian + in.GoPackage + in.Module
-		if !strings.Contains(df, name) || !strings.Contains(block, name) {
-			t.Errorf("%s: %s is not in both files", tool.Name(), name)
+		if pkg := in.Debian + in.GoPackage + in.Module; !strings.Contains(df, pkg) || !strings.Contains(block, pkg) {
+			t.Errorf("%s: %s is not in both %s and .ci/setup", tool.Name(), pkg, name)
+		}
+		for _, other := range All() {
+			if o := other.Install(); other != tool && strings.Contains(df, o.Debian+o.GoPackage+o.Module) {
+				t.Errorf("%s holds %s too: each tool's image holds that tool only", name, other.Name())
+			}
+		}
+	}
+	if !*update {
+		sort.Strings(want)
+		if diff := cmp.Diff(want, files); diff != "" {
+			t.Errorf("image/ holds other files than one Dockerfile per tool (-want +got):\n%s\nrun go test ./runner/loadgen -update and remove the rest", diff)
 		}
 	}
 }
@@ -104,11 +127,14 @@ func TestSetupScript(t *testing.T) {
 }
 
 func TestRenderInstall(t *testing.T) {
-	if got, want := Image, "arenabot/loadgen:wrk-4.1.0-h2load-1.52.0-ghz-0.121.0-arenaload-"+ArenaloadVersion; got != want {
-		t.Errorf("Image = %q, want %q", got, want)
+	if got, want := ImageFor(H2load{}), "arenabot/loadgen:h2load-1.52.0"; got != want {
+		t.Errorf("ImageFor(h2load) = %q, want %q", got, want)
 	}
-	if diff := cmp.Diff(map[string]string{"WRK_VERSION": "4.1.0", "H2LOAD_VERSION": "1.52.0", "GHZ_VERSION": "0.121.0", "ARENALOAD_VERSION": ArenaloadVersion}, ImageBuildArgs()); diff != "" {
-		t.Errorf("ImageBuildArgs (-want +got):\n%s", diff)
+	if got, want := ImageFor(Arenaload{}), "arenabot/loadgen:arenaload-"+ArenaloadVersion; got != want {
+		t.Errorf("ImageFor(arenaload) = %q, want %q", got, want)
+	}
+	if diff := cmp.Diff(map[string]string{"GHZ_VERSION": "0.121.0"}, ImageBuildArgs(Ghz{})); diff != "" {
+		t.Errorf("ImageBuildArgs(ghz) (-want +got):\n%s", diff)
 	}
 	for tool, want := range map[Tool]string{
 		Wrk{}:       "Debian: apt-get install wrk, version 4.1.0-*",

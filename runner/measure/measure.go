@@ -9,6 +9,7 @@ package measure
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"strings"
@@ -69,6 +70,9 @@ type Config struct {
 	// exists (deploy/base-images.sh makes them); any other missing base image fails the
 	// entry with a *build.BaseImageError.
 	ImageMap build.ImageMap
+	// MakeStandIn makes a missing stand-in on first use (build.Config.MakeStandIn); nil
+	// means a missing one is an error naming the fix.
+	MakeStandIn func(ctx context.Context, image string, note func(string)) (bool, error)
 	// BuildNetwork is the network of RUN steps; "" means "host".
 	BuildNetwork string
 
@@ -202,7 +206,7 @@ func New(eng Engine, cfg Config) *Bencher {
 		cfg.ServerCPUs, cfg.LoadgenCPUs = host.SplitCPUs(host.NumCPU())
 	}
 	images := build.New(eng, build.Config{
-		Root: cfg.Root, BuildArgs: cfg.BuildArgs, ImageMap: cfg.ImageMap, BuildNetwork: cfg.BuildNetwork,
+		Root: cfg.Root, BuildArgs: cfg.BuildArgs, ImageMap: cfg.ImageMap, MakeStandIn: cfg.MakeStandIn, BuildNetwork: cfg.BuildNetwork,
 		ScratchDir: cfg.ScratchDir, Commit: cfg.Commit, TagByCommit: cfg.TagByCommit, Labels: cfg.Labels,
 		Log: cfg.Log, Progress: cfg.Progress,
 	})
@@ -454,16 +458,19 @@ func (r *reporter) note(line string) {
 }
 
 // Prebuild builds the images a plan will measure, before the host lock is taken: each
-// target's image and its base's, and in --lite mode the load-generator image. A build uses
+// target's image and its base's, and in --lite mode the load-generator images of the tools
+// the plan uses (those only: a run of wrk profiles waits for no other tool). A build uses
 // no fixed port, so a run that then waits for the host has built meanwhile, and the host is
 // held only while servers run. Failures are not returned: Measure meets them and reports
 // them on the entry's rows as it would have without Prebuild, and a Dockerfile that failed
 // is not built a second time. An image that built is asked for again by Measure and comes
 // from Docker's layer cache.
 func (b *Bencher) Prebuild(ctx context.Context, plan Plan) {
-	if b.cfg.Lite {
-		if err := b.images.Loadgen(ctx); err != nil {
-			b.cfg.Log.Info("load-generator image not built ahead", "err", err) // Prepare reports it
+	if need, err := planTools(plan); b.cfg.Lite && err == nil {
+		for _, tool := range need {
+			if err := b.images.Loadgen(ctx, tool); err != nil {
+				b.cfg.Log.Info("load-generator image not built ahead", "tool", tool.Name(), "err", err) // Prepare reports it
+			}
 		}
 	}
 	for _, t := range plan.Targets {
@@ -482,6 +489,13 @@ func (b *Bencher) Prebuild(ctx context.Context, plan Plan) {
 	}
 }
 
-// BuildLoadgen builds the load-generator image that --lite runs the load tools in, unless it
-// is built and current. Like Build, it needs neither Prepare nor the host lock.
-func (b *Bencher) BuildLoadgen(ctx context.Context) error { return b.images.Loadgen(ctx) }
+// BuildLoadgen builds every tool's load-generator image, the ones --lite runs the load tools
+// in, unless it is built and current (a run builds only those it needs, on first use). Like
+// Build, it needs neither Prepare nor the host lock.
+func (b *Bencher) BuildLoadgen(ctx context.Context) error {
+	var errs []error
+	for _, tool := range loadgen.All() {
+		errs = append(errs, b.images.Loadgen(ctx, tool))
+	}
+	return errors.Join(errs...)
+}

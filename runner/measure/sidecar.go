@@ -211,7 +211,7 @@ func (st *sidecarStarter) image(ctx context.Context, sc profile.Sidecar) (string
 	// Unmapped: the stand-in deploy/base-images.sh makes, by the arenabot/<name>:local
 	// convention, as for a base image taken from a build argument.
 	local := build.LocalBase(sc.Image)
-	if ok, err := st.eng.ImageExists(ctx, local); err != nil {
+	if ok, err := st.images.HaveLocal(ctx, local); err != nil {
 		return "", err
 	} else if ok {
 		if !st.noted[sc.Image] {

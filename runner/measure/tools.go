@@ -89,12 +89,12 @@ func planTools(plan Plan) (iter.Seq2[string, loadgen.Tool], error) {
 func (tl *tools) check(ctx context.Context, tool loadgen.Tool) (string, error) {
 	var out strings.Builder
 	if tl.cfg.Lite {
-		if err := tl.images.Loadgen(ctx); err != nil {
+		if err := tl.images.Loadgen(ctx, tool); err != nil {
 			return "", err
 		}
-		code, err := tl.eng.Run(ctx, tl.container(append([]string{tool.Binary()}, tool.VersionArgs()...)), &out)
+		code, err := tl.eng.Run(ctx, tl.container(tool, append([]string{tool.Binary()}, tool.VersionArgs()...)), &out)
 		if err != nil {
-			return "", fmt.Errorf("%s in %s: %w", tool.Name(), loadgen.Image, err)
+			return "", fmt.Errorf("%s in %s: %w", tool.Name(), loadgen.ImageFor(tool), err)
 		}
 		_ = code // wrk -v exits 1; the output decides
 		return checkedVersion(tool, out.String())
@@ -253,7 +253,7 @@ func (tl *tools) exec(ctx context.Context, tool loadgen.Tool, args []string, d t
 	argv := append([]string{tool.Binary()}, args...)
 	var out strings.Builder
 	if tl.cfg.Lite {
-		code, err := tl.eng.Run(ctx, tl.container(argv), &out)
+		code, err := tl.eng.Run(ctx, tl.container(tool, argv), &out)
 		if err != nil {
 			return nil, fmt.Errorf("%s in Docker: %w", tool.Name(), err)
 		}
@@ -304,9 +304,9 @@ func toRun(m loadgen.Measurement, u cgroup.Usage) result.Run {
 
 func us(d time.Duration) float64 { return float64(d) / float64(time.Microsecond) }
 
-// container is how a load tool runs in the pinned image: host network, the load-generator CPU
+// container is how a load tool runs in its pinned image: host network, the load-generator CPU
 // set, data and scripts mounted at the same paths as on the host.
-func (tl *tools) container(argv []string) docker.RunOptions {
+func (tl *tools) container(tool loadgen.Tool, argv []string) docker.RunOptions {
 	mounts := []docker.Mount{{Source: tl.cfg.DataDir, Target: tl.cfg.DataDir, ReadOnly: true}}
 	if scratch, err := tl.images.Scratch(); err == nil {
 		mounts = append(mounts, docker.Mount{Source: scratch, Target: scratch, ReadOnly: true})
@@ -315,7 +315,7 @@ func (tl *tools) container(argv []string) docker.RunOptions {
 		}
 	}
 	return docker.RunOptions{
-		Image:       loadgen.Image,
+		Image:       loadgen.ImageFor(tool),
 		Cmd:         argv,
 		HostNetwork: true,
 		CPUSet:      tl.cfg.LoadgenCPUs,
