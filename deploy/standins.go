@@ -44,8 +44,8 @@ func standInName(image string) (string, bool) {
 
 // MakeStandIn makes image when it is one of the stand-ins base-images.sh makes
 // ("arenabot/golang:local"), by running the embedded script for that image alone (the first
-// one also makes the shared Debian rootfs: about a minute), and passes each line of the
-// script's progress to note as it comes. made is false, with a nil error, for any other
+// one also makes the shared Debian rootfs: about a minute), and passes each progress line of
+// the script's own to note as it comes. made is false, with a nil error, for any other
 // image. It needs root (debootstrap, chroot) and the Docker CLI, as the script does.
 func MakeStandIn(ctx context.Context, image string, note func(string)) (made bool, err error) {
 	name, ok := standInName(image)
@@ -66,7 +66,9 @@ func MakeStandIn(ctx context.Context, image string, note func(string)) (made boo
 		for sc.Scan() {
 			line := sc.Text()
 			tail.add(line)
-			if note != nil {
+			// The script's own lines; what apt, debconf and debootstrap print inside
+			// the chroot is kept for the error only.
+			if note != nil && strings.HasPrefix(line, "base-images: ") {
 				note(line)
 			}
 		}

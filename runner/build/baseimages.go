@@ -109,15 +109,23 @@ func (b *Builder) baseImages(ctx context.Context, dockerfile string) (buildInput
 }
 
 // HaveLocal says whether the local stand-in image is on the host, making it first when it is
-// missing and Config.MakeStandIn knows it (tried once per Builder: a failure is noted once,
-// and the stand-in is missing). The error is the engine's or ctx's.
+// missing and Config.MakeStandIn knows it (tried once by a Builder and its siblings, one
+// stand-in at a time: a failure is noted once, and the stand-in is missing). The error is the
+// engine's or ctx's.
 func (b *Builder) HaveLocal(ctx context.Context, image string) (bool, error) {
 	ok, err := b.eng.ImageExists(ctx, image)
 	if err != nil || ok || b.cfg.MakeStandIn == nil {
 		return ok, err
 	}
-	if b.standIns[image] {
-		return false, nil
+	m := b.memo
+	m.making.Lock()
+	defer m.making.Unlock()
+	m.mu.Lock()
+	tried := m.standIns[image]
+	m.standIns[image] = true
+	m.mu.Unlock()
+	if tried { // a sibling made it, or could not, meanwhile
+		return b.eng.ImageExists(ctx, image)
 	}
 	b.note(fmt.Sprintf("making the stand-in %s on first use (deploy/base-images.sh; the first one takes a minute or two)", image))
 	start := time.Now()
@@ -125,10 +133,6 @@ func (b *Builder) HaveLocal(ctx context.Context, image string) (bool, error) {
 	if ctx.Err() != nil {
 		return false, ctx.Err()
 	}
-	if b.standIns == nil {
-		b.standIns = map[string]bool{}
-	}
-	b.standIns[image] = true
 	switch {
 	case err != nil:
 		b.note(err.Error())
@@ -176,7 +180,10 @@ func (b *Builder) haveImage(ctx context.Context, image string) (pullErr string, 
 	if ok, err := b.eng.ImageExists(ctx, image); err != nil || ok {
 		return "", err
 	}
-	if why, failed := b.unpullable[image]; failed {
+	b.memo.mu.Lock()
+	why, failed := b.memo.unpullable[image]
+	b.memo.mu.Unlock()
+	if failed {
 		return why, nil
 	}
 	start := time.Now()
@@ -188,11 +195,10 @@ func (b *Builder) haveImage(ctx context.Context, image string) (pullErr string, 
 	if ctx.Err() != nil {
 		return "", ctx.Err()
 	}
-	why := shortPullErr(err)
-	if b.unpullable == nil {
-		b.unpullable = map[string]string{}
-	}
-	b.unpullable[image] = why
+	why = shortPullErr(err)
+	b.memo.mu.Lock()
+	b.memo.unpullable[image] = why
+	b.memo.mu.Unlock()
 	b.cfg.Log.Info("base image cannot be pulled", "image", image, "err", err)
 	return why, nil
 }

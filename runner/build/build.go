@@ -12,6 +12,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"sync"
 	"time"
 
 	"github.com/arenabot/arenabot/frameworks"
@@ -81,13 +82,49 @@ type Progress interface {
 	Note(line string)
 }
 
-// A Builder builds images and remembers what it built. It is not safe for concurrent use.
+// A Builder builds images and remembers what it built. One Builder is for one goroutine;
+// its siblings (Sibling) share what it remembers and may build beside it.
 type Builder struct {
-	eng        Engine
-	cfg        Config
-	builds     map[string]error  // images this Builder built, by tag: nil, or the failure a rebuild would repeat
+	eng  Engine
+	cfg  Config
+	memo *memo
+}
+
+// memo is what a Builder and its siblings remember.
+type memo struct {
+	mu         sync.Mutex
+	builds     map[string]error  // images built, by tag: nil, or the failure a rebuild would repeat
 	unpullable map[string]string // base images whose pull failed: why
 	standIns   map[string]bool   // stand-ins MakeStandIn was asked to make
+	making     sync.Mutex        // held while a stand-in is made: one at a time
+}
+
+// built returns what is remembered of the image tag: whether it was built or tried
+// before, and the failure a rebuild would repeat.
+func (m *memo) built(tag string) (bool, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	err, ok := m.builds[tag]
+	return ok, err
+}
+
+func (m *memo) setBuilt(tag string, err error) {
+	m.mu.Lock()
+	m.builds[tag] = err
+	m.mu.Unlock()
+}
+
+// Sibling returns a Builder with b's engine, configuration (its progress notes sent to
+// progress instead) and memory of what was built, for building beside b in another
+// goroutine: what either learns (an image built, a pull or a Dockerfile that failed, a
+// stand-in made) the other knows.
+func (b *Builder) Sibling(progress Progress) (*Builder, error) {
+	if _, err := b.Scratch(); err != nil {
+		return nil, err
+	}
+	cfg := b.cfg
+	cfg.Progress = progress
+	return &Builder{eng: b.eng, cfg: cfg, memo: b.memo}, nil
 }
 
 // New returns a Builder over an engine.
@@ -98,7 +135,7 @@ func New(eng Engine, cfg Config) *Builder {
 	if cfg.Log == nil {
 		cfg.Log = slog.New(slog.DiscardHandler)
 	}
-	return &Builder{eng: eng, cfg: cfg, builds: map[string]error{}}
+	return &Builder{eng: eng, cfg: cfg, memo: &memo{builds: map[string]error{}, unpullable: map[string]string{}, standIns: map[string]bool{}}}
 }
 
 // Scratch returns the directory for build logs (and the runner's scripts), making a
@@ -138,7 +175,7 @@ func (b *Builder) Entry(ctx context.Context, e frameworks.Entry) (string, error)
 	if b.cfg.TagByCommit && b.cfg.Commit != "" {
 		tag = CommitImageTag(e.Name, b.cfg.Commit)
 	}
-	err, again := b.builds[tag]
+	again, err := b.memo.built(tag)
 	if err != nil {
 		return "", err // Prebuild met it; building again would only repeat it
 	}
@@ -147,7 +184,7 @@ func (b *Builder) Entry(ctx context.Context, e frameworks.Entry) (string, error)
 	}
 	in, err := b.baseImages(ctx, filepath.Join(e.Dir, "Dockerfile"))
 	if bi, ok := errors.AsType[*BaseImageError](err); ok {
-		b.builds[tag] = bi
+		b.memo.setBuilt(tag, bi)
 		return "", bi // the host lacks an image; the entry is as it should be
 	}
 	if err != nil {
@@ -172,7 +209,7 @@ func (b *Builder) Base(ctx context.Context, e frameworks.Entry, ref, commit stri
 		return "", errors.New("the base has no source")
 	}
 	tag := CommitImageTag(e.Name, commit)
-	err, again := b.builds[tag]
+	again, err := b.memo.built(tag)
 	if err != nil {
 		return "", err // Prebuild met it
 	}
@@ -202,7 +239,7 @@ func (b *Builder) Base(ctx context.Context, e frameworks.Entry, ref, commit stri
 // cancelled context) are not kept.
 func (b *Builder) remember(tag string, err error) error {
 	if _, ok := errors.AsType[*BuildFailure](err); ok || err == nil {
-		b.builds[tag] = err
+		b.memo.setBuilt(tag, err)
 	}
 	return err
 }

@@ -24,7 +24,7 @@ func (b *Builder) Service(ctx context.Context, s Service) (string, error) {
 	if s.Dockerfile == "" {
 		s.Dockerfile = "Dockerfile"
 	}
-	err, again := b.builds[s.Tag]
+	again, err := b.memo.built(s.Tag)
 	if err != nil {
 		return "", err
 	}
@@ -38,7 +38,7 @@ func (b *Builder) Service(ctx context.Context, s Service) (string, error) {
 	in, err := b.baseImages(ctx, filepath.Join(s.Context, s.Dockerfile))
 	b.cfg.BuildArgs = saved
 	if bi, ok := errors.AsType[*BaseImageError](err); ok {
-		b.builds[s.Tag] = bi
+		b.memo.setBuilt(s.Tag, bi)
 		return "", bi
 	}
 	if err != nil {

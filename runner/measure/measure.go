@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"log/slog"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/arenabot/arenabot/arenadata"
@@ -459,34 +460,79 @@ func (r *reporter) note(line string) {
 
 // Prebuild builds the images a plan will measure, before the host lock is taken: each
 // target's image and its base's, and in --lite mode the load-generator images of the tools
-// the plan uses (those only: a run of wrk profiles waits for no other tool). A build uses
-// no fixed port, so a run that then waits for the host has built meanwhile, and the host is
-// held only while servers run. Failures are not returned: Measure meets them and reports
-// them on the entry's rows as it would have without Prebuild, and a Dockerfile that failed
-// is not built a second time. An image that built is asked for again by Measure and comes
-// from Docker's layer cache.
+// the plan uses (those only: a run of wrk profiles waits for no other tool), two at a time
+// (prebuildParallel). A build uses no fixed port, so a run that then waits for the host has
+// built meanwhile, and the host is held only while servers run. Failures are not returned:
+// Measure meets them and reports them on the entry's rows as it would have without
+// Prebuild, and a Dockerfile that failed is not built a second time. An image that built is
+// asked for again by Measure and comes from Docker's layer cache.
 func (b *Bencher) Prebuild(ctx context.Context, plan Plan) {
+	var jobs []func(*build.Builder)
 	if need, err := planTools(plan); b.cfg.Lite && err == nil {
 		for _, tool := range need {
-			if err := b.images.Loadgen(ctx, tool); err != nil {
-				b.cfg.Log.Info("load-generator image not built ahead", "tool", tool.Name(), "err", err) // Prepare reports it
-			}
+			jobs = append(jobs, func(images *build.Builder) {
+				if err := images.Loadgen(ctx, tool); err != nil {
+					b.cfg.Log.Info("load-generator image not built ahead", "tool", tool.Name(), "err", err) // Prepare reports it
+				}
+			})
 		}
 	}
 	for _, t := range plan.Targets {
-		if ctx.Err() != nil {
-			return
-		}
 		if ps := t.Profiles; stackOnly(ps) || len(ps) == 0 && stackOnly(entryProfiles(t.Entry)) {
 			continue // its stacks' images are built as each row starts them
 		}
-		if _, err := b.images.Entry(ctx, t.Entry); err != nil {
-			continue // the entry's rows fail, and its base is not needed
-		}
-		if t.Base != nil && t.Base.Err == nil {
-			b.images.Base(ctx, t.Base.Entry, t.Base.Ref, t.Base.Commit)
-		}
+		jobs = append(jobs, func(images *build.Builder) {
+			if _, err := images.Entry(ctx, t.Entry); err != nil {
+				return // the entry's rows fail, and its base is not needed
+			}
+			if t.Base != nil && t.Base.Err == nil {
+				images.Base(ctx, t.Base.Entry, t.Base.Ref, t.Base.Commit)
+			}
+		})
 	}
+	next := make(chan func(*build.Builder))
+	notes := &lockedNotes{progress: b.cfg.Progress}
+	var wg sync.WaitGroup
+	for range min(prebuildParallel, len(jobs)) {
+		images, err := b.images.Sibling(notes)
+		if err != nil {
+			b.cfg.Log.Info("images not built ahead", "err", err) // Measure meets it
+			return
+		}
+		wg.Go(func() {
+			for job := range next {
+				if ctx.Err() == nil {
+					job(images)
+				}
+			}
+		})
+	}
+	for _, job := range jobs {
+		next <- job
+	}
+	close(next)
+	wg.Wait()
+}
+
+// prebuildParallel is how many images Prebuild builds at once. A build is part compiling
+// (the CPUs) and part the engine unpacking and committing layers (the disk), so two overlap
+// well even on two cores: a fresh machine's first two entries and their load-generator
+// image come ready about a minute sooner than one after another.
+const prebuildParallel = 2
+
+// lockedNotes passes the notes of builds running side by side to a Progress one at a time.
+type lockedNotes struct {
+	mu       sync.Mutex
+	progress Progress
+}
+
+func (n *lockedNotes) Note(line string) {
+	if n.progress == nil {
+		return
+	}
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.progress.Note(line)
 }
 
 // BuildLoadgen builds every tool's load-generator image, the ones --lite runs the load tools

@@ -11,6 +11,7 @@ import (
 	"github.com/arenabot/arenabot/profile"
 	"github.com/arenabot/arenabot/runner/build"
 	"github.com/arenabot/arenabot/runner/docker"
+	"github.com/arenabot/arenabot/runner/loadgen"
 	"github.com/arenabot/arenabot/runner/runnertest"
 )
 
@@ -80,7 +81,63 @@ func TestPrebuild(t *testing.T) {
 		t.Errorf("the broken entry's row: %v; want its build failure", rows[0].Err)
 	}
 	building := slices.DeleteFunc(slices.Clone(progress.Lines), func(l string) bool { return !strings.Contains(l, "building") })
-	if want := []string{"prebuilt: building " + build.ImageTag("prebuilt"), "prebroken: building " + build.ImageTag("prebroken")}; !slices.Equal(building, want) {
+	slices.Sort(building) // built side by side: in either order
+	if want := []string{"prebroken: building " + build.ImageTag("prebroken"), "prebuilt: building " + build.ImageTag("prebuilt")}; !slices.Equal(building, want) {
 		t.Errorf("build notes %q; want %q (one each)", building, want)
+	}
+}
+
+// hidingEngine is a countingEngine on a host that lacks the hidden images until it builds
+// them.
+type hidingEngine struct {
+	*countingEngine
+	hidden map[string]bool
+}
+
+func (e *hidingEngine) ImageExists(ctx context.Context, ref string) (bool, error) {
+	e.mu.Lock()
+	hidden := e.hidden[ref] && !slices.Contains(e.builds, ref)
+	e.mu.Unlock()
+	if hidden {
+		return false, nil
+	}
+	return e.Engine.ImageExists(ctx, ref)
+}
+
+// TestPrebuildLiteTools: in --lite mode Prebuild builds the load-generator image of each
+// tool the plan uses and of no other (a wrk-only run waits for no h2load, ghz or arenaload),
+// side by side with the entries' images.
+func TestPrebuildLiteTools(t *testing.T) {
+	real, _ := runnertest.Engine(t, "")
+	runnertest.StandIns(t, real, "arenabot/debian:local")
+	hidden := map[string]bool{}
+	for _, tool := range loadgen.All() {
+		hidden[loadgen.ImageFor(tool)] = true
+	}
+	eng := &hidingEngine{countingEngine: &countingEngine{Engine: real}, hidden: hidden}
+	good := runnertest.EntryDir(t, "litetools", map[string]string{"Dockerfile": "FROM scratch\nCOPY hello /hello\n", "hello": "hi\n"})
+	progress := &runnertest.Notes{}
+	b := New(eng, Config{Lite: true, ScratchDir: t.TempDir(), Progress: progress, SkipValidation: true, Labels: map[string]string{labelJob: t.Name()}})
+	t.Cleanup(func() { real.RemoveImagesLabeled(context.Background(), labelJob, t.Name()) })
+	p, _ := profile.Lookup("baseline") // wrk
+	plan := Plan{Targets: []Target{{Entry: good, Profiles: []profile.Profile{p}}}}
+
+	b.Prebuild(t.Context(), plan)
+	for _, tool := range loadgen.All() {
+		want := 0
+		if tool.Name() == "wrk" {
+			want = 1
+		}
+		if n := eng.count(loadgen.ImageFor(tool)); n != want {
+			t.Errorf("%s built %d times; want %d for a wrk-only plan", loadgen.ImageFor(tool), n, want)
+		}
+	}
+	if n := eng.count(build.ImageTag("litetools")); n != 1 {
+		t.Errorf("the entry built %d times; want once", n)
+	}
+	if !slices.ContainsFunc(progress.Lines, func(l string) bool {
+		return strings.Contains(l, "building the load-generator image "+loadgen.ImageFor(loadgen.Wrk{})+" (first use")
+	}) {
+		t.Errorf("no first-use line for the wrk image: %q", progress.Lines)
 	}
 }
