@@ -48,7 +48,7 @@
 #
 # Each image is made only when it is missing (use --force to rebuild). Needs root, debootstrap
 # (installed with apt-get when it is missing) and a reachable Debian mirror (DEBIAN_MIRROR,
-# default deb.debian.org). Idempotent; runs of it on one host take turns (flock).
+# default deb.debian.org). Idempotent; runs of it on one host take turns on each image (flock).
 #
 #   bash deploy/base-images.sh [--force] [NAME...]   # NAME: debian golang postgres redis nginx caddy
 #   bash deploy/base-images.sh --print-map [NAME...] # the map line only, nothing made
@@ -93,9 +93,15 @@ fi
 mirror=${DEBIAN_MIRROR:-http://deb.debian.org/debian}
 work=${ARENA_IMAGE_WORKDIR:-/var/tmp/arenabot-rootfs}
 mkdir -p "$work"
-# One run at a time on a host: they share the rootfs under $work.
-exec 9>"$work/.lock"
-flock 9
+# Runs on one host take turns per image (a lock each, taken in one order) and on the shared
+# rootfs while it is made (ensure_base): a run for golang and one for debian overlap
+# everywhere else.
+for n in "${all[@]}"; do
+	if want "$n"; then
+		exec {fd}>"$work/.lock-$n"
+		flock "$fd"
+	fi
+done
 goroot_dir=$(go env GOROOT)
 gover=$(go env GOVERSION)
 gover=${gover#go}
@@ -112,8 +118,14 @@ rootfs() { # rootfs DIR PACKAGES... — a minbase bookworm with extra packages
 			apt-get update -qq >&2
 			DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends debootstrap >/dev/null
 		fi
+		# The packages come in with the system: no second package-list download.
+		local include=()
+		if [ $# -gt 0 ]; then
+			include=("--include=$(IFS=,; echo "$*")")
+			set --
+		fi
 		log "debootstrap bookworm into $dir (about a minute)"
-		debootstrap --variant=minbase bookworm "$dir" "$mirror" >"$dir.log" 2>&1 ||
+		debootstrap --variant=minbase "${include[@]}" bookworm "$dir" "$mirror" >"$dir.log" 2>&1 ||
 			{ tail -20 "$dir.log" >&2; exit 1; }
 		slim "$dir"
 	fi
@@ -158,7 +170,15 @@ import() { # import DIR TAG [CHANGE...] — CHANGEs are Dockerfile lines (ENV, E
 
 base="$work/bookworm"
 ensure_base() { # the shared minbase rootfs with ca-certificates, made once
-	[ -f "$base/.arenabot-base-slim" ] && return
+	exec 8>"$work/.lock"
+	flock 8
+	if [ ! -f "$base/.arenabot-base-slim" ]; then
+		make_base
+	fi
+	flock -u 8
+	exec 8>&-
+}
+make_base() {
 	[ -f "$base/.arenabot-base" ] && slim "$base" # made before slim existed
 	rootfs "$base" ca-certificates
 	# Trust what the host trusts beyond Debian's bundle (a site's egress proxy or mirror CA),

@@ -109,8 +109,8 @@ func (b *Builder) baseImages(ctx context.Context, dockerfile string) (buildInput
 }
 
 // HaveLocal says whether the local stand-in image is on the host, making it first when it is
-// missing and Config.MakeStandIn knows it (tried once by a Builder and its siblings, one
-// stand-in at a time: a failure is noted once, and the stand-in is missing). The error is the
+// missing and Config.MakeStandIn knows it (tried once by a Builder and its siblings: a
+// failure is noted once, and the stand-in is missing). The error is the
 // engine's or ctx's.
 func (b *Builder) HaveLocal(ctx context.Context, image string) (bool, error) {
 	ok, err := b.eng.ImageExists(ctx, image)
@@ -118,8 +118,9 @@ func (b *Builder) HaveLocal(ctx context.Context, image string) (bool, error) {
 		return ok, err
 	}
 	m := b.memo
-	m.making.Lock()
-	defer m.making.Unlock()
+	lock := m.makingLock(image)
+	lock.Lock()
+	defer lock.Unlock()
 	m.mu.Lock()
 	tried := m.standIns[image]
 	m.standIns[image] = true

@@ -93,10 +93,21 @@ type Builder struct {
 // memo is what a Builder and its siblings remember.
 type memo struct {
 	mu         sync.Mutex
-	builds     map[string]error  // images built, by tag: nil, or the failure a rebuild would repeat
-	unpullable map[string]string // base images whose pull failed: why
-	standIns   map[string]bool   // stand-ins MakeStandIn was asked to make
-	making     sync.Mutex        // held while a stand-in is made: one at a time
+	builds     map[string]error       // images built, by tag: nil, or the failure a rebuild would repeat
+	unpullable map[string]string      // base images whose pull failed: why
+	standIns   map[string]bool        // stand-ins MakeStandIn was asked to make
+	making     map[string]*sync.Mutex // held while that stand-in is made
+}
+
+// makingLock returns the lock held while the stand-in image is made: siblings that need
+// the same one wait for it, those that need another go on.
+func (m *memo) makingLock(image string) *sync.Mutex {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.making[image] == nil {
+		m.making[image] = &sync.Mutex{}
+	}
+	return m.making[image]
 }
 
 // built returns what is remembered of the image tag: whether it was built or tried
@@ -135,7 +146,7 @@ func New(eng Engine, cfg Config) *Builder {
 	if cfg.Log == nil {
 		cfg.Log = slog.New(slog.DiscardHandler)
 	}
-	return &Builder{eng: eng, cfg: cfg, memo: &memo{builds: map[string]error{}, unpullable: map[string]string{}, standIns: map[string]bool{}}}
+	return &Builder{eng: eng, cfg: cfg, memo: &memo{builds: map[string]error{}, unpullable: map[string]string{}, standIns: map[string]bool{}, making: map[string]*sync.Mutex{}}}
 }
 
 // Scratch returns the directory for build logs (and the runner's scripts), making a
