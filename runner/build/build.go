@@ -180,7 +180,8 @@ func ShortCommit(sha string) string {
 
 // Entry builds an entry's image from its own directory and Dockerfile and returns its tag.
 // A Dockerfile that failed (a *BuildFailure) or a base image the host lacks (a
-// *BaseImageError) is not built again: the same error comes back.
+// *BaseImageError) is not built again: the same error comes back; nor is one this Builder
+// or a sibling built, while its image is there.
 func (b *Builder) Entry(ctx context.Context, e frameworks.Entry) (string, error) {
 	tag := ImageTag(e.Name)
 	if b.cfg.TagByCommit && b.cfg.Commit != "" {
@@ -189,6 +190,9 @@ func (b *Builder) Entry(ctx context.Context, e frameworks.Entry) (string, error)
 	again, err := b.memo.built(tag)
 	if err != nil {
 		return "", err // Prebuild met it; building again would only repeat it
+	}
+	if b.stillBuilt(ctx, tag, again) {
+		return tag, nil
 	}
 	if !again {
 		b.note(fmt.Sprintf("%s: building %s", e.Name, tag))
@@ -243,6 +247,18 @@ func (b *Builder) Base(ctx context.Context, e frameworks.Entry, ref, commit stri
 		return "", b.remember(tag, err)
 	}
 	return tag, b.remember(tag, nil)
+}
+
+// stillBuilt says whether tag, built before by this Builder or a sibling (built), is still
+// on the host, so that asking for it again costs nothing. Building it again is not free
+// even when every layer is cached: two siblings that built entries side by side made two
+// copies of their shared first layers, and the cache then follows only one of them.
+func (b *Builder) stillBuilt(ctx context.Context, tag string, built bool) bool {
+	if !built {
+		return false
+	}
+	ok, err := b.eng.ImageExists(ctx, tag)
+	return err == nil && ok
 }
 
 // remember records a build's outcome: a success, or a failure of the Dockerfile itself,

@@ -19,7 +19,7 @@ type Service struct {
 // Service builds a compose service's image as Entry builds an entry's: every FROM's base
 // image is found on the host, pulled, or replaced by its stand-in (ImageMap, or
 // arenabot/<name>:local for a FROM ${ARG}), in a rewritten copy of the Dockerfile. A
-// Dockerfile that failed is not built again.
+// Dockerfile that failed is not built again, nor one built before while its image is there.
 func (b *Builder) Service(ctx context.Context, s Service) (string, error) {
 	if s.Dockerfile == "" {
 		s.Dockerfile = "Dockerfile"
@@ -27,6 +27,9 @@ func (b *Builder) Service(ctx context.Context, s Service) (string, error) {
 	again, err := b.memo.built(s.Tag)
 	if err != nil {
 		return "", err
+	}
+	if b.stillBuilt(ctx, s.Tag, again) {
+		return s.Tag, nil
 	}
 	if !again {
 		b.note(fmt.Sprintf("%s: building %s", s.Name, s.Tag))
