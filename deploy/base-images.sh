@@ -215,12 +215,18 @@ fi
 # Its GOROOT has no tests (test/, *_test.go, testdata: 10,000 of its 27,000 files), which
 # building never reads and which every build step on the image would pay for; the label
 # says so, and an image without it is made again.
+# ARENA_GO_STD_CACHE=no makes it without the compiled standard library (label "none"), as
+# a runner making it on first use does: compiling all of std is half a minute before the
+# first build can start, more than the packages one entry needs cost it; an image without
+# the cache is still current then, and a run without the variable makes it again with it.
 stdcache="CGO_ENABLED=0 go build -trimpath std"
+[ "${ARENA_GO_STD_CACHE:-yes}" = no ] && stdcache=none
 goroot="without tests"
+label() { docker image inspect -f "{{index .Config.Labels \"$2\"}}" "$1" 2>/dev/null; }
 golang_current() {
 	have "arenabot/golang:$gover" &&
-		[ "$(docker image inspect -f '{{index .Config.Labels "arenabot.std-cache"}}' "arenabot/golang:$gover" 2>/dev/null)" = "$stdcache" ] &&
-		[ "$(docker image inspect -f '{{index .Config.Labels "arenabot.goroot"}}' "arenabot/golang:$gover" 2>/dev/null)" = "$goroot" ]
+		{ [ "$(label "arenabot/golang:$gover" arenabot.std-cache)" = "$stdcache" ] || [ "$stdcache" = none ]; } &&
+		[ "$(label "arenabot/golang:$gover" arenabot.goroot)" = "$goroot" ]
 }
 # The standard library compiles (CPU) while the sidecars' stand-ins install their packages
 # (mostly the network): the Go image is made in the background and waited for at the end.
@@ -232,12 +238,16 @@ golang_image() {
 	rm -rf "$gdir/usr/local/go/test"
 	find "$gdir/usr/local/go/src" -name testdata -type d -prune -exec rm -rf {} +
 	find "$gdir/usr/local/go/src" -name '*_test.go' -delete
-	log "compiling the standard library into the Go stand-in's build cache ($stdcache; about a minute)"
-	# A chroot has no /proc, from which go finds its GOROOT; a container has, so the image
-	# sets nothing. The cache keys do not depend on how GOROOT was found.
-	chroot "$gdir" /usr/bin/env -i PATH=/usr/local/go/bin:/usr/bin:/bin HOME=/root GOROOT=/usr/local/go \
-		GOTOOLCHAIN=local GOFLAGS= CGO_ENABLED=0 go build -trimpath std >"$gdir.log" 2>&1 ||
-		{ tail -20 "$gdir.log" >&2; exit 1; }
+	if [ "$stdcache" != none ]; then
+		log "compiling the standard library into the Go stand-in's build cache ($stdcache; about a minute)"
+		# A chroot has no /proc, from which go finds its GOROOT; a container has, so the image
+		# sets nothing. The cache keys do not depend on how GOROOT was found.
+		chroot "$gdir" /usr/bin/env -i PATH=/usr/local/go/bin:/usr/bin:/bin HOME=/root GOROOT=/usr/local/go \
+			GOTOOLCHAIN=local GOFLAGS= CGO_ENABLED=0 go build -trimpath std >"$gdir.log" 2>&1 ||
+			{ tail -20 "$gdir.log" >&2; exit 1; }
+	else
+		log "the Go stand-in without the compiled standard library (ARENA_GO_STD_CACHE=no): each build compiles what it uses; bash deploy/base-images.sh --force golang adds it"
+	fi
 	import "$gdir" "arenabot/golang:$gover" "LABEL arenabot.std-cache=\"$stdcache\"" "LABEL arenabot.goroot=\"$goroot\""
 	rm -rf "$gdir"
 }
