@@ -20,13 +20,24 @@ import (
 // unless it is on the host and, for one of this module's own tools, holds the same build of
 // it as the host has. Each tool has its own image, made on first use.
 func (b *Builder) Loadgen(ctx context.Context, tool loadgen.Tool) error {
+	return loadgenImage{b: b, tool: tool}.build(ctx)
+}
+
+// A loadgenImage is one tool's load-generator image, being built by b.
+type loadgenImage struct {
+	b    *Builder
+	tool loadgen.Tool
+}
+
+func (li loadgenImage) build(ctx context.Context) error {
+	b, tool := li.b, li.tool
 	image := loadgen.ImageFor(tool)
 	ok, err := b.eng.ImageExists(ctx, image)
 	if err != nil {
 		return err
 	}
 	if ok {
-		stale, why := b.ownToolStale(ctx, tool)
+		stale, why := li.ownToolStale(ctx)
 		if !stale {
 			return nil
 		}
@@ -46,13 +57,13 @@ func (b *Builder) Loadgen(ctx context.Context, tool loadgen.Tool) error {
 	case in.Module != "":
 		// This module's own generator: the binary .ci/setup built from the checkout,
 		// checked to be the pinned version before it goes into the image.
-		if err := b.copyOwnTool(ctx, tool, dir); err != nil {
+		if err := li.copyOwnTool(ctx, dir); err != nil {
 			return err
 		}
 	case in.GoPackage != "":
 		// A Go tool the host already built as the image would (.ci/setup does) goes in
 		// as it is; otherwise the image compiles it.
-		prebuilt[tool.Name()] = b.copyPrebuilt(ctx, tool, dir)
+		prebuilt[tool.Name()] = li.copyPrebuilt(ctx, dir)
 	}
 	df, err := loadgen.RenderImageDockerfile([]loadgen.Tool{tool}, prebuilt)
 	if err != nil {
@@ -76,7 +87,8 @@ func (b *Builder) Loadgen(ctx context.Context, tool loadgen.Tool) error {
 // load-generator image as another build than the one installed natively: its pinned version
 // names the behaviour, but a checkout that moved without changing it must not be measured
 // with the image's older binary. The build's VCS revision in --version tells them apart.
-func (b *Builder) ownToolStale(ctx context.Context, tool loadgen.Tool) (bool, string) {
+func (li loadgenImage) ownToolStale(ctx context.Context) (bool, string) {
+	b, tool := li.b, li.tool
 	if tool.Install().Module == "" {
 		return false, ""
 	}
@@ -86,7 +98,7 @@ func (b *Builder) ownToolStale(ctx context.Context, tool loadgen.Tool) (bool, st
 	}
 	native, _ := exec.CommandContext(ctx, path, tool.VersionArgs()...).CombinedOutput()
 	var inImage strings.Builder
-	if _, err := b.eng.Run(ctx, b.versionContainer(tool, append([]string{tool.Binary()}, tool.VersionArgs()...)), &inImage); err != nil {
+	if _, err := b.eng.Run(ctx, li.versionContainer(append([]string{tool.Binary()}, tool.VersionArgs()...)), &inImage); err != nil {
 		return true, fmt.Sprintf("%s --version in the image: %v", tool.Binary(), err)
 	}
 	if n, i := strings.TrimSpace(string(native)), strings.TrimSpace(inImage.String()); n != i {
@@ -97,19 +109,20 @@ func (b *Builder) ownToolStale(ctx context.Context, tool loadgen.Tool) (bool, st
 
 // versionContainer runs a tool's version command in its load-generator image: host network,
 // the runner's labels. It needs none of a measurement's mounts or CPUs.
-func (b *Builder) versionContainer(tool loadgen.Tool, argv []string) docker.RunOptions {
+func (li loadgenImage) versionContainer(argv []string) docker.RunOptions {
 	return docker.RunOptions{
-		Image:       loadgen.ImageFor(tool),
+		Image:       loadgen.ImageFor(li.tool),
 		Cmd:         argv,
 		HostNetwork: true,
-		Labels:      docker.Labels(b.cfg.Labels, LabelManaged, "true", LabelEntry, "loadgen"),
+		Labels:      docker.Labels(li.b.cfg.Labels, LabelManaged, "true", LabelEntry, "loadgen"),
 	}
 }
 
 // copyPrebuilt copies the host's build of a Go tool into the image's build context when it
 // is the one the image's build stage would make (loadgen.CheckPrebuilt), and says whether it
 // did.
-func (b *Builder) copyPrebuilt(ctx context.Context, tool loadgen.Tool, dir string) bool {
+func (li loadgenImage) copyPrebuilt(ctx context.Context, dir string) bool {
+	b, tool := li.b, li.tool
 	path, err := exec.LookPath(tool.Binary())
 	if err != nil {
 		return false
@@ -129,10 +142,11 @@ func (b *Builder) copyPrebuilt(ctx context.Context, tool loadgen.Tool, dir strin
 // copyOwnTool copies the native binary of one of this module's tools into the image's
 // build context dir, after checking its version. A host that has not installed it (a
 // checkout's first run, before .ci/setup) gets it built from the checkout it runs in.
-func (b *Builder) copyOwnTool(ctx context.Context, tool loadgen.Tool, dir string) error {
+func (li loadgenImage) copyOwnTool(ctx context.Context, dir string) error {
+	tool := li.tool
 	path, err := exec.LookPath(tool.Binary())
 	if err != nil {
-		if path, err = b.buildOwnTool(ctx, tool, dir); err != nil {
+		if path, err = li.buildOwnTool(ctx, dir); err != nil {
 			return fmt.Errorf("load-generator image: %s is not installed (not on PATH) and %v; build it: %s", tool.Binary(), err, loadgen.Hint(tool))
 		}
 	}
@@ -152,7 +166,8 @@ func (b *Builder) copyOwnTool(ctx context.Context, tool loadgen.Tool, dir string
 // buildOwnTool builds one of this module's tools into dir from the module's source, as
 // .ci/setup does (static, -trimpath, the VCS revision stamped), when the working directory
 // is inside this module's checkout, and returns the binary's path.
-func (b *Builder) buildOwnTool(ctx context.Context, tool loadgen.Tool, dir string) (string, error) {
+func (li loadgenImage) buildOwnTool(ctx context.Context, dir string) (string, error) {
+	b, tool := li.b, li.tool
 	info, ok := debug.ReadBuildInfo()
 	if !ok || info.Main.Path == "" {
 		return "", errors.New("this binary does not name its module")
