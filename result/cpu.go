@@ -57,11 +57,16 @@ type FuncShare struct {
 
 // A CPUDiff is how a profile moved from its base, in percentage points.
 type CPUDiff struct {
-	Kernel float64     `json:"kernel_pts"`
-	GC     float64     `json:"gc_pts"`
-	Own    float64     `json:"own_pts"`
-	Self   []CPUChange `json:"self,omitempty"` // largest change of self share first
-	Cum    []CPUChange `json:"cum,omitempty"`
+	Kernel float64 `json:"kernel_pts"`
+	GC     float64 `json:"gc_pts"`
+	Own    float64 `json:"own_pts"`
+	// The half-widths of their 95% intervals, in points (sampling error of the shares).
+	KernelMargin float64 `json:"kernel_margin_pts,omitempty"`
+	GCMargin     float64 `json:"gc_margin_pts,omitempty"`
+	OwnMargin    float64 `json:"own_margin_pts,omitempty"`
+	// The functions whose share moved by more than its margin, largest change first.
+	Self []CPUChange `json:"self,omitempty"`
+	Cum  []CPUChange `json:"cum,omitempty"`
 	// Committed marks a difference from the profile committed on the base branch (its
 	// .cpu.pb.gz), recorded at another time, when no base was profiled in the job.
 	Committed bool `json:"committed,omitempty"`
@@ -73,7 +78,14 @@ type CPUChange struct {
 	Before float64 `json:"before_pct"`
 	After  float64 `json:"after_pct"`
 	Delta  float64 `json:"delta_pts"`
+	Margin float64 `json:"margin_pts,omitempty"` // half-width of the change's 95% interval
 }
 
-// String is how a reply shows the change: "+8.2 pts runtime.mallocgc".
-func (c CPUChange) String() string { return fmt.Sprintf("%+.1f pts %s", c.Delta, c.Name) }
+// String is how a reply shows the change: "+8.2 pts (±1.3) runtime.mallocgc", or without
+// the interval for a result recorded before there was one.
+func (c CPUChange) String() string {
+	if c.Margin == 0 {
+		return fmt.Sprintf("%+.1f pts %s", c.Delta, c.Name)
+	}
+	return fmt.Sprintf("%+.1f pts (±%.1f) %s", c.Delta, c.Margin, c.Name)
+}

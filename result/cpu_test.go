@@ -70,6 +70,9 @@ func TestCPUProfileRoundTrip(t *testing.T) {
 		t.Errorf("old file: profile %v, err %v; want none", got.CPUProfile, err)
 	}
 	if s := (CPUChange{Name: "runtime.mallocgc", Delta: 8.24}).String(); s != "+8.2 pts runtime.mallocgc" {
+		t.Errorf("CPUChange.String of a change recorded without its margin = %q", s)
+	}
+	if s := (CPUChange{Name: "runtime.mallocgc", Delta: 8.24, Margin: 1.26}).String(); s != "+8.2 pts (±1.3) runtime.mallocgc" {
 		t.Errorf("CPUChange.String = %q", s)
 	}
 }

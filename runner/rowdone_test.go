@@ -105,7 +105,7 @@ func TestRowDoneComparesWithCommittedProfile(t *testing.T) {
 	j := newJobRun(w, queue.Lease{Job: queue.Job{ID: "j1"}})
 	j.ctx = t.Context()
 	p, _ := profile.Lookup("baseline")
-	head, committed := testPprof(t, 11), testPprof(t, 3)
+	head, committed := testPprof(t, 110), testPprof(t, 30) // of 1,000 samples: 8 points apart
 	dir := filepath.Join(j.dir, "base", "frameworks", "nethttp", result.Dir)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
@@ -131,7 +131,7 @@ func TestRowDoneComparesWithCommittedProfile(t *testing.T) {
 func testPprof(t *testing.T, malloc int) []byte {
 	t.Helper()
 	var samples []cpuprof.Sample
-	for i := range 100 {
+	for i := range 1000 {
 		leaf := cpuprof.Frame{Symbol: "tcp_sendmsg", DSO: cpuprof.KernelDSO, Addr: 0xffffffff81000000}
 		if i < malloc {
 			leaf = cpuprof.Frame{Symbol: "runtime.mallocgc", DSO: "/server", Addr: 0x2000}

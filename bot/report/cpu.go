@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"math"
 	"strings"
 
 	"github.com/arenabot/arenabot/md"
@@ -100,7 +101,8 @@ func profileBlock(t Table, r Row, fileURL func(entry, file string) string) strin
 		if d.Committed {
 			how = "the profile committed on the base branch** (recorded at another time, not in this job)"
 		}
-		fmt.Fprintf(&b, "**Difference from %s: kernel %s, GC %s, own code %s\n\n", how, pts(d.Kernel), pts(d.GC), pts(d.Own))
+		fmt.Fprintf(&b, "**Difference from %s: kernel %s, GC %s, own code %s. Each ± is the sampling error of the two profiles' shares (95%%, the intervals of a list holding together); only functions that moved by more are listed.\n\n",
+			how, ptsWithin(d.Kernel, d.KernelMargin), ptsWithin(d.GC, d.GCMargin), ptsWithin(d.Own, d.OwnMargin))
 		writeChanges(&b, "Self CPU", d.Self)
 		writeChanges(&b, "Cumulative CPU", d.Cum)
 	}
@@ -160,7 +162,7 @@ func writeChanges(b *strings.Builder, title string, cs []result.CPUChange) {
 	}
 	fmt.Fprintf(b, "%s, largest changes:\n\n| Δ | base → head | Function |\n|---:|---|---|\n", title)
 	for _, c := range append(grew, shrank...) {
-		fmt.Fprintf(b, "| %s | %s → %s | %s |\n", pts(c.Delta), pct(c.Before), pct(c.After), md.CodeCell(c.Name))
+		fmt.Fprintf(b, "| %s | %s → %s | %s |\n", ptsWithin(c.Delta, c.Margin), pct(c.Before), pct(c.After), md.CodeCell(c.Name))
 	}
 	b.WriteString("\n")
 }
@@ -177,6 +179,19 @@ func pts(v float64) string {
 		return "−" + s[1:]
 	}
 	return s
+}
+
+// ptsWithin renders a change with its interval: "+8.2 pts (±1.3)"; a change inside its
+// interval reads "~0 pts (±1.3)", as an RPS change inside its interval reads ~0%. A result
+// recorded before intervals (no margin) shows the change alone.
+func ptsWithin(v, margin float64) string {
+	if margin <= 0 {
+		return pts(v)
+	}
+	if math.Abs(v) <= margin {
+		return fmt.Sprintf("~0 pts (±%.1f)", margin)
+	}
+	return fmt.Sprintf("%s (±%.1f)", pts(v), margin)
 }
 
 func shortCommit(c string) string {

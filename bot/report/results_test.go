@@ -183,15 +183,15 @@ func profiledResults() Results {
 	slices.SortStableFunc(head.TopCum, func(a, b result.FuncShare) int { return cmp.Compare(b.Cum, a.Cum) })
 	head.Pprof, head.Flame = result.PprofFileName("baseline", 512), result.FlameFileName("baseline", 512)
 	head.Base = base
-	head.Diff = &result.CPUDiff{Kernel: -8.2, GC: 2.7, Own: 0,
+	head.Diff = &result.CPUDiff{Kernel: -8.2, GC: 2.7, Own: 0, KernelMargin: 2.4, GCMargin: 1.5, OwnMargin: 0.6,
 		Self: []result.CPUChange{
-			{Name: "runtime.mallocgc", Before: 3.1, After: 11.3, Delta: 8.2},
-			{Name: "[unknown] (vmlinux)", Before: 14.1, After: 5.9, Delta: -8.2},
+			{Name: "runtime.mallocgc", Before: 3.1, After: 11.3, Delta: 8.2, Margin: 2.3},
+			{Name: "[unknown] (vmlinux)", Before: 14.1, After: 5.9, Delta: -8.2, Margin: 3.1},
 		},
 		Cum: []result.CPUChange{
-			{Name: "runtime.mallocgc", Before: 6.3, After: 14.5, Delta: 8.2},
-			{Name: "main.handleBaseline", Before: 3.9, After: 12.1, Delta: 8.2},
-			{Name: "entry_SYSCALL_64_after_hwframe", Before: 52.4, After: 44.2, Delta: -8.2},
+			{Name: "runtime.mallocgc", Before: 6.3, After: 14.5, Delta: 8.2, Margin: 2.8},
+			{Name: "main.handleBaseline", Before: 3.9, After: 12.1, Delta: 8.2, Margin: 2.6},
+			{Name: "entry_SYSCALL_64_after_hwframe", Before: 52.4, After: 44.2, Delta: -8.2, Margin: 5.4},
 		}}
 	b512.Result.CPUProfile = head
 	j512 := pairedRow("nethttp", "json", 512, 19<<20, 19<<20,
@@ -209,8 +209,8 @@ func committedProfileResults() Results {
 	r.CommitSHA, r.CommitURL = "", ""
 	r.Report.Rows = r.Report.Rows[:2]
 	p := cpuProfile(1.4)
-	p.Diff = &result.CPUDiff{Kernel: -1.4, GC: 0.5, Committed: true,
-		Self: []result.CPUChange{{Name: "runtime.mallocgc", Before: 3.1, After: 4.5, Delta: 1.4}, {Name: "[unknown] (vmlinux)", Before: 14.1, After: 12.7, Delta: -1.4}}}
+	p.Diff = &result.CPUDiff{Kernel: -1.4, GC: 0.5, Committed: true, KernelMargin: 2.1, GCMargin: 0.8, OwnMargin: 0.3,
+		Self: []result.CPUChange{{Name: "runtime.mallocgc", Before: 3.1, After: 4.5, Delta: 1.4, Margin: 0.9}, {Name: "[unknown] (vmlinux)", Before: 14.1, After: 12.7, Delta: -1.4, Margin: 1.3}}}
 	r.Report.Rows[0].Result.CPUProfile = p
 	return r
 }

@@ -215,34 +215,71 @@ func IsGC(f Frame) bool {
 	return false
 }
 
-// A Diff is how a profile moved from a base to a head, in percentage points.
+// A Diff is how a profile moved from a base to a head, in percentage points, each change
+// with the half-width of its 95% interval (Margin).
 type Diff struct {
-	Kernel float64 `json:"kernel_pts"`
-	GC     float64 `json:"gc_pts"`
-	Own    float64 `json:"own_pts"`
-	// Self and Cum are the functions whose self (cumulative) share changed most, largest
-	// absolute change first (growth before shrinkage, then by name, on ties).
-	Self []Change `json:"self"`
-	Cum  []Change `json:"cum"`
+	Kernel, KernelMargin float64
+	GC, GCMargin         float64
+	Own, OwnMargin       float64
+	// Self and Cum are the functions whose self (cumulative) share moved by more than its
+	// margin, largest absolute change first (growth before shrinkage, then by name, on
+	// ties). A move within its margin is what two profiles of the same code show.
+	Self []Change
+	Cum  []Change
 }
 
-// A Change is one function's share in the base and in the head.
+// A Change is one function's share in the base and in the head, in percent, and the
+// half-width of the 95% interval of their difference, in points.
 type Change struct {
-	Name   string  `json:"name"`
-	Before float64 `json:"before_pct"`
-	After  float64 `json:"after_pct"`
-	Delta  float64 `json:"delta_pts"`
+	Name   string
+	Before float64
+	After  float64
+	Delta  float64
+	Margin float64
 }
 
-// String is how a reply shows the change: "+8.2 pts runtime.mallocgc".
+// String is how a reply shows the change: "+8.2 pts (±1.3) runtime.mallocgc".
 func (c Change) String() string {
-	return fmt.Sprintf("%+.1f pts %s", c.Delta, c.Name)
+	return fmt.Sprintf("%+.1f pts (±%.1f) %s", c.Delta, c.Margin, c.Name)
+}
+
+// Margin is the half-width, in percentage points, of the interval of the difference
+// between a share of before (percent of nBefore samples) and one of after (of nAfter), at
+// z standard errors: the normal approximation of two binomial proportions, each share
+// counted as at least one sample so that a function absent from one side still has its
+// sampling error.
+func Margin(before float64, nBefore int, after float64, nAfter int, z float64) float64 {
+	if nBefore <= 0 || nAfter <= 0 {
+		return math.Inf(1)
+	}
+	v := func(pct float64, n int) float64 {
+		p := math.Max(pct/100, 1/float64(n))
+		p = math.Min(p, 1-1/float64(n))
+		return p * (1 - p) / float64(n)
+	}
+	return 100 * z * math.Sqrt(v(before, nBefore)+v(after, nAfter))
+}
+
+// zFor is the number of standard errors that makes m intervals hold together with 95%
+// confidence (Bonferroni: each at 1 − 0.05/m, two-sided): 1.96 for one, 3.2 for 30. Two
+// profiles of the same code then list no function at all in 19 of 20 comparisons, where
+// m separate 95% intervals would list one in most of them.
+func zFor(m int) float64 {
+	return math.Sqrt2 * math.Erfinv(1-0.05/float64(max(m, 1)))
 }
 
 // Compare lists the n largest changes from base to head, of self and of cumulative
-// share. Changes that round to 0.0 points are left out.
+// share, among those larger than their margin (the functions' intervals holding together
+// at 95%); smaller ones are left out. The kernel, GC and own-code changes have margins of
+// their own, the three holding together.
 func Compare(base, head Summary, n int) Diff {
-	d := Diff{Kernel: head.Kernel - base.Kernel, GC: head.GC - base.GC, Own: head.Own - base.Own}
+	z := zFor(3)
+	m := func(b, h float64) float64 { return Margin(b, base.Samples, h, head.Samples, z) }
+	d := Diff{
+		Kernel: head.Kernel - base.Kernel, KernelMargin: m(base.Kernel, head.Kernel),
+		GC: head.GC - base.GC, GCMargin: m(base.GC, head.GC),
+		Own: head.Own - base.Own, OwnMargin: m(base.Own, head.Own),
+	}
 	d.Self = changes(base, head, n, func(f FuncShare) float64 { return f.Self })
 	d.Cum = changes(base, head, n, func(f FuncShare) float64 { return f.Cum })
 	return d
@@ -262,9 +299,11 @@ func changes(base, head Summary, n int, share func(FuncShare) float64) []Change 
 		c.After = share(f)
 	}
 	var out []Change
+	z := zFor(len(byName))
 	for _, c := range byName {
 		c.Delta = c.After - c.Before
-		if math.Abs(c.Delta) >= 0.05 {
+		c.Margin = Margin(c.Before, base.Samples, c.After, head.Samples, z)
+		if math.Abs(c.Delta) > c.Margin && math.Abs(c.Delta) >= 0.05 {
 			out = append(out, *c)
 		}
 	}

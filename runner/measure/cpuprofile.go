@@ -114,7 +114,7 @@ func (c *cpuRun) attach(r *result.Result, base *cpuRun, p profile.Profile, conns
 	if base != nil && base.res.Err == "" && c.res.Err == "" {
 		c.res.Base = base.res
 		d := cpuprof.Compare(base.summary, c.summary, profileTop)
-		c.res.Diff = &result.CPUDiff{Kernel: round1(d.Kernel), GC: round1(d.GC), Own: round1(d.Own), Self: changes(d.Self), Cum: changes(d.Cum)}
+		c.res.Diff = cpuDiff(d)
 	}
 	r.CPUProfile = c.res
 }
@@ -142,14 +142,24 @@ func CompareCommitted(committed, head []byte) (*result.CPUDiff, error) {
 	if err != nil {
 		return nil, fmt.Errorf("the profile: %w", err)
 	}
-	d := cpuprof.Compare(base, now, profileTop)
-	return &result.CPUDiff{Kernel: round1(d.Kernel), GC: round1(d.GC), Own: round1(d.Own), Self: changes(d.Self), Cum: changes(d.Cum), Committed: true}, nil
+	diff := cpuDiff(cpuprof.Compare(base, now, profileTop))
+	diff.Committed = true
+	return diff, nil
+}
+
+// cpuDiff is a profile difference as results record it, to a tenth of a point.
+func cpuDiff(d cpuprof.Diff) *result.CPUDiff {
+	return &result.CPUDiff{
+		Kernel: round1(d.Kernel), GC: round1(d.GC), Own: round1(d.Own),
+		KernelMargin: round1(d.KernelMargin), GCMargin: round1(d.GCMargin), OwnMargin: round1(d.OwnMargin),
+		Self: changes(d.Self), Cum: changes(d.Cum),
+	}
 }
 
 func changes(cs []cpuprof.Change) []result.CPUChange {
 	out := make([]result.CPUChange, len(cs))
 	for i, c := range cs {
-		out[i] = result.CPUChange{Name: c.Name, Before: round1(c.Before), After: round1(c.After), Delta: round1(c.Delta)}
+		out[i] = result.CPUChange{Name: c.Name, Before: round1(c.Before), After: round1(c.After), Delta: round1(c.Delta), Margin: round1(c.Margin)}
 	}
 	return out
 }

@@ -39,11 +39,11 @@ func TestProfilerCheck(t *testing.T) {
 }
 
 // TestAttach: a profile goes on its result with the file names, and with a profiled base its
-// difference, in points rounded to one decimal.
+// difference, in points rounded to one decimal, each with its margin.
 func TestAttach(t *testing.T) {
 	p, _ := profile.Lookup("baseline")
 	sum := func(malloc float64) cpuprof.Summary {
-		return cpuprof.Summary{Samples: 100, Kernel: 40, GC: 2, Own: 1, Funcs: []cpuprof.FuncShare{
+		return cpuprof.Summary{Samples: 1000, Kernel: 40, GC: 2, Own: 1, Funcs: []cpuprof.FuncShare{
 			{Name: "net/http.(*conn).serve", Self: 1, Cum: 80}, {Name: "runtime.mallocgc", Self: malloc, Cum: malloc + 2}}}
 	}
 	head := &cpuRun{res: &result.CPUProfile{Samples: 100}, summary: sum(11.26), pprof: []byte("p"), flame: []byte("f")}
@@ -54,8 +54,9 @@ func TestAttach(t *testing.T) {
 	if got == nil || got.Pprof != "baseline-512.cpu.pb.gz" || got.Flame != "baseline-512.cpu.svg" || got.Base != base.res {
 		t.Fatalf("attached %+v; want the files named and the base beside it", got)
 	}
-	if got.Diff == nil || len(got.Diff.Self) == 0 || got.Diff.Self[0].String() != "+8.2 pts runtime.mallocgc" {
-		t.Errorf("difference %+v; want +8.2 pts runtime.mallocgc first", got.Diff)
+	if got.Diff == nil || len(got.Diff.Self) == 0 || !strings.HasPrefix(got.Diff.Self[0].String(), "+8.2 pts (±") ||
+		!strings.HasSuffix(got.Diff.Self[0].String(), ") runtime.mallocgc") || got.Diff.Self[0].Margin < 2 || got.Diff.Self[0].Margin > 3 {
+		t.Errorf("difference %+v; want +8.2 pts (±2.x) runtime.mallocgc first: 1,000 samples a side", got.Diff)
 	}
 	failed := &cpuRun{res: &result.CPUProfile{Err: "perf is not installed"}}
 	var r2 result.Result
@@ -65,13 +66,13 @@ func TestAttach(t *testing.T) {
 	}
 }
 
-// pprofOf is a gzipped pprof profile of a server that spends malloc of every 100 samples in
-// runtime.mallocgc and the rest in the kernel below net/http's serving path.
+// pprofOf is a gzipped pprof profile of a server that spends malloc of every 1,000 samples
+// in runtime.mallocgc and the rest in the kernel below net/http's serving path.
 func pprofOf(t *testing.T, malloc int) []byte {
 	t.Helper()
 	serve := cpuprof.Frame{Symbol: "net/http.(*conn).serve", DSO: "/server", Addr: 0x1000}
 	var samples []cpuprof.Sample
-	for i := range 100 {
+	for i := range 1000 {
 		leaf := cpuprof.Frame{Symbol: "tcp_sendmsg", DSO: cpuprof.KernelDSO, Addr: 0xffffffff81000000}
 		if i < malloc {
 			leaf = cpuprof.Frame{Symbol: "runtime.mallocgc", DSO: "/server", Addr: 0x2000}
@@ -88,12 +89,13 @@ func pprofOf(t *testing.T, malloc int) []byte {
 // TestCompareCommitted: a profile is compared with the one committed for its row, and the
 // difference says it is against the committed one.
 func TestCompareCommitted(t *testing.T) {
-	d, err := CompareCommitted(pprofOf(t, 3), pprofOf(t, 11))
+	d, err := CompareCommitted(pprofOf(t, 30), pprofOf(t, 110))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !d.Committed || d.Kernel != -8 || len(d.Self) == 0 || d.Self[0].String() != "+8.0 pts runtime.mallocgc" {
-		t.Errorf("CompareCommitted = %+v; want committed, kernel -8 pts, +8.0 pts runtime.mallocgc first", d)
+	if !d.Committed || d.Kernel != -8 || d.KernelMargin <= 0 || d.KernelMargin >= 8 || len(d.Self) == 0 ||
+		!strings.HasPrefix(d.Self[0].String(), "+8.0 pts (±") || !strings.HasSuffix(d.Self[0].String(), ") runtime.mallocgc") {
+		t.Errorf("CompareCommitted = %+v; want committed, kernel -8 pts beyond its margin, +8.0 pts (±x) runtime.mallocgc first", d)
 	}
 	if _, err := CompareCommitted([]byte("not a profile"), pprofOf(t, 1)); err == nil || !strings.Contains(err.Error(), "committed profile") {
 		t.Errorf("a bad committed profile: %v", err)
