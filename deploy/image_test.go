@@ -9,7 +9,6 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"os"
 	"strings"
 	"testing"
 	"time"
@@ -27,14 +26,7 @@ func TestBotImage(t *testing.T) {
 		t.Skip("builds an image")
 	}
 	ctx := t.Context()
-	eng, err := docker.New(ctx)
-	if err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("CI needs a Docker Engine: %v", err)
-		}
-		t.Skipf("no Docker Engine: %v", err)
-	}
-	t.Cleanup(func() { eng.Close() })
+	eng := engine(t)
 	args := map[string]string{}
 	// Without a registry, the image builds on the local stand-in of golang:1.26-bookworm.
 	if ok, _ := eng.ImageExists(ctx, "golang:1.26-bookworm"); !ok {

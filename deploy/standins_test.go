@@ -21,14 +21,7 @@ import (
 // file_server's precompressed encodings (its HTTP/3 is in the core, not a module).
 func TestEdgeStandIns(t *testing.T) {
 	ctx := t.Context()
-	eng, err := docker.New(ctx)
-	if err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("CI needs a Docker Engine: %v", err)
-		}
-		t.Skipf("no Docker Engine: %v", err)
-	}
-	t.Cleanup(func() { eng.Close() })
+	eng := engine(t)
 	for _, tt := range []struct {
 		image string
 		cmd   []string
@@ -126,14 +119,7 @@ func exitCode(err error) int {
 // image the script does not make is not tried.
 func TestMakeStandIn(t *testing.T) {
 	ctx := t.Context()
-	eng, err := docker.New(ctx)
-	if err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("CI needs a Docker Engine: %v", err)
-		}
-		t.Skipf("no Docker Engine: %v", err)
-	}
-	t.Cleanup(func() { eng.Close() })
+	eng := engine(t)
 	if os.Geteuid() != 0 {
 		t.Skip("making a stand-in needs root")
 	}
@@ -162,4 +148,18 @@ func TestMakeStandIn(t *testing.T) {
 	if err != nil || code != 0 || !strings.HasPrefix(out.String(), "12.") {
 		t.Errorf("%s: /etc/debian_version %q (exit %d, %v); want bookworm (12.x)", image, out.String(), code, err)
 	}
+}
+
+// engine connects to the Docker Engine, or skips the test without one (CI fails it).
+func engine(t *testing.T) *docker.Engine {
+	t.Helper()
+	eng, err := docker.New(t.Context())
+	if err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatalf("CI needs a Docker Engine: %v", err)
+		}
+		t.Skipf("no Docker Engine: %v", err)
+	}
+	t.Cleanup(func() { eng.Close() })
+	return eng
 }
