@@ -164,8 +164,11 @@ func staggerRun(t *testing.T) ([]time.Time, arenaload.Result) {
 	srv.Close()
 	mu.Lock()
 	defer mu.Unlock()
-	if len(arrivals) != 150 {
-		t.Fatalf("%d arrivals, want 150", len(arrivals))
+	// 150 are due; those due in the run's last max-schedule-lag go unsent when the machine
+	// stalled that long near the end (under .ci/flaky's load a 304 ms stall left 3).
+	least := 150 - int(math.Ceil(res.MaxScheduleLag/1e6*100))
+	if len(arrivals) > 150 || len(arrivals) < least {
+		t.Fatalf("%d arrivals, want 150 (at least %d after a max schedule lag of %.0f µs)", len(arrivals), least, res.MaxScheduleLag)
 	}
 	slices.SortFunc(arrivals, func(a, b time.Time) int { return a.Compare(b) })
 	return arrivals, res
@@ -386,8 +389,13 @@ func TestTLSPostBody(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Status.S2xx < 45 || res.Errors.Total() != 0 {
-		t.Errorf("--cacert: 2xx %d (want ≈ 50), errors %+v", res.Status.S2xx, res.Errors)
+	// About 50, by the same rule as the run above.
+	least = max(int64(48)-int64(math.Ceil(res.MaxScheduleLag/1e6*100)), 25)
+	if res.Limit != "" {
+		least = 25
+	}
+	if res.Status.S2xx < least || res.Errors.Total() != 0 {
+		t.Errorf("--cacert: 2xx %d (want ≈ 50, at least %d; Limit %q), errors %+v", res.Status.S2xx, least, res.Limit, res.Errors)
 	}
 	// Without either, the self-signed certificate fails every handshake.
 	_, _, err = runMain(t, "-R", "100", "-c", "2", "-d", "500ms", url)
@@ -566,22 +574,34 @@ func TestLimit(t *testing.T) {
 
 	// A light run (4 connections at 50 req/s each, 20 ms apart) is not limited. Another
 	// process's burst on this shared machine can make one run wake late (and then its
-	// verdict is right), so the light run has three tries; a Limit that a light run always
-	// sets fails all three.
+	// verdict is right), so the light run has three tries, and beside each a probe of this
+	// process's own timer lateness: a "woke late" that the probe saw too (its p99 over the
+	// 20 ms interval) is a right verdict, not a failure; one the probe did not see, in all
+	// three tries, fails.
 	for try := 1; ; try++ {
+		probe := startLagProbe()
 		res, err = Run(context.Background(), Config{URL: srv.URL, Rate: 200, Connections: 4, Duration: time.Second, Timeout: time.Second})
+		lag := probe()
 		if err != nil {
 			t.Fatal(err)
 		}
 		logResult(t, "200 req/s", res)
-		if res.RateRatio < 0.99 || strings.Contains(res.Limit, "cores") {
-			t.Errorf("a light run: Limit %q, rate ratio %.3f; want no CPU verdict and the rate met", res.Limit, res.RateRatio)
+		if strings.Contains(res.Limit, "cores") {
+			t.Errorf("a light run: Limit %q; want no CPU verdict", res.Limit)
 		}
 		if res.Limit == "" {
+			if res.RateRatio < 0.99 {
+				t.Errorf("a light run met %.3f of its rate without a Limit", res.RateRatio)
+			}
 			break
 		}
+		if lag > 20*time.Millisecond {
+			t.Logf("try %d: Limit %q, and this process's own timers were %v late at p99: the machine was starved, the verdict right", try, res.Limit, lag)
+		}
 		if try == 3 {
-			t.Errorf("a light run has Limit %q in each of 3 tries, want none", res.Limit)
+			if lag <= 20*time.Millisecond {
+				t.Errorf("a light run has Limit %q in each of 3 tries, the last while this process's timers were only %v late at p99; want none", res.Limit, lag)
+			}
 			break
 		}
 	}
@@ -620,5 +640,36 @@ func TestCancel(t *testing.T) {
 	}
 	if res.Requests < 20 || res.Duration > 1 || res.RateRatio < 0.8 {
 		t.Errorf("partial result: %d requests over %.2f s, ratio %.2f", res.Requests, res.Duration, res.RateRatio)
+	}
+}
+
+// startLagProbe measures, until the returned function is called, how late this process's
+// 1 ms sleeps wake, and that function returns the p99 lateness: what the machine did to
+// every timer of the process meanwhile, the generator's included.
+func startLagProbe() func() time.Duration {
+	var lags []time.Duration
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			start := time.Now()
+			time.Sleep(time.Millisecond)
+			lags = append(lags, time.Since(start)-time.Millisecond)
+		}
+	}()
+	return func() time.Duration {
+		close(stop)
+		<-done
+		if len(lags) == 0 {
+			return 0
+		}
+		slices.Sort(lags)
+		return lags[len(lags)*99/100]
 	}
 }
