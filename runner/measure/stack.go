@@ -508,14 +508,24 @@ func stackSidecars(p profile.Profile, st *compose.Stack) []string {
 	return names
 }
 
+// sidecarsFor loads the entry's stack for p and starts the profile's sidecars for it, as a
+// row and the validation both begin; the stack itself is not started yet.
+func (sr *stackRunner) sidecarsFor(ctx context.Context, e frameworks.Entry, p profile.Profile) (*compose.Stack, *sidecars, error) {
+	st, err := sr.loadStack(ctx, e, p)
+	if err != nil {
+		return nil, nil, err
+	}
+	side, err := sr.sidecars.startAll(ctx, e, p, stackSidecars(p, st))
+	if err != nil {
+		return nil, nil, err
+	}
+	return st, side, nil
+}
+
 // openStack is open for a compose-stack profile: the sidecars, the entry's stack, and the
 // load tool's run (production-stack: the reads and the writes).
 func (sr *stackRunner) openStack(ctx context.Context, e frameworks.Entry, p profile.Profile, conns int) (*session, error) {
-	st, err := sr.loadStack(ctx, e, p)
-	if err != nil {
-		return nil, err
-	}
-	side, err := sr.sidecars.startAll(ctx, e, p, stackSidecars(p, st))
+	st, side, err := sr.sidecarsFor(ctx, e, p)
 	if err != nil {
 		return nil, err
 	}
@@ -707,11 +717,7 @@ func (b *Bencher) validateImage(ctx context.Context, image string, e frameworks.
 // validateStack starts the profile's sidecars and the entry's stack as a row does and runs
 // the profile's checks over its edge.
 func (sr *stackRunner) validateStack(ctx context.Context, e frameworks.Entry, p profile.Profile) ([]validate.Outcome, error) {
-	st, err := sr.loadStack(ctx, e, p)
-	if err != nil {
-		return nil, err
-	}
-	side, err := sr.sidecars.startAll(ctx, e, p, stackSidecars(p, st))
+	st, side, err := sr.sidecarsFor(ctx, e, p)
 	if err != nil {
 		return nil, err
 	}
