@@ -41,8 +41,17 @@ func (a *arenaRemote) withEntry(t *testing.T, name string, onMain, onPR func(dir
 	gitT(t, a.work, "push", "-q", "--force", a.URL, "HEAD:refs/pull/7/head")
 }
 
-// note adds a file to an entry: a change of the entry that its image does not notice.
-func note(dir string) { os.WriteFile(filepath.Join(dir, "NOTES.md"), []byte("tuned\n"), 0o644) }
+// note changes an entry as its image does not notice: a line added to its README, which the
+// entry's .dockerignore (nethttp's, copied) keeps out of the build context, so head and base
+// build from the context of nethttp's own image and the build cache serves both.
+func note(dir string) {
+	f, err := os.OpenFile(filepath.Join(dir, "README.md"), os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		panic(err)
+	}
+	defer f.Close()
+	f.WriteString("\nTuned in this pull request.\n")
+}
 
 // TestWorkerMeasuresAgainstTheMergeBase: a PR that changes nethttp has each of its rows
 // measured against nethttp built at the merge base with main, in the same job, interleaved

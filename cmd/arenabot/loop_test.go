@@ -136,9 +136,7 @@ func newLoop(t *testing.T, entries []string, extra func(dir string)) *loop {
 	git(t, work, "checkout", "-q", "-b", loopBranch)
 	var changed []string
 	for _, e := range entries {
-		p := "frameworks/" + e + "/NOTES.md"
-		os.WriteFile(filepath.Join(work, p), []byte("tuned\n"), 0o644)
-		changed = append(changed, p)
+		changed = append(changed, "frameworks/"+e+"/"+tune(t, filepath.Join(work, "frameworks", e)))
 	}
 	git(t, work, "add", "-A")
 	git(t, work, "commit", "-q", "-m", "tune")
@@ -163,6 +161,24 @@ func newLoop(t *testing.T, entries []string, extra func(dir string)) *loop {
 	l.gh.AddPR(loopRepo, githubtest.PR{Number: loopPR, HeadSHA: l.head, HeadRef: loopBranch, User: "carol", Files: changed})
 	l.gh.SetPermission(loopRepo, "maintainer", "write")
 	return l
+}
+
+// tune makes a contributor's change to the entry in dir and returns the file it changed: a
+// line added to its README, which the entry's .dockerignore keeps out of the image. The
+// entry changes (the PR touches it, the runner builds its base), but head and base build
+// from the context the entries' images were built from ahead (.ci/test), so the build cache
+// serves both instead of compiling the entry again for every test.
+func tune(t *testing.T, dir string) string {
+	t.Helper()
+	f, err := os.OpenFile(filepath.Join(dir, "README.md"), os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := f.WriteString("\nTuned in this pull request.\n"); err != nil {
+		t.Fatal(err)
+	}
+	return "README.md"
 }
 
 func (l *loop) env() map[string]string {
