@@ -291,6 +291,13 @@ func (b *Builder) buildFile(ctx context.Context, dir, dockerfile, tag, name stri
 	for _, n := range in.notes {
 		fmt.Fprintln(f, n)
 	}
+	release, err := buildTurn(ctx, turnKey(tag), func() {
+		b.note(fmt.Sprintf("%s: waiting for another build of it on this host to finish", name))
+	})
+	if err != nil {
+		return err
+	}
+	defer release()
 	start := time.Now()
 	_, err = b.eng.Build(ctx, docker.BuildOptions{
 		ContextDir:        dir,

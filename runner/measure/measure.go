@@ -12,8 +12,10 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/arenabot/arenabot/arenadata"
@@ -459,15 +461,21 @@ func (r *reporter) note(line string) {
 }
 
 // Prebuild builds the images a plan will measure, before the host lock is taken: each
-// target's image and its base's, and in --lite mode the load-generator images of the tools
+// target's image and its base's, the services of the compose stacks its stack profiles
+// run, and in --lite mode the load-generator images of the tools
 // the plan uses (those only: a run of wrk profiles waits for no other tool), two at a time
 // (prebuildParallel). A build uses no fixed port, so a run that then waits for the host has
 // built meanwhile, and the host is held only while servers run. Failures are not returned:
 // Measure meets them and reports them on the entry's rows as it would have without
 // Prebuild, and a Dockerfile that failed is not built a second time. An image that built is
 // asked for again by Measure and comes from Docker's layer cache.
-func (b *Bencher) Prebuild(ctx context.Context, plan Plan) {
+//
+// It reports whether any row may still start a server: false when every target's image
+// failed to build (and none runs a compose stack), so that a caller need not wait for the
+// host to report only build failures.
+func (b *Bencher) Prebuild(ctx context.Context, plan Plan) (runnable bool) {
 	var jobs []func(*build.Builder)
+	var built atomic.Bool
 	if need, err := planTools(plan); b.cfg.Lite && err == nil {
 		for _, tool := range need {
 			jobs = append(jobs, func(images *build.Builder) {
@@ -478,13 +486,36 @@ func (b *Bencher) Prebuild(ctx context.Context, plan Plan) {
 		}
 	}
 	for _, t := range plan.Targets {
-		if ps := t.Profiles; stackOnly(ps) || len(ps) == 0 && stackOnly(entryProfiles(t.Entry)) {
-			continue // its stacks' images are built as each row starts them
+		ps := t.Profiles
+		if len(ps) == 0 {
+			ps = entryProfiles(t.Entry)
+		}
+		for _, p := range ps {
+			if !p.Compose || !p.Runnable() {
+				continue
+			}
+			jobs = append(jobs, func(images *build.Builder) {
+				// Quiet: the row says what it relaxes when it loads the file again.
+				st, err := b.stacks.loadStackNoting(ctx, t.Entry, p, func(string) {})
+				if err == nil {
+					err = b.stacks.stackImages(ctx, images, t.Entry, st)
+				}
+				if err != nil {
+					b.cfg.Log.Info("stack images not built ahead", "entry", t.Entry.Name, "test", p.Name, "err", err) // the row reports it
+				}
+			})
+		}
+		if slices.ContainsFunc(ps, func(p profile.Profile) bool { return p.Compose }) {
+			runnable = true
+		}
+		if stackOnly(ps) {
+			continue // no image of its own
 		}
 		jobs = append(jobs, func(images *build.Builder) {
 			if _, err := images.Entry(ctx, t.Entry); err != nil {
 				return // the entry's rows fail, and its base is not needed
 			}
+			built.Store(true)
 			if t.Base != nil && t.Base.Err == nil {
 				images.Base(ctx, t.Base.Entry, t.Base.Ref, t.Base.Commit)
 			}
@@ -497,7 +528,9 @@ func (b *Bencher) Prebuild(ctx context.Context, plan Plan) {
 		images, err := b.images.Sibling(notes)
 		if err != nil {
 			b.cfg.Log.Info("images not built ahead", "err", err) // Measure meets it
-			return
+			close(next)                                          // the siblings already started end
+			wg.Wait()
+			return true
 		}
 		wg.Go(func() {
 			for job := range next {
@@ -512,6 +545,7 @@ func (b *Bencher) Prebuild(ctx context.Context, plan Plan) {
 	}
 	close(next)
 	wg.Wait()
+	return runnable || built.Load()
 }
 
 // prebuildParallel is how many images Prebuild builds at once. A build is part compiling

@@ -70,30 +70,51 @@ func (e *recording) started() []docker.RunOptions {
 	return slices.Clone(e.starts)
 }
 
-// sidecarHost returns the engine for a sidecar test with the arena data directory. It skips
-// unless the host has the stand-ins deploy/base-images.sh makes (under CI, which runs it,
-// their absence fails the test), takes the host lock as every run that uses the host's ports
-// does, and checks that 5432 and 6379 are free.
+// sidecarHost returns the engine for a sidecar test with the arena data directory
+// (sidecarEngine), holding the host with 5432 and 6379 free (holdPorts).
 func sidecarHost(t *testing.T) (*recording, string) {
 	t.Helper()
+	eng, data := sidecarEngine(t)
+	holdPorts(t, profile.PortPostgres, profile.PortRedis)
+	return eng, data
+}
+
+// sidecarEngine returns the engine for a sidecar test with the arena data directory, the
+// sidecars' registry images hidden. It skips unless the host has the stand-ins
+// deploy/base-images.sh makes (under CI, which runs it, their absence fails the test).
+func sidecarEngine(t *testing.T) (*recording, string) {
+	t.Helper()
 	real, data := runnertest.Engine(t, "")
-	ci := os.Getenv("CI") != ""
 	runnertest.StandIns(t, real, "arenabot/postgres:local", "arenabot/redis:local", "arenabot/golang:local")
+	hidden := map[string]bool{"postgres:18": true, "redis:7-alpine": true}
+	return &recording{WithoutRegistry: &runnertest.WithoutRegistry{Engine: real, Hidden: hidden}}, data
+}
+
+// holdPorts takes the host lock, as every run that uses the host's ports does, and checks
+// that the ports are free: a test skips on a developer's host where one is taken, and fails
+// on the CI host.
+func holdPorts(t *testing.T, ports ...int) {
+	t.Helper()
+	lockHost(t)
+	for _, port := range ports {
+		if busy, _ := portInUse(port); busy {
+			if os.Getenv("CI") != "" {
+				t.Fatalf("port %d is in use on the CI host; the test needs it", port)
+			}
+			t.Skipf("port %d is in use on this host; the test needs it", port)
+		}
+	}
+}
+
+// lockHost takes the host lock for the rest of the test, as every run that starts servers on
+// the host's ports and CPUs does.
+func lockHost(t *testing.T) {
+	t.Helper()
 	unlock, err := host.LockHost(t.Context(), func(holder string) { t.Logf("waiting for the host lock (%s)", holder) })
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(unlock)
-	for _, port := range []int{profile.PortPostgres, profile.PortRedis} {
-		if busy, _ := portInUse(port); busy {
-			if ci {
-				t.Fatalf("port %d is in use on the CI host; the sidecars need it", port)
-			}
-			t.Skipf("port %d is in use on this host; the sidecars need it", port)
-		}
-	}
-	hidden := map[string]bool{"postgres:18": true, "redis:7-alpine": true}
-	return &recording{WithoutRegistry: &runnertest.WithoutRegistry{Engine: real, Hidden: hidden}}, data
 }
 
 // seedData is an arena data directory whose db/seed.sql is seed; the rest links to the real

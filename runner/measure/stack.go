@@ -102,9 +102,6 @@ func entryProfiles(e frameworks.Entry) []profile.Profile {
 	return ps
 }
 
-// loadStack loads the entry's compose file for the profile with the arena's variables and
-// relaxes what this host refuses, saying so; in --lite nothing is pinned, and on a host
-// that lacks a service's CPUs the service gets the server CPU set.
 // A stackRunner runs the compose stacks of the stack profiles: it loads an entry's file,
 // builds its services, starts them in order and waits for them, and validates over the
 // stack's edge. It has the Bencher's parts it needs.
@@ -118,7 +115,15 @@ type stackRunner struct {
 	sidecars *sidecarStarter
 }
 
+// loadStack loads the entry's compose file for the profile with the arena's variables and
+// relaxes what this host refuses, saying so; in --lite nothing is pinned, and on a host
+// that lacks a service's CPUs the service gets the server CPU set.
 func (sr *stackRunner) loadStack(ctx context.Context, e frameworks.Entry, p profile.Profile) (*compose.Stack, error) {
+	return sr.loadStackNoting(ctx, e, p, sr.out.note)
+}
+
+// loadStackNoting is loadStack saying what it relaxed through note.
+func (sr *stackRunner) loadStackNoting(ctx context.Context, e frameworks.Entry, p profile.Profile, note func(string)) (*compose.Stack, error) {
 	env := map[string]string{
 		compose.VarCertsDir:    filepath.Join(sr.cfg.DataDir, arenadata.CertsDir),
 		compose.VarDataDir:     sr.cfg.DataDir,
@@ -141,12 +146,12 @@ func (sr *stackRunner) loadStack(ctx context.Context, e frameworks.Entry, p prof
 		}
 	}
 	for _, line := range st.Relax(h) {
-		sr.out.note(fmt.Sprintf("%s %s: %s", e.Name, p.Name, line))
+		note(fmt.Sprintf("%s %s: %s", e.Name, p.Name, line))
 	}
 	for i := range st.Services {
 		sv := &st.Services[i]
 		if len(sv.Unsupported) > 0 {
-			sr.out.note(fmt.Sprintf("%s %s: service %s: not applied by the runner: %s", e.Name, p.Name, sv.Name, strings.Join(sv.Unsupported, ", ")))
+			note(fmt.Sprintf("%s %s: service %s: not applied by the runner: %s", e.Name, p.Name, sv.Name, strings.Join(sv.Unsupported, ", ")))
 		}
 		switch {
 		case sr.cfg.Lite:
@@ -185,14 +190,14 @@ func apiBefore(v string, major, minor int) bool {
 	return ma < major || ma == major && mi < minor
 }
 
-// stackImages builds every service with a build section through the builder (so the image
-// map and the stand-ins apply to every FROM) and finds every other service's image (on the
+// stackImages builds every service with a build section through images (so the image map
+// and the stand-ins apply to every FROM) and finds every other service's image (on the
 // host, pulled, or its stand-in), setting each service's Image to what it runs.
-func (sr *stackRunner) stackImages(ctx context.Context, e frameworks.Entry, st *compose.Stack) error {
+func (sr *stackRunner) stackImages(ctx context.Context, images *build.Builder, e frameworks.Entry, st *compose.Stack) error {
 	for i := range st.Services {
 		sv := &st.Services[i]
 		if sv.Build == nil {
-			ref, note, err := sr.images.Image(ctx, sv.Name, sv.Image)
+			ref, note, err := images.Image(ctx, sv.Name, sv.Image)
 			if bi, ok := errors.AsType[*build.BaseImageError](err); ok {
 				return &StackError{Service: sv.Name, Cell: "image missing: " + sv.Image,
 					Msg: fmt.Sprintf("%s: service %s: image %s is not on this host and cannot be pulled (%s), and no stand-in replaces it; load it (docker load) or map it with ARENA_IMAGE_MAP=%s=<local image>", st.File, sv.Name, sv.Image, bi.PullErr, build.MapPattern(sv.Image))}
@@ -212,7 +217,7 @@ func (sr *stackRunner) stackImages(ctx context.Context, e frameworks.Entry, st *
 		}
 		sum := sha256.Sum256([]byte(sv.Build.Context + "\x00" + sv.Build.Dockerfile))
 		tag := strings.ToLower(st.Project+"-"+sv.Name) + ":" + hex.EncodeToString(sum[:6])
-		ref, err := sr.images.Service(ctx, build.Service{Name: e.Name + "-" + sv.Name, Context: sv.Build.Context,
+		ref, err := images.Service(ctx, build.Service{Name: e.Name + "-" + sv.Name, Context: sv.Build.Context,
 			Dockerfile: sv.Build.Dockerfile, Args: sv.Build.Args, Tag: tag})
 		if err != nil {
 			return err
@@ -235,7 +240,7 @@ func (b *Bencher) BuildStacks(ctx context.Context, e frameworks.Entry) ([]string
 		if err != nil {
 			return tags, err
 		}
-		if err := b.stacks.stackImages(ctx, e, st); err != nil {
+		if err := b.stacks.stackImages(ctx, b.images, e, st); err != nil {
 			return tags, err
 		}
 		for _, sv := range st.Services {
@@ -292,7 +297,7 @@ const healthWait = 2 * time.Minute
 // host network, each after its dependencies reached their condition, then waits until the
 // profile's probe and the edge answer. On an error nothing of the stack is left running.
 func (sr *stackRunner) startStack(ctx context.Context, e frameworks.Entry, p profile.Profile, st *compose.Stack, env []string) (*runningStack, error) {
-	if err := sr.stackImages(ctx, e, st); err != nil {
+	if err := sr.stackImages(ctx, sr.images, e, st); err != nil {
 		return nil, err
 	}
 	order, err := st.Order()

@@ -4,9 +4,9 @@ import (
 	"context"
 	"errors"
 	"log/slog"
-	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -24,16 +24,17 @@ const stackMap = "golang:*=arenabot/golang:local,postgres:*=arenabot/postgres:lo
 // compose stacks' ports (8080, 8443, 9090) free.
 func stackHost(t *testing.T) (*recording, string) {
 	t.Helper()
-	eng, data := sidecarHost(t)
+	eng, data := stackTestEngine(t)
+	holdPorts(t, profile.PortPostgres, profile.PortRedis, profile.PortH1, profile.PortTLS, 9090)
+	return eng, data
+}
+
+// stackTestEngine is sidecarEngine with the stacks' proxies' stand-ins too, their registry
+// images hidden.
+func stackTestEngine(t *testing.T) (*recording, string) {
+	t.Helper()
+	eng, data := sidecarEngine(t)
 	runnertest.StandIns(t, eng.Engine, "arenabot/nginx:local", "arenabot/caddy:local", "arenabot/debian:local")
-	for _, port := range []int{profile.PortH1, profile.PortTLS, 9090} {
-		if busy, _ := portInUse(port); busy {
-			if os.Getenv("CI") != "" {
-				t.Fatalf("port %d is in use on the CI host; the stacks need it", port)
-			}
-			t.Skipf("port %d is in use on this host; the stacks need it", port)
-		}
-	}
 	eng.Hidden["nginx:1.27-alpine"], eng.Hidden["caddy:2-alpine"] = true, true
 	return eng, data
 }
@@ -74,10 +75,11 @@ func leftStack(t *testing.T) string {
 }
 
 // TestStacks validates and measures each of nethttp-stack's three stacks, from its own
-// compose files, in --lite with one 1 s run: every row has a result, production-stack's
-// with its reads' and writes' counts, and no container is left.
+// compose files, in --lite with one 1 s run, as a job does: the stacks' images are built
+// ahead (Prebuild), before the host lock, and the rows build nothing; every row has a
+// result, production-stack's with its reads' and writes' counts, and no container is left.
 func TestStacks(t *testing.T) {
-	eng, data := stackHost(t)
+	eng, data := stackTestEngine(t)
 	e, err := frameworks.Load(filepath.Join("..", "..", "frameworks"), "nethttp-stack", profile.Names())
 	if err != nil {
 		t.Fatal(err)
@@ -89,9 +91,23 @@ func TestStacks(t *testing.T) {
 		ps = append(ps, p)
 	}
 	plan := Plan{Lite: true, Targets: []Target{{Entry: e, Profiles: ps}}}
+	notes := b.cfg.Progress.(*runnertest.Notes)
+	b.Prebuild(t.Context(), plan)
+	built := building(notes.Lines)
+	for _, svc := range []string{"nethttp-stack-proxy", "nethttp-stack-server", "nethttp-stack-authsvc", "nethttp-stack-edge"} {
+		if !slices.ContainsFunc(built, func(l string) bool { return strings.HasPrefix(l, svc+": building ") }) {
+			t.Errorf("Prebuild did not build %s; it built %q", svc, built)
+		}
+	}
+	holdPorts(t, profile.PortPostgres, profile.PortRedis, profile.PortH1, profile.PortTLS, 9090)
 	if err := b.Prepare(t.Context(), plan); err != nil {
 		t.Fatal(err)
 	}
+	defer func() {
+		if again := building(notes.Lines); len(again) != len(built) {
+			t.Errorf("the rows built %q under the host lock; want every image from Prebuild", again[len(built):])
+		}
+	}()
 	var during []string
 	b.out.progress = &midRun{fn: func() { during = append(during, leftStack(t)) }}
 	rows, err := b.Measure(t.Context(), plan)
@@ -126,6 +142,11 @@ func TestStacks(t *testing.T) {
 	if left := leftStack(t); left != "" {
 		t.Errorf("stack containers left after the rows: %s", left)
 	}
+}
+
+// building is the "building …" notes among lines.
+func building(lines []string) []string {
+	return slices.DeleteFunc(slices.Clone(lines), func(l string) bool { return !strings.Contains(l, ": building ") })
 }
 
 // stackEntry writes an entry whose gateway-64 file is compose.
