@@ -136,14 +136,17 @@ func bench(ctx context.Context, c benchConfig, stdout, stderr io.Writer) error {
 	cfg.Rule, cfg.Budget = c.Rule, c.deltas.budget
 	cfg.Log, cfg.Progress = c.logger(stderr), bar
 	b := measure.New(eng, cfg)
-	b.Prebuild(ctx, plan)
-	unlock, err := claimHost(ctx, stderr)
-	if err != nil {
-		return err
-	}
-	defer unlock()
-	if err := b.Prepare(ctx, plan); err != nil {
-		return err
+	// Every entry failing to build leaves nothing to run on the host: its rows report the
+	// build failures at once instead of waiting for another run to free the host.
+	if b.Prebuild(ctx, plan) {
+		unlock, err := claimHost(ctx, stderr)
+		if err != nil {
+			return err
+		}
+		defer unlock()
+		if err := b.Prepare(ctx, plan); err != nil {
+			return err
+		}
 	}
 	rows, err := b.Measure(ctx, plan)
 	bar.Finish()

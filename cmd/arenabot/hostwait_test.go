@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -78,5 +79,19 @@ func TestBenchBuildsWhileItWaits(t *testing.T) {
 	}
 	if strings.Contains(stderr.String(), "[0/") {
 		t.Errorf("bench measured although it never had the host:\n%s", stderr.String())
+	}
+
+	// An entry whose image fails to build leaves nothing to run on the host: bench reports
+	// the failure at once instead of waiting for the host the holder still has.
+	broken := t.TempDir()
+	scratchEntry(t, broken, "unbuildable", "package main\nfunc main() {}\n", "COPY server /server\nCOPY missing-file /missing\n")
+	bounded, stop := context.WithTimeout(t.Context(), 3*time.Minute)
+	defer stop()
+	var errb syncBuffer
+	err := run(bounded, []string{"bench", "unbuildable", "-t", "baseline", "--runs", "1", "--duration", "1s", "--cache-dir", cacheDir, "--root", broken},
+		func(string) string { return "" }, io.Discard, &errb)
+	if err == nil || errors.Is(err, context.DeadlineExceeded) || strings.Contains(errb.String(), "waiting for another") ||
+		!strings.Contains(errb.String(), "build of unbuildable failed") {
+		t.Errorf("bench of an entry that fails to build: %v; want its build failure at once, without waiting for the host:\n%s", err, errb.String())
 	}
 }
