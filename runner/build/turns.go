@@ -2,13 +2,12 @@ package build
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
-	"time"
+
+	"github.com/arenabot/arenabot/runner/host"
 )
 
 // TurnsDir holds one lock file per image name: builds of one entry (or one stack service)
@@ -18,9 +17,6 @@ import (
 // flight). Builds of different entries still run side by side.
 var TurnsDir = filepath.Join(os.TempDir(), "arenabot-builds")
 
-// turnPoll is how often a waiting build tries the lock again.
-const turnPoll = 200 * time.Millisecond
-
 // buildTurn takes the build lock of name, waiting while another build of it runs on this
 // host; waiting is called once if it has to wait. Cancelling ctx ends the wait.
 func buildTurn(ctx context.Context, name string, waiting func()) (release func(), err error) {
@@ -28,35 +24,14 @@ func buildTurn(ctx context.Context, name string, waiting func()) (release func()
 		return nil, fmt.Errorf("build lock: %w", err)
 	}
 	path := filepath.Join(TurnsDir, turnFile(name))
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o666)
+	f, err := host.LockFile(ctx, path, waiting)
 	if err != nil {
-		return nil, fmt.Errorf("build lock: %w", err)
+		if ctx.Err() != nil {
+			return nil, err
+		}
+		return nil, fmt.Errorf("build lock %s: %w", path, err)
 	}
-	told := false
-	for {
-		err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
-		if err == nil {
-			break
-		}
-		if !errors.Is(err, syscall.EWOULDBLOCK) {
-			f.Close()
-			return nil, fmt.Errorf("build lock %s: %w", path, err)
-		}
-		if !told && waiting != nil {
-			waiting()
-			told = true
-		}
-		select {
-		case <-ctx.Done():
-			f.Close()
-			return nil, ctx.Err()
-		case <-time.After(turnPoll):
-		}
-	}
-	return func() {
-		syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
-		f.Close()
-	}, nil
+	return func() { f.Close() }, nil
 }
 
 // turnKey is the build lock's name for the image tag: an entry's images (arenabot-<name>,

@@ -19,31 +19,15 @@ var LockPath = filepath.Join(os.TempDir(), "arenabot-host.lock")
 // once when it has to wait (nil: nothing). It returns the function that releases the lock.
 // Cancelling ctx ends the wait with ctx's error.
 func LockHost(ctx context.Context, waiting func(holder string)) (unlock func(), err error) {
-	f, err := os.OpenFile(LockPath, os.O_RDWR|os.O_CREATE, 0o666)
-	if err != nil {
-		return nil, fmt.Errorf("host lock %s: %w", LockPath, err)
-	}
-	told, asked := false, time.Now()
-	for {
-		err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
-		if err == nil {
-			break
-		}
-		if !errors.Is(err, syscall.EWOULDBLOCK) {
-			f.Close()
-			return nil, fmt.Errorf("host lock %s: %w", LockPath, err)
-		}
-		if !told && waiting != nil {
+	asked := time.Now()
+	f, err := LockFile(ctx, LockPath, func() {
+		if waiting != nil {
 			holder, _ := os.ReadFile(LockPath)
 			waiting(string(holder))
-			told = true
 		}
-		select {
-		case <-ctx.Done():
-			f.Close()
-			return nil, ctx.Err()
-		case <-time.After(100 * time.Millisecond):
-		}
+	})
+	if err != nil {
+		return nil, fmt.Errorf("host lock %s: %w", LockPath, err)
 	}
 	// Say who holds it, for the next process that waits.
 	if err := f.Truncate(0); err == nil {
@@ -52,11 +36,45 @@ func LockHost(ctx context.Context, waiting func(holder string)) (unlock func(), 
 	}
 	got := time.Now()
 	return func() {
-		syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
-		f.Close()
+		f.Close() // releases the lock
 		logHold(asked, got)
 	}, nil
 }
+
+// LockFile takes an exclusive flock(2) on the file at path, made if missing, waiting while
+// another process (or another open file of this one) holds it; waiting is called once if it
+// has to wait. Cancelling ctx ends the wait with ctx's error. It returns the file, locked:
+// closing it releases the lock.
+func LockFile(ctx context.Context, path string, waiting func()) (*os.File, error) {
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o666)
+	if err != nil {
+		return nil, err
+	}
+	told := false
+	for {
+		err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
+		if err == nil {
+			return f, nil
+		}
+		if !errors.Is(err, syscall.EWOULDBLOCK) {
+			f.Close()
+			return nil, err
+		}
+		if !told && waiting != nil {
+			waiting()
+			told = true
+		}
+		select {
+		case <-ctx.Done():
+			f.Close()
+			return nil, ctx.Err()
+		case <-time.After(lockPoll):
+		}
+	}
+}
+
+// lockPoll is how often a waiting LockFile tries again.
+const lockPoll = 100 * time.Millisecond
 
 // HoldLogEnv names a file to which every release of the host lock appends one line: the
 // program, how long it waited for the lock and how long it held it. .ci/test sets it and
