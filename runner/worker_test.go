@@ -730,12 +730,15 @@ func TestWorkerTakesTurnsOnTheHost(t *testing.T) {
 	}
 }
 
-// privateHostLock gives a test that starts no real server its own host lock, so it does not
-// wait for real runs on this host.
+// privateHostLock gives a test that starts no real server and builds no real image its own
+// host lock and its own build turns (build.TurnsDir), so that it neither waits for the real
+// runs and builds on this host nor holds them up: a fake build that blocks holds its entry's
+// turn, and a real build of nethttp elsewhere (.ci/test's prewarm) would hold this test's.
 func privateHostLock(t *testing.T) {
-	old := host.LockPath
+	oldLock, oldTurns := host.LockPath, build.TurnsDir
 	host.LockPath = filepath.Join(t.TempDir(), "host.lock")
-	t.Cleanup(func() { host.LockPath = old })
+	build.TurnsDir = t.TempDir()
+	t.Cleanup(func() { host.LockPath, build.TurnsDir = oldLock, oldTurns })
 }
 
 // TestRingLog keeps the last lines in order.
