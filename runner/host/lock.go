@@ -27,6 +27,9 @@ func LockHost(ctx context.Context, waiting func(holder string)) (unlock func(), 
 		}
 	})
 	if err != nil {
+		if ctx.Err() != nil {
+			return nil, err // a cancelled wait, as the caller's context says
+		}
 		return nil, fmt.Errorf("host lock %s: %w", LockPath, err)
 	}
 	// Say who holds it, for the next process that waits.
@@ -43,8 +46,8 @@ func LockHost(ctx context.Context, waiting func(holder string)) (unlock func(), 
 
 // LockFile takes an exclusive flock(2) on the file at path, made if missing, waiting while
 // another process (or another open file of this one) holds it; waiting is called once if it
-// has to wait. Cancelling ctx ends the wait with ctx's error. It returns the file, locked:
-// closing it releases the lock.
+// has to wait. Cancelling ctx ends the wait with ctx's error, as it is. It returns the
+// file, locked: closing it releases the lock.
 func LockFile(ctx context.Context, path string, waiting func()) (*os.File, error) {
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o666)
 	if err != nil {
