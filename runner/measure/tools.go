@@ -208,17 +208,26 @@ func (tl *tools) runOnce(ctx context.Context, tool loadgen.Tool, args []string, 
 	return run, successful(run)
 }
 
-// measuredRun runs the load tool once on a session's server; a run in which no response
-// came back at all (a machine stalled while the tool's connections were being made, so a
-// short run ended before any answer) is run once more, saying so; a second one fails.
+// measuredRun runs the load tool once on a session's server. A run in which no response
+// came back at all, and no socket error either, may only have been too short: a stalled
+// machine can spend a 1 s run making 4096 connections, or sharing its bandwidth among 128
+// uploads of up to 20 MB that all finish after the end. Such a run is run once more for
+// twice as long, saying so (a rate is per second whatever the length); a second one fails
+// the row, and a server that does not answer fails it so, only later.
 func (tl *tools) measuredRun(ctx context.Context, s *session, desc string) (result.Run, error) {
 	if s.writes != nil {
 		return tl.runWithWrites(ctx, s)
 	}
 	run, err := tl.runOnce(ctx, s.tool.tool, s.args, s.spec, s.group)
 	if ns, ok := errors.AsType[*NoSuccessError](err); ok && ns.Run.Requests == 0 && ctx.Err() == nil {
-		tl.out.note(fmt.Sprintf("%s: no response came back in the run; running it once more", desc))
-		run, err = tl.runOnce(ctx, s.tool.tool, s.args, s.spec, s.group)
+		longer := s.spec
+		longer.Duration *= 2
+		args, aerr := s.tool.tool.Args(longer)
+		if aerr != nil {
+			return run, err
+		}
+		tl.out.note(fmt.Sprintf("%s: no response came back in the %s run; running it once more for %s", desc, s.spec.Duration, longer.Duration))
+		run, err = tl.runOnce(ctx, s.tool.tool, args, longer, s.group)
 	}
 	return run, err
 }

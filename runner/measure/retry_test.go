@@ -1,0 +1,144 @@
+package measure
+
+import (
+	"context"
+	"errors"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/arenabot/arenabot/profile"
+	"github.com/arenabot/arenabot/runner/cgroup"
+	"github.com/arenabot/arenabot/runner/loadgen"
+)
+
+// notes is a Progress that keeps the notes.
+type notes struct {
+	mu    sync.Mutex
+	lines []string
+	noted func() // called after each note, if set
+}
+
+func (n *notes) Step(string, int, int) {}
+func (n *notes) Note(line string) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.lines = append(n.lines, line)
+	if n.noted != nil {
+		n.noted()
+	}
+}
+
+func (n *notes) all() []string {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return append([]string(nil), n.lines...)
+}
+
+// TestNoResponseRunsLonger runs the real wrk, natively, against a loopback server that
+// holds every answer on the connections opened before the retry's note. That 1 s run brings nothing back and
+// no socket error (what a stalled machine does to 4096 connections
+// or to 128 large uploads in a short run); it is run once more for 2 s, which gets the
+// answers, and the note says so. A server that never answers fails the row after the
+// longer run too.
+func TestNoResponseRunsLonger(t *testing.T) {
+	if _, err := exec.LookPath("wrk"); err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatalf("wrk is not on PATH (CI=%s): install it (Debian: wrk)", os.Getenv("CI"))
+		}
+		t.Skip("wrk is not on PATH")
+	}
+	for _, tt := range []struct {
+		name string
+		ok   bool // the server answers the second run
+	}{
+		{"answers late", true},
+		{"never answers", false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			// The server answers only on connections opened after the retry's note (the
+			// note opens the gate): whatever the machine's pace, the first run gets
+			// nothing and the second all.
+			var gate atomic.Bool
+			type opened struct{}
+			release := make(chan struct{})
+			srv := &http.Server{
+				ConnContext: func(ctx context.Context, _ net.Conn) context.Context {
+					return context.WithValue(ctx, opened{}, gate.Load())
+				},
+				Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+					if !tt.ok || !r.Context().Value(opened{}).(bool) {
+						select { // held until the client goes
+						case <-release:
+						case <-r.Context().Done():
+						}
+						return
+					}
+					w.Write([]byte("ok"))
+				}),
+			}
+			ln, err := net.Listen("tcp", "127.0.0.1:0")
+			if err != nil {
+				t.Fatal(err)
+			}
+			go srv.Serve(ln)
+			t.Cleanup(func() {
+				close(release)
+				srv.Close()
+			})
+
+			data := t.TempDir()
+			if err := os.MkdirAll(filepath.Join(data, "requests"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(data, "requests", "get.raw"), []byte("GET /held HTTP/1.1\r\nHost: localhost\r\n\r\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			p := profile.Profile{Name: "held", Tool: profile.ToolWrk, Scheme: "http",
+				Port: ln.Addr().(*net.TCPAddr).Port, Requests: []string{"get.raw"}}
+			progress := &notes{noted: func() { gate.Store(true) }}
+			b := New(nil, Config{ScratchDir: t.TempDir(), DataDir: data, LoadgenCPUs: "0", Progress: progress})
+			tool := loadgen.Wrk{}
+			spec := loadgen.Spec{Profile: p, Host: "127.0.0.1", Conns: 4, Threads: 1, Duration: time.Second,
+				DataDir: data, ScriptDir: t.TempDir()}
+			if err := tool.WriteFiles(spec); err != nil {
+				t.Fatal(err)
+			}
+			args, err := tool.Args(spec)
+			if err != nil {
+				t.Fatal(err)
+			}
+			group, err := cgroup.ForPID(cgroup.Root, os.Getpid())
+			if err != nil {
+				t.Fatalf("the test's own cgroup: %v", err)
+			}
+			s := &session{entry: "held", tool: toolCheck{tool: tool}, spec: spec, args: args, group: group}
+
+			run, err := b.tools.measuredRun(context.Background(), s, "held 4c")
+			got := progress.all()
+			if len(got) != 1 || !strings.Contains(got[0], "held 4c: no response came back in the 1s run; running it once more for 2s") {
+				t.Errorf("notes = %q, want one saying the 1s run is run again for 2s", got)
+			}
+			if !tt.ok {
+				var ns *NoSuccessError
+				if !errors.As(err, &ns) || ns.Run.Requests != 0 {
+					t.Fatalf("a server that never answers: run %+v, err %v; want a NoSuccessError with no response", run, err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("the longer run: %v", err)
+			}
+			if run.Status2xx == 0 || run.DurationS < 1.5 {
+				t.Errorf("the longer run: %d 2xx in %.2f s; want answers, from a run of about 2 s", run.Status2xx, run.DurationS)
+			}
+		})
+	}
+}
