@@ -238,26 +238,43 @@ func TestCoordinatedOmission(t *testing.T) {
 	// in flight when it starts, one per connection, so its p99 does not show it.
 	// On a machine busy enough to stall every process for tens of milliseconds the closed
 	// loop shows those stalls too, so its run has three tries; one that hides the server's
-	// stall shows the point.
+	// stall shows the point. A try that does not is judged against the same run on the
+	// fixture that never stalls: when that one's p99 is as high, the machine stalled
+	// everything and the try shows nothing either way. Three such tries skip the test (as
+	// TestScheduleAccuracy does on a machine too busy to judge a schedule).
 	h2load, err := exec.LookPath("h2load")
 	if err != nil {
 		t.Fatal("h2load is not on PATH: install nghttp2-client (apt-get install nghttp2-client)")
 	}
-	for try := 1; ; try++ {
+	closedLoop := func(url string) (float64, int) {
 		log := filepath.Join(t.TempDir(), "h2load.log")
 		if out, err := exec.Command(h2load, "--h1", "-c", "50", "-t", "1", "-D", "3", "--log-file", log, url).CombinedOutput(); err != nil {
 			t.Fatalf("h2load: %v\n%s", err, out)
 		}
-		h2P99, n := logP99(t, log)
+		return logP99(t, log)
+	}
+	var plainURL string
+	busy := 0
+	const tries = 3
+	for try := 1; try <= tries; try++ {
+		h2P99, n := closedLoop(url)
 		t.Logf("h2load closed loop, try %d: %d requests, p99 %.0f µs (uncorrected); paced p99 %.0f µs", try, n, h2P99, res.Latency.P99)
 		if h2P99 < res.Latency.P99/2 {
-			break
+			return
 		}
-		if try == 3 {
-			t.Errorf("h2load's closed-loop p99 %.0f µs is not well below the paced p99 %.0f µs in 3 tries: the uncorrected closed loop should hide the stall", h2P99, res.Latency.P99)
-			break
+		if plainURL == "" {
+			plainURL = startFixture(t, "plain") + "/"
+		}
+		plainP99, n := closedLoop(plainURL)
+		t.Logf("h2load closed loop on the fixture that never stalls, try %d: %d requests, p99 %.0f µs", try, n, plainP99)
+		if plainP99 >= res.Latency.P99/2 {
+			busy++
 		}
 	}
+	if busy == tries {
+		t.Skipf("the machine stalled every request for as long as the server's stall in each of %d tries: a closed loop hiding the stall cannot be judged here", tries)
+	}
+	t.Errorf("h2load's closed-loop p99 is not well below the paced p99 %.0f µs in %d tries, while the fixture that never stalls was in %d: the uncorrected closed loop should hide the stall", res.Latency.P99, tries, tries-busy)
 }
 
 // logP99 returns the 99th percentile (µs) of h2load's --log-file (start µs, status, µs to
