@@ -76,8 +76,10 @@ func (e *Engine) Build(ctx context.Context, o BuildOptions) (string, error) {
 }
 
 // lostLayerRE matches what the classic builder says when an image it was using as the
-// cache or the parent of a step is removed while it builds.
-var lostLayerRE = regexp.MustCompile(`(failed to get digest sha256:[0-9a-f]+|No such image: sha256:[0-9a-f]+).*|.*imagedb/content/sha256/[0-9a-f]+: no such file or directory`)
+// cache or the parent of a step is removed while it builds ("unknown parent image ID":
+// a job's images removed with their untagged parents while another build was on one of
+// them, seen in a CI run).
+var lostLayerRE = regexp.MustCompile(`(failed to get digest sha256:[0-9a-f]+|No such image: sha256:[0-9a-f]+|unknown parent image ID sha256:[0-9a-f]+).*|.*imagedb/content/sha256/[0-9a-f]+: no such file or directory`)
 
 // lostLayer reports whether a build's error message is that of a cached layer removed from
 // under it, which a second build does not meet.

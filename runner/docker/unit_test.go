@@ -291,6 +291,7 @@ func TestLostLayer(t *testing.T) {
 		"No such image: sha256:5b68a430e15d005fe11b7beaa371a22ae9b764c4d4a829c30342652f90312795":                            true,
 		"The command '/bin/sh -c go build' returned a non-zero code: 1":                                                     false,
 		"COPY failed: file not found in build context or excluded by .dockerignore: stat missing-file: file does not exist": false,
+		"unknown parent image ID sha256:78994820344b00791702b4cbf43be8a07f90694045631bfc0a96b37636ebd73b":                   true,
 		"No such image: arenabot/golang:local":                                                                              false,
 	} {
 		if got := lostLayer(msg); got != want {
