@@ -37,6 +37,8 @@ type buildInput struct {
 	// the same file with substituted base images.
 	dockerfile []byte
 	notes      []string // one line per substituted base image, for the build log
+	// turn, when not "", is the build lock's name (buildTurn) in place of turnKey(tag).
+	turn string
 }
 
 // baseImages reads a Dockerfile and decides where the base image of each of its FROMs comes

@@ -291,7 +291,11 @@ func (b *Builder) buildFile(ctx context.Context, dir, dockerfile, tag, name stri
 	for _, n := range in.notes {
 		fmt.Fprintln(f, n)
 	}
-	release, err := buildTurn(ctx, turnKey(tag), func() {
+	turn := in.turn
+	if turn == "" {
+		turn = turnKey(tag)
+	}
+	release, err := buildTurn(ctx, turn, func() {
 		b.note(fmt.Sprintf("%s: waiting for another build of it on this host to finish", name))
 	})
 	if err != nil {

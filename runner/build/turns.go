@@ -35,9 +35,10 @@ func buildTurn(ctx context.Context, name string, waiting func()) (release func()
 }
 
 // turnKey is the build lock's name for the image tag: an entry's images (arenabot-<name>,
-// at any commit, its stack services too) share one, since their versions mostly share
-// their layers and a base and a head of the same entry build from one source more often
-// than not; any other image (a load-generator image) has its own.
+// at any commit) share one, since their versions mostly share their layers and a base and
+// a head of the same entry build from one source more often than not; any other image (a
+// load-generator image) has its own. A stack service's build takes its entry and
+// service's turn instead (Service), whichever stack's tag it builds.
 func turnKey(tag string) string {
 	if repo, _, _ := strings.Cut(tag, ":"); strings.HasPrefix(repo, "arenabot-") {
 		return repo

@@ -3,8 +3,13 @@ package build
 import (
 	"context"
 	"errors"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/arenabot/arenabot/runner/docker"
 )
 
 // TestBuildTurns: two builds of one image name take turns (the second says it waits, and
@@ -81,5 +86,75 @@ func TestTurnKey(t *testing.T) {
 	}
 	if got := turnFile("arenabot/loadgen:wrk-4.1.0"); got != "arenabot_loadgen_wrk-4.1.0.lock" {
 		t.Errorf("turnFile = %q", got)
+	}
+}
+
+// turnEngine builds nothing: it reports each Build's tag on built.
+type turnEngine struct {
+	Engine
+	built chan string
+}
+
+func (e turnEngine) ImageExists(context.Context, string) (bool, error) { return false, nil }
+func (e turnEngine) Build(_ context.Context, o docker.BuildOptions) (string, error) {
+	e.built <- o.Tag
+	return "sha256:0", nil
+}
+
+// noteFunc is a Progress that is a function.
+type noteFunc func(string)
+
+func (f noteFunc) Note(line string) { f(line) }
+
+// TestServiceTurn: a stack service takes the turn of its entry and service, whichever
+// stack's tag it builds (nethttp-stack's gateway-64 and gateway-h3 build one server), so
+// the second build waits for the first and comes from the cache.
+func TestServiceTurn(t *testing.T) {
+	old := TurnsDir
+	TurnsDir = t.TempDir()
+	t.Cleanup(func() { TurnsDir = old })
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "Dockerfile"), []byte("FROM scratch\nCOPY Dockerfile /\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	held, err := buildTurn(t.Context(), "arenabot-nethttp-stack-server", nil) // gateway-64's build
+	if err != nil {
+		t.Fatal(err)
+	}
+	eng := turnEngine{built: make(chan string, 1)}
+	waited := make(chan string, 1)
+	b := New(eng, Config{ScratchDir: t.TempDir(), Progress: noteFunc(func(line string) {
+		if strings.Contains(line, "waiting for another build") {
+			waited <- line
+		}
+	})})
+	done := make(chan error, 1)
+	go func() {
+		_, err := b.Service(t.Context(), Service{Name: "nethttp-stack-server", Context: dir, Tag: "arenabot-nethttp-stack-gateway-h3-server:af0bc444520d"})
+		done <- err
+	}()
+	select {
+	case line := <-waited:
+		if want := "nethttp-stack-server: waiting for another build of it on this host to finish"; line != want {
+			t.Errorf("note %q; want %q", line, want)
+		}
+	case tag := <-eng.built:
+		t.Fatalf("built %s while another stack's build of the service held its turn", tag)
+	case err := <-done:
+		t.Fatalf("Service returned %v without waiting", err)
+	case <-time.After(10 * time.Second):
+		t.Fatal("the service's build neither waited nor built")
+	}
+	held()
+	select {
+	case tag := <-eng.built:
+		if tag != "arenabot-nethttp-stack-gateway-h3-server:af0bc444520d" {
+			t.Errorf("built %s", tag)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the build did not go on once the turn was free")
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
 	}
 }
