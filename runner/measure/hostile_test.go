@@ -48,7 +48,7 @@ func TestHostileEntry(t *testing.T) {
 		t.Fatal(err)
 	}
 	e := runnertest.EntryDir(t, "hostile", map[string]string{
-		"Dockerfile": "FROM arenabot/golang:local AS build\nWORKDIR /src\nCOPY go.mod main.go ./\nRUN CGO_ENABLED=0 go build -o /server .\nFROM scratch\nCOPY --from=build /server /server\nENTRYPOINT [\"/server\"]\n",
+		"Dockerfile": "FROM arenabot/golang:local AS build\nWORKDIR /src\nCOPY go.mod main.go ./\nRUN CGO_ENABLED=0 go build -trimpath -o /server .\nFROM scratch\nCOPY --from=build /server /server\nENTRYPOINT [\"/server\"]\n",
 		"go.mod":     "module hostile\n\ngo 1.26\n",
 		"main.go":    string(src),
 	})

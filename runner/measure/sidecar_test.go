@@ -372,7 +372,7 @@ func TestSidecarNotReady(t *testing.T) {
 func sidecarEntry(t *testing.T) frameworks.Entry {
 	t.Helper()
 	e := runnertest.EntryDir(t, "sidecars", map[string]string{
-		"Dockerfile": "FROM arenabot/golang:local AS build\nWORKDIR /src\nCOPY go.mod main.go ./\nRUN CGO_ENABLED=0 go build -o /server .\nFROM scratch\nCOPY --from=build /server /server\nENTRYPOINT [\"/server\"]\n",
+		"Dockerfile": "FROM arenabot/golang:local AS build\nWORKDIR /src\nCOPY go.mod main.go ./\nRUN CGO_ENABLED=0 go build -trimpath -o /server .\nFROM scratch\nCOPY --from=build /server /server\nENTRYPOINT [\"/server\"]\n",
 		"go.mod":     "module sidecars\n\ngo 1.26\n",
 		"main.go": `package main
 
