@@ -45,6 +45,11 @@ const (
 	DefaultWorkers      = 4
 	DefaultInbox        = 64
 	DefaultEventTimeout = 2 * time.Minute
+	// DefaultRecoverGrace is how long a restarted bot waits before it handles the
+	// deliveries the stopped one was handling: GitHub's own limit on a request (10 s), so
+	// that a reply the stopped process had sent and not heard back about has been posted
+	// (or not) before the handler looks for it.
+	DefaultRecoverGrace = 10 * time.Second
 	// DefaultProgressEvery is the least time between two progress edits of one status
 	// comment.
 	DefaultProgressEvery = 5 * time.Second
@@ -91,6 +96,9 @@ type Config struct {
 	DeliveryTTL time.Duration
 	// EventTimeout bounds the processing of one event.
 	EventTimeout time.Duration
+	// RecoverGrace is how long Run holds the deliveries an earlier run was handling when
+	// it stopped before it handles them again; negative means not at all (tests).
+	RecoverGrace time.Duration
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
 	// WebURL is the web root links point at; "" means https://github.com/ (set it for
@@ -138,6 +146,9 @@ func (cfg Config) withDefaults() Config {
 	}
 	if cfg.EventTimeout <= 0 {
 		cfg.EventTimeout = DefaultEventTimeout
+	}
+	if cfg.RecoverGrace == 0 {
+		cfg.RecoverGrace = DefaultRecoverGrace
 	}
 	if cfg.InboxStore == nil {
 		cfg.InboxStore = NewMemoryInbox(cfg.Inbox)

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/arenabot/arenabot/bot/command"
@@ -29,7 +30,14 @@ type Intake struct {
 	inflight sync.WaitGroup
 	trackMu  sync.Mutex
 	tracked  map[string]int
+	// recovering is how many deliveries Run recovered and holds for Config.RecoverGrace.
+	recovering atomic.Int64
 }
+
+// Recovering returns how many deliveries an earlier run was handling when it stopped and
+// this one holds back until Config.RecoverGrace has passed (the arena_webhook_recovering
+// gauge).
+func (in *Intake) Recovering() int { return int(in.recovering.Load()) }
 
 func newIntake(c *core) *Intake {
 	return &Intake{core: c, inbox: c.cfg.InboxStore, tracked: map[string]int{}}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/arenabot/arenabot/bot/ghapi"
+	"github.com/arenabot/arenabot/bot/hook"
 	"github.com/arenabot/arenabot/queue"
 	"github.com/arenabot/arenabot/result"
 )
@@ -18,14 +19,15 @@ import (
 // the file again, as a new process would.
 type diskBot struct {
 	*env
-	path string
-	disk *queue.Disk
-	stop func()
+	path  string
+	disk  *queue.Disk
+	stop  func()
+	grace time.Duration // Config.RecoverGrace; the tests that do not look at it hold nothing
 }
 
 func setupDisk(t *testing.T) *diskBot {
 	t.Helper()
-	d := &diskBot{env: setup(t), path: filepath.Join(t.TempDir(), "arenabot.db")}
+	d := &diskBot{env: setup(t), path: filepath.Join(t.TempDir(), "arenabot.db"), grace: -1}
 	d.open()
 	t.Cleanup(d.close)
 	return d
@@ -47,7 +49,7 @@ func (d *diskBot) open() {
 	}
 	d.disk = disk
 	d.q = disk // the env's helpers read the store
-	d.bot = New(Config{WebhookSecret: []byte(secret), Now: d.clock, InboxStore: inbox}, c, disk, nil)
+	d.bot = New(Config{WebhookSecret: []byte(secret), Now: d.clock, InboxStore: inbox, RecoverGrace: d.grace}, c, disk, nil)
 	d.hook = d.bot.Webhook()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
@@ -177,5 +179,67 @@ func TestRestartOnDiskKeepsAcceptedDeliveries(t *testing.T) {
 	// The same delivery again is a duplicate: the dedupe ids are on disk as well.
 	if w := d.secSigned("issue_comment", "d-kept", p); w.Code != 200 || !strings.Contains(w.Body.String(), "duplicate") {
 		t.Errorf("redelivery after the restart: %d %s", w.Code, w.Body)
+	}
+}
+
+// A delivery the stopped bot was handling (popped, not acknowledged: killed mid-event) is
+// handled again after a restart only once RecoverGrace has passed, so that a reply the
+// stopped process had sent has landed before the handler looks for it; meanwhile the
+// bot says how many it holds (Recovering, the arena_webhook_recovering gauge).
+func TestRecoverGraceHoldsTheDelivery(t *testing.T) {
+	d := setupDisk(t)
+	d.close()
+	const grace = 1500 * time.Millisecond
+	d.grace = grace
+
+	// What the killed bot left: the command's delivery popped and not acknowledged.
+	disk, err := queue.OpenDisk(d.path, queue.Options{Now: d.clock})
+	if err != nil {
+		t.Fatal(err)
+	}
+	inbox, err := NewBoltInbox(disk.DB())
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := d.gh.AddComment(repo, prNum, "alice", secCommand)
+	if err := inbox.Push(t.Context(), hook.Delivery{ID: "d-killed", Event: "issue_comment",
+		Payload: secComment(t, "created", prNum, true, id, "alice", "User", secCommand)}); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := inbox.Pop(t.Context(), time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if err := disk.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	start := time.Now()
+	d.open()
+	waitUntil(t, "the restarted bot to hold the recovered delivery", 5*time.Second, func() bool { return d.bot.Intake.Recovering() == 1 })
+	var handled time.Duration
+	waitUntil(t, "the recovered delivery to be handled", 30*time.Second, func() bool {
+		if len(d.gh.Reactions(repo, id)) == 0 {
+			return false
+		}
+		handled = time.Since(start)
+		return true
+	})
+	if handled < grace {
+		t.Errorf("the recovered delivery was handled %v after the restart, within the %v grace", handled, grace)
+	}
+	if n := d.bot.Intake.Recovering(); n != 0 {
+		t.Errorf("Recovering = %d after the grace, want 0", n)
+	}
+}
+
+// waitUntil polls cond every 5 ms for at most limit.
+func waitUntil(t *testing.T, what string, limit time.Duration, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(limit)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("waited %v for %s", limit, what)
+		}
+		time.Sleep(5 * time.Millisecond)
 	}
 }

@@ -162,14 +162,26 @@ const (
 // Run processes webhook deliveries with Config.Workers workers until ctx is done, and
 // returns ctx's error after the workers stopped. When the Inbox is a Recoverer, Run first
 // puts back the deliveries an earlier run popped and did not finish, so a bot killed
-// mid-event handles them again.
+// mid-event handles them again. Those are handled after Config.RecoverGrace: the earlier
+// run may have sent a reply whose answer it never read (killed, or cancelled while GitHub
+// was slow), and GitHub may post it after the handler has looked for it and found none;
+// the reply would then be posted twice (found by the chaos test: a cancel's reply sent by
+// a serve killed during a slow answer landed 0.8 s after the next serve had looked).
 func (in *Intake) Run(ctx context.Context) error {
 	if rec, ok := in.inbox.(Recoverer); ok {
 		n, err := rec.Recover(ctx)
 		if err != nil {
 			in.log.Error("inbox recover", "err", err)
 		} else if n > 0 {
-			in.log.Info("inbox recover", "deliveries", n)
+			in.log.Info("inbox recover", "deliveries", n, "handled_after", in.cfg.RecoverGrace)
+			if in.cfg.RecoverGrace > 0 {
+				in.recovering.Store(int64(n))
+				err := sleepCtx(ctx, in.cfg.RecoverGrace)
+				in.recovering.Store(0)
+				if err != nil {
+					return ctx.Err()
+				}
+			}
 		}
 	}
 	var wg sync.WaitGroup

@@ -461,7 +461,7 @@ func orAny(method string) string {
 }
 
 // settle waits until nothing is left to happen: no job queued or running, none awaiting
-// approval, and no GitHub write for a while; then it stops the processes so the checks
+// approval, no delivery held back after a restart, and no GitHub write for a while; then it stops the processes so the checks
 // read a store nothing changes.
 func (c *chaos) settle() {
 	c.logf("settling")
@@ -475,7 +475,8 @@ func (c *chaos) settle() {
 		busy := false
 		for sc.Scan() {
 			l := sc.Text()
-			if (strings.HasPrefix(l, "arena_queue_jobs{") || strings.HasPrefix(l, "arena_pending_requests ")) && !strings.HasSuffix(l, " 0") {
+			if (strings.HasPrefix(l, "arena_queue_jobs{") || strings.HasPrefix(l, "arena_pending_requests ") ||
+				strings.HasPrefix(l, "arena_webhook_recovering ")) && !strings.HasSuffix(l, " 0") {
 				busy = true
 			}
 		}

@@ -130,7 +130,7 @@ func TestLoopMultiSave(t *testing.T) {
 	}
 	// The reporter counts a final reply once its writes have returned, which can be a moment
 	// after the fake GitHub has them on a busy machine: /metrics is read until it shows them.
-	wants := []string{`arena_final_replies_total{state="done"} 1`, `arena_final_reply_seconds_count{step="commit"} 1`, `arena_final_reply_seconds_count{step="reply"} 1`}
+	wants := []string{`arena_final_replies_total{state="done"} 1`, `arena_final_reply_seconds_count{step="commit"} 1`, `arena_final_reply_seconds_count{step="reply"} 1`, "arena_webhook_recovering 0"}
 	var metrics string
 	deadline := time.Now().Add(10 * time.Second)
 	for {
