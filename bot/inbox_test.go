@@ -607,9 +607,10 @@ func TestDurableInboxRestart(t *testing.T) {
 				t.Fatalf("waiting %d, processing %d", w, p)
 			}
 
-			// Restart: a new Bot and Inbox value on the same store; Run recovers.
+			// Restart: a new Bot and Inbox value on the same store; Run recovers, and holds
+			// the recovered delivery for a (short) grace.
 			in = reopen()
-			e.rebuild(func(c *Config) { c.InboxStore = in })
+			e.rebuild(func(c *Config) { c.InboxStore, c.RecoverGrace = in, 300*time.Millisecond })
 			e.run()
 			deadline := time.Now().Add(10 * time.Second)
 			for {

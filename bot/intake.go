@@ -34,11 +34,6 @@ type Intake struct {
 	recovering atomic.Int64
 }
 
-// Recovering returns how many deliveries an earlier run was handling when it stopped and
-// this one holds back until Config.RecoverGrace has passed (the arena_webhook_recovering
-// gauge).
-func (in *Intake) Recovering() int { return int(in.recovering.Load()) }
-
 func newIntake(c *core) *Intake {
 	return &Intake{core: c, inbox: c.cfg.InboxStore, tracked: map[string]int{}}
 }

@@ -22,3 +22,12 @@ func ReplyMetrics(reg prometheus.Registerer) func(ReplyTiming) {
 		latency.WithLabelValues("reply").Observe(t.Reply.Seconds())
 	}
 }
+
+// IntakeMetrics registers the gauge of the deliveries an earlier run was handling when it
+// stopped and in holds back until Config.RecoverGrace has passed.
+func IntakeMetrics(reg prometheus.Registerer, in *Intake) {
+	reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "arena_webhook_recovering",
+		Help: "Deliveries a stopped run was handling, held back after a restart until GitHub has settled the writes it had in flight.",
+	}, func() float64 { return float64(in.recovering.Load()) }))
+}

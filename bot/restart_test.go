@@ -185,7 +185,7 @@ func TestRestartOnDiskKeepsAcceptedDeliveries(t *testing.T) {
 // A delivery the stopped bot was handling (popped, not acknowledged: killed mid-event) is
 // handled again after a restart only once RecoverGrace has passed, so that a reply the
 // stopped process had sent has landed before the handler looks for it; meanwhile the
-// bot says how many it holds (Recovering, the arena_webhook_recovering gauge).
+// bot says how many it holds (the arena_webhook_recovering gauge).
 func TestRecoverGraceHoldsTheDelivery(t *testing.T) {
 	d := setupDisk(t)
 	d.close()
@@ -215,7 +215,7 @@ func TestRecoverGraceHoldsTheDelivery(t *testing.T) {
 
 	start := time.Now()
 	d.open()
-	waitUntil(t, "the restarted bot to hold the recovered delivery", 5*time.Second, func() bool { return d.bot.Intake.Recovering() == 1 })
+	waitUntil(t, "the restarted bot to hold the recovered delivery", 5*time.Second, func() bool { return d.bot.Intake.recovering.Load() == 1 })
 	var handled time.Duration
 	waitUntil(t, "the recovered delivery to be handled", 30*time.Second, func() bool {
 		if len(d.gh.Reactions(repo, id)) == 0 {
@@ -227,8 +227,8 @@ func TestRecoverGraceHoldsTheDelivery(t *testing.T) {
 	if handled < grace {
 		t.Errorf("the recovered delivery was handled %v after the restart, within the %v grace", handled, grace)
 	}
-	if n := d.bot.Intake.Recovering(); n != 0 {
-		t.Errorf("Recovering = %d after the grace, want 0", n)
+	if n := d.bot.Intake.recovering.Load(); n != 0 {
+		t.Errorf("%d deliveries held after the grace, want 0", n)
 	}
 }
 

@@ -56,10 +56,7 @@ func serve(ctx context.Context, c serveConfig, stderr io.Writer) (err error) {
 	bc.OnReply = bot.ReplyMetrics(reg)
 	bc.InboxStore = st.inbox // accepted deliveries survive a restart
 	b := bot.New(bc, gh, q, log.With("component", "bot"))
-	reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
-		Name: "arena_webhook_recovering",
-		Help: "Deliveries a stopped run was handling, held back after a restart until GitHub has settled the writes it had in flight.",
-	}, func() float64 { return float64(b.Intake.Recovering()) }))
+	bot.IntakeMetrics(reg, b.Intake)
 	var worker *runner.Worker
 	if c.Runner {
 		w, closeEngine, err := c.Work.newWorker(ctx, q, log)
