@@ -215,9 +215,9 @@ func TestRecoverGraceHoldsTheDelivery(t *testing.T) {
 
 	start := time.Now()
 	d.open()
-	waitUntil(t, "the restarted bot to hold the recovered delivery", 5*time.Second, func() bool { return d.bot.Intake.recovering.Load() == 1 })
+	waitFor(t, func() bool { return d.bot.Intake.recovering.Load() == 1 })
 	var handled time.Duration
-	waitUntil(t, "the recovered delivery to be handled", 30*time.Second, func() bool {
+	waitFor(t, func() bool {
 		if len(d.gh.Reactions(repo, id)) == 0 {
 			return false
 		}
@@ -229,17 +229,5 @@ func TestRecoverGraceHoldsTheDelivery(t *testing.T) {
 	}
 	if n := d.bot.Intake.recovering.Load(); n != 0 {
 		t.Errorf("%d deliveries held after the grace, want 0", n)
-	}
-}
-
-// waitUntil polls cond every 5 ms for at most limit.
-func waitUntil(t *testing.T, what string, limit time.Duration, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(limit)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("waited %v for %s", limit, what)
-		}
-		time.Sleep(5 * time.Millisecond)
 	}
 }

@@ -9,7 +9,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -17,29 +16,19 @@ import (
 	"github.com/arenabot/arenabot/profile"
 	"github.com/arenabot/arenabot/runner/cgroup"
 	"github.com/arenabot/arenabot/runner/loadgen"
+	"github.com/arenabot/arenabot/runner/runnertest"
 )
 
-// notes is a Progress that keeps the notes.
-type notes struct {
-	mu    sync.Mutex
-	lines []string
-	noted func() // called after each note, if set
+// gatedNotes keeps the notes and calls opened after each (the retry's note opens the
+// server's gate).
+type gatedNotes struct {
+	runnertest.Notes
+	opened func()
 }
 
-func (n *notes) Step(string, int, int) {}
-func (n *notes) Note(line string) {
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	n.lines = append(n.lines, line)
-	if n.noted != nil {
-		n.noted()
-	}
-}
-
-func (n *notes) all() []string {
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	return append([]string(nil), n.lines...)
+func (n *gatedNotes) Note(line string) {
+	n.Notes.Note(line)
+	n.opened()
 }
 
 // TestNoResponseRunsLonger runs the real wrk, natively, against a loopback server that
@@ -103,7 +92,7 @@ func TestNoResponseRunsLonger(t *testing.T) {
 			}
 			p := profile.Profile{Name: "held", Tool: profile.ToolWrk, Scheme: "http",
 				Port: ln.Addr().(*net.TCPAddr).Port, Requests: []string{"get.raw"}}
-			progress := &notes{noted: func() { gate.Store(true) }}
+			progress := &gatedNotes{opened: func() { gate.Store(true) }}
 			b := New(nil, Config{ScratchDir: t.TempDir(), DataDir: data, LoadgenCPUs: "0", Progress: progress})
 			tool := loadgen.Wrk{}
 			spec := loadgen.Spec{Profile: p, Host: "127.0.0.1", Conns: 4, Threads: 1, Duration: time.Second,
@@ -122,7 +111,7 @@ func TestNoResponseRunsLonger(t *testing.T) {
 			s := &session{entry: "held", tool: toolCheck{tool: tool}, spec: spec, args: args, group: group}
 
 			run, err := b.tools.measuredRun(context.Background(), s, "held 4c")
-			got := progress.all()
+			got := progress.Lines
 			if len(got) != 1 || !strings.Contains(got[0], "held 4c: no response came back in the 1s run; running it once more for 5s") {
 				t.Errorf("notes = %q, want one saying the 1s run is run again for 5s", got)
 			}
