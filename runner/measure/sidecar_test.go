@@ -90,12 +90,24 @@ func sidecarEngine(t *testing.T) (*recording, string) {
 	return &recording{WithoutRegistry: &runnertest.WithoutRegistry{Engine: real, Hidden: hidden}}, data
 }
 
-// holdPorts takes the host lock, as every run that uses the host's ports does, and checks
-// that the ports are free: a test skips on a developer's host where one is taken, and fails
-// on the CI host.
+// holdPorts takes the host lock, as every run that uses the host's ports does, removes the
+// containers an earlier holder left (as Prepare does: a process killed while it held the
+// lock, as the SIGKILL tests kill serve, leaves its server on 8080 until the next run
+// sweeps), and checks that the ports are free: a test skips on a developer's host where one
+// is taken, and fails on the CI host.
 func holdPorts(t *testing.T, ports ...int) {
 	t.Helper()
 	lockHost(t)
+	eng, err := docker.New(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer eng.Close()
+	if n, err := eng.RemoveLabeled(t.Context(), build.LabelManaged, "true"); err != nil {
+		t.Fatalf("remove leftover containers: %v", err)
+	} else if n > 0 {
+		t.Logf("removed %d leftover container(s) of an earlier run", n)
+	}
 	for _, port := range ports {
 		if busy, _ := portInUse(port); busy {
 			if os.Getenv("CI") != "" {
