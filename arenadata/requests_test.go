@@ -243,10 +243,7 @@ func TestURILists(t *testing.T) {
 // TestStackFiles checks the compose-stack profiles' files: the gateway list's 20 lines in
 // the arena's proportions, the reads' mix, and a token authsvc's rule accepts.
 func TestStackFiles(t *testing.T) {
-	dir := t.TempDir()
-	if err := arenadata.Write(dir); err != nil {
-		t.Fatal(err)
-	}
+	dir := tree(t)
 	lines := func(name string) []string {
 		b, err := os.ReadFile(filepath.Join(dir, "requests", name))
 		if err != nil {

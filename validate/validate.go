@@ -414,7 +414,8 @@ func failed(request, expected, got string) result {
 	return result{status: Fail, request: request, expected: expected, got: got}
 }
 
-// data is the arena data directory, read once per Run and shared by its checks.
+// data is the arena data directory, read once per Run and shared by its checks (the
+// database seed once per process while the file is unchanged: cachedSeed).
 type data struct {
 	dir     string
 	dataset func() (dataset, error)
@@ -426,7 +427,7 @@ func newData(dir string) *data {
 	return &data{
 		dir:     dir,
 		dataset: sync.OnceValues(func() (dataset, error) { return loadDataset(dir) }),
-		seed:    sync.OnceValues(func() (*seed, error) { return loadSeed(dir) }),
+		seed:    sync.OnceValues(func() (*seed, error) { return cachedSeed(dir) }),
 		cert:    sync.OnceValues(func() (*arenaCert, error) { return loadCert(dir) }),
 	}
 }
