@@ -327,12 +327,22 @@ func TestURIListRotates(t *testing.T) {
 			t.Errorf("%s: %d hits of %d, want %d ± %d", p, hits[p], total, total/int64(len(paths)), c*m)
 		}
 	}
-	var body int64
-	for _, p := range paths {
-		body += int64(len(staticFiles[p]))
+	var body, smallest int64
+	for i, p := range paths {
+		n := int64(len(staticFiles[p]))
+		body += n
+		if i == 0 || n < smallest {
+			smallest = n
+		}
 	}
-	// Bytes count bodies (and headers): at least the bodies of the full rotations.
-	if least := (res.OK / 4) * body; res.Bytes < least {
+	// Bytes count bodies (and headers): every response at least the smallest body, and at
+	// least the bodies of the full rotations among the responses. Each connection sends in
+	// rotation order, and at the window's end up to m of its requests are still in flight,
+	// each breaking at most one rotation: k responses on a connection hold at least
+	// (k-3)/4 - m full ones. (OK/4 rotations, the bound before, failed under .ci/flaky's
+	// load: 555,267 bytes for 102 responses against 565,000, the cut-off streams being the
+	// larger files'.)
+	if least := max(res.OK*smallest, max(0, (res.OK-3*c)/4-c*m)*body); res.OK == 0 || res.Bytes < least {
 		t.Errorf("bytes %d, want at least %d for %d responses", res.Bytes, least, res.OK)
 	}
 
