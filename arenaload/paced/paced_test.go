@@ -191,6 +191,10 @@ func stagger(t *testing.T, arrivals []time.Time) (median, p90 int) {
 	return median, p90
 }
 
+// fixtureStall is how long testdata/fixture's "stall" mode stalls once a second (its const
+// stall).
+const fixtureStall = 50 * time.Millisecond
+
 // TestCoordinatedOmission: a server that stalls 50 ms once a second. The paced generator
 // charges the stall to every request it delayed, so its p99 and p99.9 show it.
 //
@@ -202,10 +206,6 @@ func stagger(t *testing.T, arrivals []time.Time) (median, p90 int) {
 // that both show it. The closed loop that hides the stall is one that corrects nothing:
 // h2load 1.52.0 over HTTP/1.1 on the same server, whose per-request log gives a p99 far
 // below the stall (measured here: 4.6 ms against the paced 42.8 ms); the test asserts that.
-// fixtureStall is how long testdata/fixture's "stall" mode stalls once a second (its const
-// stall).
-const fixtureStall = 50 * time.Millisecond
-
 func TestCoordinatedOmission(t *testing.T) {
 	wrk, err := exec.LookPath("wrk")
 	if err != nil {
