@@ -687,18 +687,25 @@ func TestWorkerTakesTurnsOnTheHost(t *testing.T) {
 		t.Fatal(err)
 	}
 	a := newArenaRemote(t)
-	// Long enough that a loaded machine's clone, checkout and builds reach the lock before
-	// it is released.
 	mem := queue.NewMemory(queue.Options{})
 	eng := &fakeEngine{}
-	calls := make(chan []string, 1)
-	time.AfterFunc(3*time.Second, func() {
-		calls <- eng.calls()
-		unlock()
-	})
 	w := testWorker(t, mem, eng, a.clone(t), t.TempDir())
 	w.cfg.Bench.Lite = true
+	// The lock is released once the job says it waits for it, not after a fixed time: a
+	// machine busy with the whole suite took more than 3 s to clone, check out and build,
+	// and found the lock already free (.ci/flaky). The engine's calls are taken first.
+	calls := make(chan []string, 1)
+	var release sync.Once
+	w.log = slog.New(onMessage{Handler: w.log.Handler(), prefix: "waiting for another arenabot run", hit: func() {
+		release.Do(func() {
+			calls <- eng.calls()
+			unlock()
+		})
+	}})
 	l := claim(t, mem, prJob(a, queue.Benchmark, "nethttp"))
+	// A job that never waits would hold the test forever: it is released after a minute,
+	// and the assertions below then say what went wrong.
+	time.AfterFunc(time.Minute, func() { release.Do(func() { calls <- nil; unlock() }) })
 	done, err := w.RunJob(t.Context(), l)
 	if err != nil {
 		t.Fatal(err)
@@ -728,6 +735,29 @@ func TestWorkerTakesTurnsOnTheHost(t *testing.T) {
 	} else {
 		unlock()
 	}
+}
+
+// onMessage passes every record on to its Handler and calls hit for each one whose message
+// starts with prefix: a test acts at the moment the code under test says it reached a step.
+type onMessage struct {
+	slog.Handler
+	prefix string
+	hit    func()
+}
+
+func (h onMessage) Handle(ctx context.Context, r slog.Record) error {
+	if strings.HasPrefix(r.Message, h.prefix) {
+		h.hit()
+	}
+	return h.Handler.Handle(ctx, r)
+}
+
+func (h onMessage) WithAttrs(attrs []slog.Attr) slog.Handler {
+	return onMessage{h.Handler.WithAttrs(attrs), h.prefix, h.hit}
+}
+
+func (h onMessage) WithGroup(name string) slog.Handler {
+	return onMessage{h.Handler.WithGroup(name), h.prefix, h.hit}
 }
 
 // privateHostLock gives a test that starts no real server and builds no real image its own
