@@ -6,11 +6,20 @@
 // subcommands (NewPlan, ValidationTests, Against) lives here too.
 package runner
 
-import "github.com/arenabot/arenabot/runner/measure"
+import (
+	"context"
+
+	"github.com/arenabot/arenabot/runner/measure"
+)
 
 // Engine is the part of the Docker Engine API the worker and the measurements it runs use;
 // *docker.Engine implements it.
-type Engine interface{ measure.Engine }
+type Engine interface {
+	measure.Engine
+	// ImageLabelValues lists the values of a label over the images that carry it: the
+	// worker's sweep of leftover images reads the job IDs on them.
+	ImageLabelValues(ctx context.Context, key string) ([]string, error)
+}
 
 // LabelJob carries the queue job's ID on the images and containers the worker's jobs
 // create (through measure.Config.Labels), so a job's leftovers can be removed after it.

@@ -174,16 +174,38 @@ func (w *Worker) RemoveLeftovers(ctx context.Context) {
 	} else if n > 0 {
 		w.log.Info("removed leftover containers", "count", n)
 	}
-	if n, err := w.eng.RemoveImagesLabeled(ctx, LabelJob, ""); err != nil {
-		w.log.Warn("remove leftover images", "err", err)
-	} else if n > 0 {
-		w.log.Info("removed leftover images", "count", n)
-	}
+	w.removeLeftoverImages(ctx)
 	dirs, _ := filepath.Glob(filepath.Join(w.cfg.WorkDir, "job-*"))
 	for _, d := range dirs {
 		if err := os.RemoveAll(d); err != nil {
 			w.log.Warn("remove leftover workspace", "dir", d, "err", err)
 		}
+	}
+}
+
+// removeLeftoverImages removes the images of jobs no runner on this host is running: a job
+// builds before it takes the host lock, so another runner's job may be building on one of
+// its images (labelled with its ID) at this moment; those stay (host.JobLive).
+func (w *Worker) removeLeftoverImages(ctx context.Context) {
+	ids, err := w.eng.ImageLabelValues(ctx, LabelJob)
+	if err != nil {
+		w.log.Warn("remove leftover images", "err", err)
+		return
+	}
+	removed := 0
+	for _, id := range ids {
+		if host.JobLive(id) {
+			w.log.Info("kept the images of a job running on this host", "job", id)
+			continue
+		}
+		n, err := w.eng.RemoveImagesLabeled(ctx, LabelJob, id)
+		if err != nil {
+			w.log.Warn("remove leftover images", "job", id, "err", err)
+		}
+		removed += n
+	}
+	if removed > 0 {
+		w.log.Info("removed leftover images", "count", removed)
 	}
 }
 
@@ -200,6 +222,13 @@ func (w *Worker) RunJob(ctx context.Context, l queue.Lease) (queue.Job, error) {
 	start := time.Now()
 	j := newJobRun(w, l)
 	j.log.Info("job started", "pr", l.Job.PR, "sha", l.Job.SHA, "kind", l.Job.Kind, "attempt", l.Job.Attempt)
+	// Marked running on this host until its images are removed: another runner's sweep
+	// leaves them alone meanwhile.
+	if release, err := host.HoldJob(l.Job.ID); err != nil {
+		j.log.Warn("the job is not marked running on this host; another runner starting now may remove its images", "err", err)
+	} else {
+		defer release()
+	}
 
 	jobCtx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)

@@ -2,6 +2,7 @@ package runner
 
 import (
 	"context"
+	"crypto/rand"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -889,6 +890,11 @@ func (e *fakeEngine) RemoveImagesLabeled(_ context.Context, key, value string) (
 	return 0, nil
 }
 
+func (e *fakeEngine) ImageLabelValues(_ context.Context, key string) ([]string, error) {
+	e.record("ImageLabelValues " + key)
+	return nil, nil
+}
+
 func (e *fakeEngine) Ping(context.Context) error { return e.pingErr }
 
 // A dockerProxy forwards a unix socket of its own to the real daemon's socket; down closes
@@ -987,5 +993,58 @@ func (p *dockerProxy) down() {
 	for c := range p.conns {
 		c.Close()
 		delete(p.conns, c)
+	}
+}
+
+// TestLeftoverSweepSparesLiveJobs: a runner starting on this host removes the images of
+// jobs no process runs any more, and keeps those of a job a live runner holds (it may be
+// building on them: .ci/flaky saw a build lose the image its last step was on, removed by
+// another runner's sweep under the host lock, which builds do not take).
+func TestLeftoverSweepSparesLiveJobs(t *testing.T) {
+	eng, _ := runnertest.Engine(t, "")
+	ctx := t.Context()
+	live, dead := "live"+rand.Text()[:12], "dead"+rand.Text()[:12]
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "f"), []byte("leftover\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	images := map[string]string{}
+	for _, id := range []string{live, dead} {
+		img, err := eng.Build(ctx, docker.BuildOptions{ContextDir: dir, Tag: "arenabot-sweep:" + strings.ToLower(id),
+			DockerfileContent: []byte("FROM scratch\nCOPY f /f\n"), Labels: map[string]string{LabelJob: id}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		images[id] = img
+		t.Cleanup(func() { eng.RemoveImagesLabeled(context.WithoutCancel(ctx), LabelJob, id) })
+	}
+	release, err := host.HoldJob(live)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer release()
+	if !host.JobLive(live) || host.JobLive(dead) {
+		t.Fatalf("JobLive: %s %v, %s %v; want only the held one live", live, host.JobLive(live), dead, host.JobLive(dead))
+	}
+	var log strings.Builder
+	w := NewWorker(queue.NewMemory(queue.Options{}), eng, WorkerConfig{WorkDir: t.TempDir(), Log: slog.New(slog.NewTextHandler(&log, nil))})
+	w.removeLeftoverImages(ctx)
+	if ok, err := eng.ImageExists(ctx, images[live]); !ok || err != nil {
+		t.Errorf("the live job's image was removed (%v); log:\n%s", err, log.String())
+	}
+	if ok, _ := eng.ImageExists(ctx, images[dead]); ok {
+		t.Errorf("the dead job's image was kept; log:\n%s", log.String())
+	}
+	if !strings.Contains(log.String(), "kept the images of a job running on this host") {
+		t.Errorf("the log does not say why the live job's images stayed:\n%s", log.String())
+	}
+	// Released, the job is a leftover like any other.
+	release()
+	if host.JobLive(live) {
+		t.Errorf("%s is still live after its release", live)
+	}
+	w.removeLeftoverImages(ctx)
+	if ok, _ := eng.ImageExists(ctx, images[live]); ok {
+		t.Errorf("the released job's image was kept; log:\n%s", log.String())
 	}
 }

@@ -424,6 +424,24 @@ func shortID(id string) string {
 	return id
 }
 
+// ImageLabelValues returns the values the label key has on the images that carry it (not
+// the intermediate ones), each once, in no particular order.
+func (e *Engine) ImageLabelValues(ctx context.Context, key string) ([]string, error) {
+	list, err := e.cli.ImageList(ctx, image.ListOptions{Filters: filters.NewArgs(filters.Arg("label", key))})
+	if err != nil {
+		return nil, fmt.Errorf("list images labelled %s: %w", key, err)
+	}
+	seen := map[string]bool{}
+	var values []string
+	for _, img := range list {
+		if v, ok := img.Labels[key]; ok && !seen[v] {
+			seen[v] = true
+			values = append(values, v)
+		}
+	}
+	return values, nil
+}
+
 // RemoveImagesLabeled removes every image that carries the label key=value (any value when
 // value is ""), with its untagged parents, and returns how many it removed. The parents of
 // other build stages are not parents of the labelled image, so they stay as build cache.

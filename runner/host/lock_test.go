@@ -68,3 +68,36 @@ func TestLockHostExcludesOtherProcesses(t *testing.T) {
 		t.Errorf("after unlock, flock -n failed: %v %s", err, out)
 	}
 }
+
+// TestHoldJob: a held job is live, to this process and to another (flock), a second hold of
+// it is refused, and a released one is not live; an ID that cannot name a file is refused.
+func TestHoldJob(t *testing.T) {
+	old := JobsDir
+	JobsDir = filepath.Join(t.TempDir(), "jobs")
+	t.Cleanup(func() { JobsDir = old })
+	if JobLive("0123abcd") {
+		t.Fatal("a job nobody holds is live")
+	}
+	release, err := HoldJob("0123abcd")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !JobLive("0123abcd") {
+		t.Error("the held job is not live")
+	}
+	// Another process sees it held: flock(1) cannot take a shared lock on it.
+	if err := exec.Command("flock", "--shared", "--nonblock", filepath.Join(JobsDir, "0123abcd.lock"), "true").Run(); err == nil {
+		t.Error("another process took the held job's lock")
+	}
+	if _, err := HoldJob("0123abcd"); err == nil || !strings.Contains(err.Error(), "already running on this host") {
+		t.Errorf("second hold: %v; want it refused as already running", err)
+	}
+	release()
+	release() // a second release does nothing
+	if JobLive("0123abcd") {
+		t.Error("the released job is still live")
+	}
+	if _, err := HoldJob("../x"); err == nil || !strings.Contains(err.Error(), "cannot name a lock file") {
+		t.Errorf("HoldJob(../x): %v; want it refused", err)
+	}
+}
