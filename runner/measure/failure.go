@@ -50,18 +50,29 @@ func ShortReason(err error) string {
 
 // A NoSuccessError is a run in which the server gave no response the profile counts (no
 // 2xx, no echo): its row fails rather than report 0 requests per second.
-type NoSuccessError struct{ Run result.Run }
+type NoSuccessError struct {
+	Run  result.Run // the run, or the part's counts when Part is set
+	Part string     // "" for the whole run, else the load that got none ("writes")
+}
 
 func (e *NoSuccessError) Error() string {
 	r := e.Run
-	return fmt.Sprintf("no successful response in the run: %d response(s), %d not 2xx, socket errors: %d connect, %d read, %d write, %d timeout; check that the server answers the profile's requests (arenabot validate shows what it answers)",
-		r.Requests, r.NonSuccess, r.Errors.Connect, r.Errors.Read, r.Errors.Write, r.Errors.Timeout)
+	in := "the run"
+	if e.Part != "" {
+		in = "the run's " + e.Part
+	}
+	return fmt.Sprintf("no successful response in %s: %d response(s), %d not 2xx, socket errors: %d connect, %d read, %d write, %d timeout; check that the server answers the profile's requests (arenabot validate shows what it answers)",
+		in, r.Requests, r.NonSuccess, r.Errors.Connect, r.Errors.Read, r.Errors.Write, r.Errors.Timeout)
 }
 
 // Short is the row's cell.
 func (e *NoSuccessError) Short() string {
+	short := "no response"
 	if e.Run.Requests > 0 {
-		return fmt.Sprintf("no 2xx response (%d not 2xx)", e.Run.NonSuccess)
+		short = fmt.Sprintf("no 2xx response (%d not 2xx)", e.Run.NonSuccess)
 	}
-	return "no response"
+	if e.Part != "" {
+		short = e.Part + ": " + short
+	}
+	return short
 }

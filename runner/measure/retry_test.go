@@ -36,7 +36,9 @@ func (n *gatedNotes) Note(line string) {
 // nothing back and no socket error (what a stalled machine does to 4096 connections or to
 // 128 large uploads in a short run); it is run once more for 5 s (twice as long, and at
 // least 5 s), which gets the answers, and the note says so. A server that never answers
-// fails the row after the longer run too.
+// fails the row after the longer run too. The same holds for a session's write load
+// (production-stack's): the reads answered but the writes not is a run of the reads alone,
+// run again longer, and a row that fails if they never answer.
 func TestNoResponseRunsLonger(t *testing.T) {
 	if _, err := exec.LookPath("wrk"); err != nil {
 		if os.Getenv("CI") != "" {
@@ -45,11 +47,14 @@ func TestNoResponseRunsLonger(t *testing.T) {
 		t.Skip("wrk is not on PATH")
 	}
 	for _, tt := range []struct {
-		name string
-		ok   bool // the server answers the second run
+		name   string
+		ok     bool // the server answers the second run
+		writes bool // a write load beside the reads; only it is held
 	}{
-		{"answers late", true},
-		{"never answers", false},
+		{"answers late", true, false},
+		{"never answers", false, false},
+		{"writes answer late", true, true},
+		{"writes never answer", false, true},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			// The server answers only on connections opened after the retry's note (the
@@ -63,7 +68,8 @@ func TestNoResponseRunsLonger(t *testing.T) {
 					return context.WithValue(ctx, opened{}, gate.Load())
 				},
 				Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-					if !tt.ok || !r.Context().Value(opened{}).(bool) {
+					held := !tt.ok || !r.Context().Value(opened{}).(bool)
+					if held && (!tt.writes || r.URL.Path == "/write") {
 						select { // held until the client goes
 						case <-release:
 						case <-r.Context().Done():
@@ -87,8 +93,10 @@ func TestNoResponseRunsLonger(t *testing.T) {
 			if err := os.MkdirAll(filepath.Join(data, "requests"), 0o755); err != nil {
 				t.Fatal(err)
 			}
-			if err := os.WriteFile(filepath.Join(data, "requests", "get.raw"), []byte("GET /held HTTP/1.1\r\nHost: localhost\r\n\r\n"), 0o644); err != nil {
-				t.Fatal(err)
+			for name, path := range map[string]string{"get.raw": "/held", "write.raw": "/write"} {
+				if err := os.WriteFile(filepath.Join(data, "requests", name), []byte("GET "+path+" HTTP/1.1\r\nHost: localhost\r\n\r\n"), 0o644); err != nil {
+					t.Fatal(err)
+				}
 			}
 			p := profile.Profile{Name: "held", Tool: profile.ToolWrk, Scheme: "http",
 				Port: ln.Addr().(*net.TCPAddr).Port, Requests: []string{"get.raw"}}
@@ -109,16 +117,34 @@ func TestNoResponseRunsLonger(t *testing.T) {
 				t.Fatalf("the test's own cgroup: %v", err)
 			}
 			s := &session{entry: "held", tool: toolCheck{tool: tool}, spec: spec, args: args, group: group}
+			want := "held 4c: no response came back in the 1s run; running it once more for 5s"
+			if tt.writes {
+				wspec := spec
+				wspec.Profile.Requests = []string{"write.raw"}
+				wspec.ScriptDir = t.TempDir()
+				if err := tool.WriteFiles(wspec); err != nil {
+					t.Fatal(err)
+				}
+				wargs, err := tool.Args(wspec)
+				if err != nil {
+					t.Fatal(err)
+				}
+				s.writes = &session{tool: s.tool, spec: wspec, args: wargs}
+				want = "held 4c: its writes got no response in the 1s run; running it once more for 5s"
+			}
 
 			run, err := b.tools.measuredRun(context.Background(), s, "held 4c")
 			got := progress.Lines
-			if len(got) != 1 || !strings.Contains(got[0], "held 4c: no response came back in the 1s run; running it once more for 5s") {
-				t.Errorf("notes = %q, want one saying the 1s run is run again for 5s", got)
+			if len(got) != 1 || !strings.Contains(got[0], want) {
+				t.Errorf("notes = %q, want one saying %q", got, want)
 			}
 			if !tt.ok {
 				var ns *NoSuccessError
-				if !errors.As(err, &ns) || ns.Run.Requests != 0 {
-					t.Fatalf("a server that never answers: run %+v, err %v; want a NoSuccessError with no response", run, err)
+				if !errors.As(err, &ns) || ns.Run.Requests != 0 || (ns.Part == "writes") != tt.writes {
+					t.Fatalf("a server that never answers: run %+v, err %v; want a NoSuccessError with no response (of the writes: %v)", run, err, tt.writes)
+				}
+				if tt.writes && (ns.Short() != "writes: no response" || !strings.Contains(ns.Error(), "in the run's writes")) {
+					t.Errorf("writes never answered: %q / %q; want the cell and the message to name the writes", ns.Short(), ns.Error())
 				}
 				return
 			}
@@ -127,6 +153,9 @@ func TestNoResponseRunsLonger(t *testing.T) {
 			}
 			if run.Status2xx == 0 || run.DurationS < 4 {
 				t.Errorf("the longer run: %d 2xx in %.2f s; want answers, from a run of about 5 s", run.Status2xx, run.DurationS)
+			}
+			if tt.writes && (len(run.Parts) != 2 || run.Parts[1].Name != "writes" || run.Parts[1].Status2xx == 0 || run.Parts[1].DurationS < 4) {
+				t.Errorf("the longer run's parts %+v; want writes answered over about 5 s", run.Parts)
 			}
 		})
 	}

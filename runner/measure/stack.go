@@ -656,7 +656,14 @@ func (tl *tools) runWithWrites(ctx context.Context, s *session) (result.Run, err
 	sum.Errors.Timeout += writes.Errors.Timeout
 	run := toRun(sum, usage)
 	run.Parts = parts
-	return run, successful(run)
+	if err := successful(run); err != nil {
+		return run, err
+	}
+	// A run whose writes got no 2xx measured the reads alone, not the profile's mix.
+	if writes.Status2xx == 0 {
+		return run, &NoSuccessError{Run: toRun(writes, usage), Part: "writes"}
+	}
+	return run, nil
 }
 
 func part(name string, m loadgen.Measurement) result.Part {

@@ -214,23 +214,46 @@ func (tl *tools) runOnce(ctx context.Context, tool loadgen.Tool, args []string, 
 // uploads of up to 20 MB that all finish after the end. Such a run is run once more for
 // twice as long and at least retryAtLeast, saying so (a rate is per second whatever the
 // length); a second one fails the row, and a server that does not answer fails it so, only
-// later.
+// later. The same holds for each of a session's loads (production-stack's reads and writes).
 func (tl *tools) measuredRun(ctx context.Context, s *session, desc string) (result.Run, error) {
+	run, err := tl.sessionRun(ctx, s)
+	if ns, ok := errors.AsType[*NoSuccessError](err); ok && ns.Run.Requests == 0 && ctx.Err() == nil {
+		longer, lerr := s.lasting(max(2*s.spec.Duration, retryAtLeast))
+		if lerr != nil {
+			return run, err
+		}
+		what := "no response came back"
+		if ns.Part != "" {
+			what = "its " + ns.Part + " got no response"
+		}
+		tl.out.note(fmt.Sprintf("%s: %s in the %s run; running it once more for %s", desc, what, s.spec.Duration, longer.spec.Duration))
+		run, err = tl.sessionRun(ctx, longer)
+	}
+	return run, err
+}
+
+// sessionRun runs a session's load once: with its write load beside it when it has one.
+func (tl *tools) sessionRun(ctx context.Context, s *session) (result.Run, error) {
 	if s.writes != nil {
 		return tl.runWithWrites(ctx, s)
 	}
-	run, err := tl.runOnce(ctx, s.tool.tool, s.args, s.spec, s.group)
-	if ns, ok := errors.AsType[*NoSuccessError](err); ok && ns.Run.Requests == 0 && ctx.Err() == nil {
-		longer := s.spec
-		longer.Duration = max(2*s.spec.Duration, retryAtLeast)
-		args, aerr := s.tool.tool.Args(longer)
-		if aerr != nil {
-			return run, err
-		}
-		tl.out.note(fmt.Sprintf("%s: no response came back in the %s run; running it once more for %s", desc, s.spec.Duration, longer.Duration))
-		run, err = tl.runOnce(ctx, s.tool.tool, args, longer, s.group)
+	return tl.runOnce(ctx, s.tool.tool, s.args, s.spec, s.group)
+}
+
+// lasting is the session with its loads (a write load's too) running for d.
+func (s *session) lasting(d time.Duration) (*session, error) {
+	longer := *s
+	longer.spec.Duration = d
+	var err error
+	if longer.args, err = s.tool.tool.Args(longer.spec); err != nil {
+		return nil, err
 	}
-	return run, err
+	if s.writes != nil {
+		if longer.writes, err = s.writes.lasting(d); err != nil {
+			return nil, err
+		}
+	}
+	return &longer, nil
 }
 
 // retryAtLeast is the shortest run a run with no response is tried again for: a 2 s run of
