@@ -55,8 +55,8 @@ func TestBaseImageMap(t *testing.T) {
 	progress := &runnertest.Notes{}
 	scratch := t.TempDir()
 	b := New(eng, Config{Root: filepath.Dir(filepath.Dir(e.Dir)), ImageMap: m, ScratchDir: scratch, Progress: progress,
-		Labels: map[string]string{labelJob: t.Name()}, Log: slog.New(slog.NewTextHandler(t.Output(), nil))})
-	t.Cleanup(func() { real.RemoveImagesLabeled(context.Background(), labelJob, t.Name()) })
+		Labels: map[string]string{labelJob: runnertest.JobLabel(t)}, Log: slog.New(slog.NewTextHandler(t.Output(), nil))})
+	t.Cleanup(func() { real.RemoveImagesLabeled(context.Background(), labelJob, runnertest.JobLabel(t)) })
 
 	tag, err := b.Entry(t.Context(), e)
 	log, _ := os.ReadFile(filepath.Join(scratch, "build-imagemap.log"))

@@ -40,12 +40,12 @@ func TestProfilePairOnEngine(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { eng.RemoveImagesLabeled(context.WithoutCancel(t.Context()), labelJob, jobLabel(t)) })
+	t.Cleanup(func() { eng.RemoveImagesLabeled(context.WithoutCancel(t.Context()), labelJob, runnertest.JobLabel(t)) })
 	p, _ := profile.Lookup("baseline")
 	b := New(eng, Config{Root: root, DataDir: data, ScratchDir: t.TempDir(), Lite: true, Runs: 2, Duration: time.Second,
 		SkipValidation: true, BuildArgs: map[string]string{"GO_IMAGE": "arenabot/golang:local"},
 		Rule:   stats.Rule{MinEffect: 0.02, Target: 1e-9, MinRuns: 2, MaxRuns: 2},
-		Labels: map[string]string{labelJob: jobLabel(t)}, Progress: &runnertest.Notes{}})
+		Labels: map[string]string{labelJob: runnertest.JobLabel(t)}, Progress: &runnertest.Notes{}})
 	plan := Plan{Lite: true, CPUProfile: profile.CPUProfileFirst,
 		Targets: []Target{{Entry: e, Profiles: []profile.Profile{p}, Base: &Base{Entry: e}}}}
 	// Build first, then take the host lock, as a job does: the other packages'
@@ -118,7 +118,7 @@ func TestProfileOverheadOnEngine(t *testing.T) {
 	}
 	p, _ := profile.Lookup("baseline")
 	b := New(eng, Config{Root: root, DataDir: data, ScratchDir: t.TempDir(), Lite: true, Duration: 3 * time.Second,
-		SkipValidation: true, BuildArgs: map[string]string{"GO_IMAGE": "arenabot/golang:local"}, Labels: map[string]string{labelJob: jobLabel(t)}})
+		SkipValidation: true, BuildArgs: map[string]string{"GO_IMAGE": "arenabot/golang:local"}, Labels: map[string]string{labelJob: runnertest.JobLabel(t)}})
 	plan := Plan{Lite: true, Targets: []Target{{Entry: e, Profiles: []profile.Profile{p}}}}
 	// Build first, then take the host lock, as a job does: the other packages'
 	// measurements are not held up by this one's builds.

@@ -58,7 +58,7 @@ func TestHostileEntry(t *testing.T) {
 	var rep hostileReport
 	var body []byte
 	b := New(real, Config{DataDir: data, Runs: 1, Duration: time.Second, SkipValidation: true, PidsLimit: pids,
-		ScratchDir: t.TempDir(), Labels: map[string]string{labelJob: jobLabel(t)}, Log: slog.New(slog.NewTextHandler(t.Output(), nil))})
+		ScratchDir: t.TempDir(), Labels: map[string]string{labelJob: runnertest.JobLabel(t)}, Log: slog.New(slog.NewTextHandler(t.Output(), nil))})
 	b.out.progress = &midRun{fn: func() {
 		resp, err := http.Get("http://127.0.0.1:8080/attempts")
 		if err != nil {
@@ -70,8 +70,8 @@ func TestHostileEntry(t *testing.T) {
 	}}
 	t.Cleanup(func() {
 		ctx := context.WithoutCancel(t.Context())
-		real.RemoveLabeled(ctx, labelJob, jobLabel(t))
-		real.RemoveImagesLabeled(ctx, labelJob, jobLabel(t))
+		real.RemoveLabeled(ctx, labelJob, runnertest.JobLabel(t))
+		real.RemoveImagesLabeled(ctx, labelJob, runnertest.JobLabel(t))
 	})
 	p, _ := profile.Lookup("baseline")
 	p.Conns = []int{16}

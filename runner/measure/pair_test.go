@@ -40,7 +40,7 @@ func TestBaseVanishesMidRow(t *testing.T) {
 	head.Meta.Tests, base.Meta.Tests = []string{"baseline"}, []string{"baseline"}
 	baseTag := build.ImageTag(base.Name)
 	t.Cleanup(func() {
-		eng.RemoveImagesLabeled(context.WithoutCancel(t.Context()), labelJob, jobLabel(t))
+		eng.RemoveImagesLabeled(context.WithoutCancel(t.Context()), labelJob, runnertest.JobLabel(t))
 		eng.RemoveImage(context.WithoutCancel(t.Context()), baseTag)
 	})
 	progress := &vanishing{remove: func() {
@@ -52,7 +52,7 @@ func TestBaseVanishesMidRow(t *testing.T) {
 	p.Conns = []int{16}
 	b := New(eng, Config{DataDir: data, ScratchDir: t.TempDir(), Runs: 2, Duration: time.Second, SkipValidation: true,
 		Rule: stats.Rule{MinEffect: 0.02, Target: 1e-9, MinRuns: 2, MaxRuns: 2}, Progress: progress,
-		Labels: map[string]string{labelJob: jobLabel(t)}})
+		Labels: map[string]string{labelJob: runnertest.JobLabel(t)}})
 	plan := Plan{Targets: []Target{{Entry: head, Profiles: []profile.Profile{p}, Base: &Base{Entry: base}}}}
 	// Build first, then take the host lock, as a job does: the other packages'
 	// measurements are not held up by this one's builds.

@@ -50,8 +50,8 @@ func TestPrebuild(t *testing.T) {
 	good := runnertest.EntryDir(t, "prebuilt", map[string]string{"Dockerfile": "FROM scratch\nCOPY hello /hello\n", "hello": "hi\n"})
 	bad := runnertest.EntryDir(t, "prebroken", map[string]string{"Dockerfile": "FROM scratch\nCOPY missing /missing\n"})
 	progress := &runnertest.Notes{}
-	b := New(eng, Config{ScratchDir: t.TempDir(), Progress: progress, SkipValidation: true, Labels: map[string]string{labelJob: t.Name()}})
-	t.Cleanup(func() { real.RemoveImagesLabeled(context.Background(), labelJob, t.Name()) })
+	b := New(eng, Config{ScratchDir: t.TempDir(), Progress: progress, SkipValidation: true, Labels: map[string]string{labelJob: runnertest.JobLabel(t)}})
+	t.Cleanup(func() { real.RemoveImagesLabeled(context.Background(), labelJob, runnertest.JobLabel(t)) })
 	p, _ := profile.Lookup("baseline")
 	p.Conns = p.Conns[:1]
 	plan := Plan{Targets: []Target{{Entry: good}, {Entry: bad, Profiles: []profile.Profile{p}}}}
@@ -116,8 +116,8 @@ func TestPrebuildLiteTools(t *testing.T) {
 	eng := &hidingEngine{countingEngine: &countingEngine{Engine: real}, hidden: hidden}
 	good := runnertest.EntryDir(t, "litetools", map[string]string{"Dockerfile": "FROM scratch\nCOPY hello /hello\n", "hello": "hi\n"})
 	progress := &runnertest.Notes{}
-	b := New(eng, Config{Lite: true, ScratchDir: t.TempDir(), Progress: progress, SkipValidation: true, Labels: map[string]string{labelJob: t.Name()}})
-	t.Cleanup(func() { real.RemoveImagesLabeled(context.Background(), labelJob, t.Name()) })
+	b := New(eng, Config{Lite: true, ScratchDir: t.TempDir(), Progress: progress, SkipValidation: true, Labels: map[string]string{labelJob: runnertest.JobLabel(t)}})
+	t.Cleanup(func() { real.RemoveImagesLabeled(context.Background(), labelJob, runnertest.JobLabel(t)) })
 	p, _ := profile.Lookup("baseline") // wrk
 	plan := Plan{Targets: []Target{{Entry: good, Profiles: []profile.Profile{p}}}}
 

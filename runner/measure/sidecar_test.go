@@ -161,7 +161,7 @@ func sidecarBencher(t *testing.T, eng Engine, dataDir string, cfg Config) *Bench
 		t.Fatal(err)
 	}
 	cfg.DataDir, cfg.ImageMap = dataDir, m
-	cfg.Labels = map[string]string{labelJob: jobLabel(t)}
+	cfg.Labels = map[string]string{labelJob: runnertest.JobLabel(t)}
 	if cfg.ScratchDir == "" {
 		cfg.ScratchDir = t.TempDir()
 	}
@@ -170,19 +170,17 @@ func sidecarBencher(t *testing.T, eng Engine, dataDir string, cfg Config) *Bench
 	b.sidecars.seedItems = seedItems
 	t.Cleanup(func() {
 		ctx := context.WithoutCancel(t.Context())
-		if n, err := eng.RemoveLabeled(ctx, labelJob, jobLabel(t)); n != 0 || err != nil {
+		if n, err := eng.RemoveLabeled(ctx, labelJob, runnertest.JobLabel(t)); n != 0 || err != nil {
 			t.Errorf("%d containers were left (%v)", n, err)
 		}
 	})
 	return b
 }
 
-func jobLabel(t *testing.T) string { return strings.ReplaceAll(t.Name(), "/", "-") }
-
 // leftSidecars lists the sidecar containers of the test that still exist.
 func leftSidecars(t *testing.T) string {
 	t.Helper()
-	out, err := exec.Command("docker", "ps", "--all", "--quiet", "--filter", "label="+labelJob+"="+jobLabel(t), "--filter", "label="+LabelSidecar).Output()
+	out, err := exec.Command("docker", "ps", "--all", "--quiet", "--filter", "label="+labelJob+"="+runnertest.JobLabel(t), "--filter", "label="+LabelSidecar).Output()
 	if err != nil {
 		t.Fatalf("docker ps: %v", err)
 	}
@@ -289,7 +287,7 @@ func TestSidecarWaitsForTheSeed(t *testing.T) {
 	for _, o := range starts {
 		name := o.Labels[LabelSidecar]
 		sc := profile.Sidecars[name]
-		if !o.HostNetwork || o.Image != "arenabot/"+name+":local" || o.Labels[build.LabelManaged] != "true" || o.Labels[labelJob] != jobLabel(t) ||
+		if !o.HostNetwork || o.Image != "arenabot/"+name+":local" || o.Labels[build.LabelManaged] != "true" || o.Labels[labelJob] != runnertest.JobLabel(t) ||
 			o.Labels[build.LabelEntry] != "sidecars" || o.Labels[LabelProfile] != "async-db" || !slices.Equal(o.Cmd, sc.Args) || !slices.Equal(o.Env, sc.Env) {
 			t.Errorf("sidecar %s started with %+v", name, o)
 		}
@@ -454,7 +452,7 @@ func TestSidecarRows(t *testing.T) {
 		running = strings.Fields(leftSidecars(t))
 	}}
 	e := sidecarEntry(t)
-	t.Cleanup(func() { eng.RemoveImagesLabeled(context.WithoutCancel(t.Context()), labelJob, jobLabel(t)) })
+	t.Cleanup(func() { eng.RemoveImagesLabeled(context.WithoutCancel(t.Context()), labelJob, runnertest.JobLabel(t)) })
 	plan := Plan{Targets: []Target{{Entry: e, Profiles: []profile.Profile{p}}}}
 	if err := b.Prepare(t.Context(), plan); err != nil {
 		t.Fatal(err)
@@ -519,7 +517,7 @@ func TestSidecarValidation(t *testing.T) {
 	dir := seedData(t, data, badSeed)
 	b := sidecarBencher(t, eng, dir, Config{})
 	e := sidecarEntry(t)
-	t.Cleanup(func() { eng.RemoveImagesLabeled(context.WithoutCancel(t.Context()), labelJob, jobLabel(t)) })
+	t.Cleanup(func() { eng.RemoveImagesLabeled(context.WithoutCancel(t.Context()), labelJob, runnertest.JobLabel(t)) })
 	image, err := b.Build(t.Context(), e)
 	if err != nil {
 		t.Fatal(err)

@@ -47,7 +47,7 @@ func stackBencher(t *testing.T, eng Engine, data string, cfg Config) *Bencher {
 		t.Fatal(err)
 	}
 	cfg.DataDir, cfg.ImageMap, cfg.Lite = data, m, true
-	cfg.Labels = map[string]string{labelJob: jobLabel(t)}
+	cfg.Labels = map[string]string{labelJob: runnertest.JobLabel(t)}
 	cfg.Root = filepath.Join("..", "..")
 	if cfg.ScratchDir == "" {
 		cfg.ScratchDir = t.TempDir()
@@ -57,7 +57,7 @@ func stackBencher(t *testing.T, eng Engine, data string, cfg Config) *Bencher {
 	b := New(eng, cfg)
 	t.Cleanup(func() {
 		ctx := context.WithoutCancel(t.Context())
-		if n, err := eng.RemoveLabeled(ctx, labelJob, jobLabel(t)); n != 0 || err != nil {
+		if n, err := eng.RemoveLabeled(ctx, labelJob, runnertest.JobLabel(t)); n != 0 || err != nil {
 			t.Errorf("%d containers were left (%v)", n, err)
 		}
 	})
@@ -67,7 +67,7 @@ func stackBencher(t *testing.T, eng Engine, data string, cfg Config) *Bencher {
 // leftStack lists the stack containers of the test that still exist.
 func leftStack(t *testing.T) string {
 	t.Helper()
-	out, err := exec.Command("docker", "ps", "--all", "--format", "{{.Names}}", "--filter", "label="+labelJob+"="+jobLabel(t), "--filter", "label="+LabelStack).Output()
+	out, err := exec.Command("docker", "ps", "--all", "--format", "{{.Names}}", "--filter", "label="+labelJob+"="+runnertest.JobLabel(t), "--filter", "label="+LabelStack).Output()
 	if err != nil {
 		t.Fatalf("docker ps: %v", err)
 	}

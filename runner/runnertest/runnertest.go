@@ -8,12 +8,15 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"regexp"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/arenabot/arenabot/arenadata"
 	"github.com/arenabot/arenabot/frameworks"
 	"github.com/arenabot/arenabot/runner/docker"
+	"github.com/arenabot/arenabot/runner/host"
 )
 
 // CacheDir is where the arena data is generated once for every test run (shared with the
@@ -72,6 +75,44 @@ func (e *WithoutRegistry) ImageExists(ctx context.Context, ref string) (bool, er
 func (e *WithoutRegistry) PullImage(_ context.Context, ref string) error {
 	e.Pulls = append(e.Pulls, ref)
 	return &docker.PullError{Ref: ref, Msg: `Get "https://registry-1.docker.io/v2/": dial tcp: lookup registry-1.docker.io on 127.0.0.53:53: no such host`}
+}
+
+// notJobChar is what a job ID (and so a job lock's file name) may not hold.
+var notJobChar = regexp.MustCompile(`[^0-9A-Za-z_-]`)
+
+var (
+	jobsMu sync.Mutex
+	jobs   = map[*testing.T]string{}
+)
+
+// JobLabel is the job ID a test puts on the images and containers it creates (the
+// runner's arenabot.job label): the test's name, held as a live job (host.HoldJob) until the
+// test's cleanups have run, so that a runner starting beside it (another package's test) does
+// not sweep its images as a dead job's leftovers. The first call holds; later calls in the
+// same test return the same ID.
+func JobLabel(t *testing.T) string {
+	t.Helper()
+	jobsMu.Lock()
+	defer jobsMu.Unlock()
+	if id, ok := jobs[t]; ok {
+		return id
+	}
+	id := notJobChar.ReplaceAllString(t.Name(), "-")
+	if len(id) > 64 {
+		id = id[len(id)-64:]
+	}
+	release, err := host.HoldJob(id)
+	if err != nil {
+		t.Fatalf("hold the test's job label: %v", err)
+	}
+	jobs[t] = id
+	t.Cleanup(func() {
+		release()
+		jobsMu.Lock()
+		delete(jobs, t)
+		jobsMu.Unlock()
+	})
+	return id
 }
 
 // StandIns skips the test unless the host has the stand-ins deploy/base-images.sh makes
