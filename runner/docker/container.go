@@ -54,6 +54,11 @@ type RunOptions struct {
 	Entrypoint  []string     // nil runs the image's entrypoint
 	Ulimits     []Ulimit     // resource limits besides Nofile (memlock, nproc, ...)
 	Healthcheck *Healthcheck // nil keeps the image's own (HEALTHCHECK), if any
+
+	// RunLimit (Run only) is the most the container may run once started: past it, Run kills
+	// it and fails with ErrRunLimit. The daemon's time to create and start it is not counted
+	// (ctx bounds that). 0: no limit but ctx's.
+	RunLimit time.Duration
 }
 
 // A Ulimit is one resource limit of a container; -1 means unlimited.
@@ -215,11 +220,13 @@ func (e *Engine) Health(ctx context.Context, id string) (Health, error) {
 
 // Run runs a container to completion, streaming its stdout and stderr, demultiplexed, into
 // out (nil discards them), removes it, and returns its exit code. When ctx ends first the
-// container is killed and removed, and the error wraps ctx's.
+// container is killed and removed, and the error wraps ctx's; when it runs past o.RunLimit,
+// the same, and the error wraps ErrRunLimit (out has its output up to the kill).
 func (e *Engine) Run(ctx context.Context, o RunOptions, out io.Writer) (int, error) {
 	if out == nil {
 		out = io.Discard
 	}
+	begin := time.Now()
 	id, err := e.create(ctx, o)
 	if err != nil {
 		return 0, err
@@ -232,6 +239,13 @@ func (e *Engine) Run(ctx context.Context, o RunOptions, out io.Writer) (int, err
 	waitC, waitErrC := e.cli.ContainerWait(waitCtx, id, container.WaitConditionNextExit)
 	if err := e.cli.ContainerStart(ctx, id, container.StartOptions{}); err != nil {
 		return 0, startErr(o, err)
+	}
+	setup := time.Since(begin)
+	var limit <-chan time.Time
+	if o.RunLimit > 0 {
+		timer := time.NewTimer(o.RunLimit)
+		defer timer.Stop()
+		limit = timer.C
 	}
 
 	// The log stream ends on its own once the container has stopped; it is cut after
@@ -269,6 +283,11 @@ func (e *Engine) Run(ctx context.Context, o RunOptions, out io.Writer) (int, err
 			return int(res.StatusCode), fmt.Errorf("logs of container %s: %w", shortID(id), logErr)
 		}
 		return int(res.StatusCode), nil
+	case <-limit:
+		e.kill(ctx, id)
+		logsErr(logDrain) // the output up to the kill, for the caller to show
+		return 0, fmt.Errorf("container %s did not exit within %s of its start (the daemon took %s to create and start it): %w",
+			shortID(id), o.RunLimit, setup.Round(time.Millisecond), ErrRunLimit)
 	case err := <-waitErrC:
 		if ctx.Err() != nil {
 			e.kill(ctx, id)

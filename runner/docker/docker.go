@@ -25,6 +25,9 @@ var ErrUnreachable = errors.New("docker not reachable")
 // ErrNotFound is wrapped by the errors of calls about a container that does not exist.
 var ErrNotFound = errors.New("no such container")
 
+// ErrRunLimit is wrapped by Run's error when the container ran past RunOptions.RunLimit.
+var ErrRunLimit = errors.New("ran past its time limit")
+
 // pingTimeout bounds New's first contact with the daemon.
 const pingTimeout = 2 * time.Second
 

@@ -559,6 +559,35 @@ func TestRunCancel(t *testing.T) {
 	}
 }
 
+// TestRunLimit: a container that runs past its RunLimit is killed and removed, the error
+// wraps ErrRunLimit and says how long the daemon took to create and start it (not counted),
+// and the output it printed before the kill reaches the caller.
+func TestRunLimit(t *testing.T) {
+	e := engine(t)
+	img := probeImage(t, e)
+	name := unique(t)
+	var out strings.Builder
+	start := time.Now()
+	_, err := e.Run(t.Context(), docker.RunOptions{Name: name, Image: img, Cmd: []string{"sleep"}, Labels: labels(t, e), RunLimit: 2 * time.Second}, &out)
+	if !errors.Is(err, docker.ErrRunLimit) {
+		t.Fatalf("Run: %v; want ErrRunLimit", err)
+	}
+	for _, want := range []string{"did not exit within 2s of its start", "the daemon took "} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("Run: %q does not say %q", err, want)
+		}
+	}
+	if got := out.String(); got != "sleeping until killed\n" {
+		t.Errorf("Run output %q; want the line printed before the kill", got)
+	}
+	if d := time.Since(start); d < 2*time.Second || d > 30*time.Second {
+		t.Errorf("Run took %v; want the 2 s limit and the kill", d)
+	}
+	if _, _, err := e.State(t.Context(), name); !errors.Is(err, docker.ErrNotFound) {
+		t.Errorf("State after Run past its limit: %v; want ErrNotFound (removed)", err)
+	}
+}
+
 func TestRemoveLabeled(t *testing.T) {
 	e := engine(t)
 	img := probeImage(t, e)

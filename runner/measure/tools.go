@@ -283,16 +283,28 @@ func (tl *tools) outDir() (string, error) {
 	return dir, os.Chmod(dir, 0o777)
 }
 
+// toolGrace is how long a load tool may take past its run's duration (connecting, the
+// in-flight requests, its report) before it is killed and the run fails.
+const toolGrace = 30 * time.Second
+
+// containerSetup bounds the daemon's time to create and start a load tool's container
+// (lite), which a busy daemon (builds, image removals) can stretch; it is not the tool's.
+const containerSetup = 2 * time.Minute
+
 // exec runs the load tool natively (pinned with taskset) or in the load-generator image.
+// A tool still running toolGrace after the run's duration is killed; the error gives its
+// last line of output (h2load and wrk print what phase they are in).
 func (tl *tools) exec(ctx context.Context, tool loadgen.Tool, args []string, d time.Duration) ([]byte, error) {
-	ctx, cancel := context.WithTimeout(ctx, d+30*time.Second)
-	defer cancel()
 	argv := append([]string{tool.Binary()}, args...)
 	var out strings.Builder
 	if tl.cfg.Lite {
-		code, err := tl.eng.Run(ctx, tl.container(tool, argv), &out)
+		ctx, cancel := context.WithTimeout(ctx, containerSetup+d+toolGrace)
+		defer cancel()
+		c := tl.container(tool, argv)
+		c.RunLimit = d + toolGrace
+		code, err := tl.eng.Run(ctx, c, &out)
 		if err != nil {
-			return nil, fmt.Errorf("%s in Docker: %w", tool.Name(), err)
+			return nil, fmt.Errorf("%s in Docker: %w (its last output: %s)", tool.Name(), err, text.LastLine(out.String()))
 		}
 		if code != 0 {
 			return nil, fmt.Errorf("%s exited with status %d: %s", tool.Name(), code, text.LastLine(out.String()))
@@ -305,12 +317,14 @@ func (tl *tools) exec(ctx context.Context, tool loadgen.Tool, args []string, d t
 	if tl.cfg.LoadgenCPUs != "" {
 		argv = append([]string{"taskset", "-c", tl.cfg.LoadgenCPUs}, argv...)
 	}
+	ctx, cancel := context.WithTimeout(ctx, d+toolGrace)
+	defer cancel()
 	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
 	cmd.Stdout, cmd.Stderr = &out, &out
 	cmd.WaitDelay = 5 * time.Second
 	if err := cmd.Run(); err != nil {
 		if ctx.Err() != nil && errors.Is(ctx.Err(), context.DeadlineExceeded) {
-			return nil, fmt.Errorf("%s did not finish within %s", tool.Name(), d+30*time.Second)
+			return nil, fmt.Errorf("%s did not finish within %s (its last output: %s)", tool.Name(), d+toolGrace, text.LastLine(out.String()))
 		}
 		return nil, fmt.Errorf("%s: %w: %s", tool.Name(), err, text.LastLine(out.String()))
 	}

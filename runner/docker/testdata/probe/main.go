@@ -9,7 +9,7 @@
 //	probe exit CODE        write a line to stdout and one to stderr, exit with CODE
 //	probe line N           write one line of N bytes (and its newline) to stdout, exit 0
 //	probe fail             fail a build step: print a message and exit 3
-//	probe sleep            sleep until killed
+//	probe sleep            print a line, then sleep until killed
 package main
 
 import (
@@ -52,6 +52,7 @@ func main() {
 		fmt.Fprintln(os.Stderr, "boom: this step fails on purpose")
 		os.Exit(3)
 	case "sleep":
+		fmt.Println("sleeping until killed")
 		for {
 			time.Sleep(time.Hour)
 		}
