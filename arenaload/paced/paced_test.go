@@ -29,10 +29,12 @@ import (
 
 // TestScheduleAccuracy: the rate is met, exactly C connections carry it, and each keeps its
 // own schedule (R/C·d requests, ±2). On a machine busy enough to starve the generator for
-// hundreds of milliseconds (a whole CI run beside it) no schedule can be kept, and the
-// generator says so in its Limit (a wake-up lag); such a run is no evidence either way and is
-// tried again, up to three times, and three such runs leave the schedule unjudged (skipped,
-// saying why). A run that misses its schedule without saying so fails.
+// hundreds of milliseconds (a whole CI run beside it) no schedule can be kept: the generator
+// says so in its Limit (a wake-up lag), or the server, starved too, answers later than the
+// next request on its connection is due (latency p50 above the interval C/R). Such a run is
+// no evidence either way and is tried again, up to three times, and three such runs leave
+// the schedule unjudged (skipped, saying why). A run that misses its schedule without either
+// fails.
 func TestScheduleAccuracy(t *testing.T) {
 	for try := 1; ; try++ {
 		res, late := scheduleRun(t)
@@ -42,14 +44,15 @@ func TestScheduleAccuracy(t *testing.T) {
 		if try == 3 {
 			// Three runs starved by the machine, each said so: the schedule cannot be judged
 			// here. (A generator that wrongly reports waking late is TestLimit's to catch.)
-			t.Skipf("the generator woke late in each of 3 runs (last: Limit %q): this machine is too busy to judge a schedule", res.Limit)
+			t.Skipf("the generator woke late or the server answered late in each of 3 runs (last: Limit %q, latency p50 %.0f µs): this machine is too busy to judge a schedule", res.Limit, res.Latency.P50)
 		}
-		t.Logf("try %d: Limit %q, the machine was busy; trying again", try, res.Limit)
+		t.Logf("try %d: Limit %q, latency p50 %.0f µs: the machine was busy; trying again", try, res.Limit, res.Latency.P50)
 	}
 }
 
 // scheduleRun is one run of TestScheduleAccuracy. It reports late, having checked nothing
-// of the schedule, when the generator's own verdict is that it woke late.
+// of the schedule, when the generator's own verdict is that it woke late, or when the
+// server answered later than the next request was due.
 func scheduleRun(t *testing.T) (res arenaload.Result, late bool) {
 	t.Helper()
 	const (
@@ -95,6 +98,16 @@ func scheduleRun(t *testing.T) (res arenaload.Result, late bool) {
 		t.Errorf("Limit %q: the generator's CPU was not the limit at 2,000 req/s", res.Limit)
 	}
 	if res.Limit != "" {
+		return res, true
+	}
+	// The server runs in this process: a machine that starves it (under .ci/flaky's load: p50
+	// 481 ms, a rate ratio of 0.72) keeps the connections busy past their next due time, and
+	// a request cannot go out on an HTTP/1.1 connection before the last one's answer. The
+	// generator then rightly names no limit of its own (its wake-up lag on free connections
+	// was low; latency counts from the due time), and the run says nothing of its schedule.
+	interval := float64(conns) / rate * 1e6 // µs
+	if res.Latency.P50 > interval {
+		t.Logf("latency p50 %.0f µs above the per-connection interval %.0f µs: the server was too slow to judge the schedule", res.Latency.P50, interval)
 		return res, true
 	}
 	if res.RateRatio < 0.99 {
