@@ -83,14 +83,50 @@ func delayCheck(p string, ms int) check {
 	}
 }
 
+// concurrentRounds is how many times concurrentDelayCheck sends its requests when they
+// came back too late: the quickest round counts, as delayCheck's quickest answer does. A
+// server that waits for them one at a time takes their whole sum every round, so the rounds
+// never pass it; a loaded machine (a CI run's other packages) that delays one round's dials
+// and reads by a few hundred milliseconds does not make a concurrent server look serial.
+const concurrentRounds = 3
+
 // concurrentDelayCheck sends concurrentDelays GET /delay/200 at once, each on its own
-// connection, and wants every one answered "200" and all within half their summed delay.
+// connection, and wants every one answered "200" and all within half their summed delay, in
+// the quickest of up to concurrentRounds rounds.
 func concurrentDelayCheck(ctx context.Context, e *env) result {
 	const ms = 200
 	raw := request("GET", "/delay/200", nil, nil)
 	req := fmt.Sprintf("%d× %s at once, each on its own connection", concurrentDelays, show(raw))
 	limit := time.Duration(concurrentDelays*ms/2) * time.Millisecond
 	exp := fmt.Sprintf(`every one 200 with body "200", all within %v (serialized, they would take %v)`, limit, time.Duration(concurrentDelays*ms)*time.Millisecond)
+	var quickest time.Duration
+	for round := range concurrentRounds {
+		wall, slowest, miss := concurrentDelayRound(ctx, e, raw)
+		if miss != "" {
+			return failed(req, exp, miss)
+		}
+		got := fmt.Sprintf(`all %d answered "200"; the last after %v`, concurrentDelays, slowest.Round(time.Millisecond))
+		if wall <= limit {
+			if round > 0 {
+				got += fmt.Sprintf(" (round %d of %d; the earlier took longer)", round+1, concurrentRounds)
+			}
+			return passed(req, exp, got)
+		}
+		if round == 0 || wall < quickest {
+			quickest = wall
+		}
+		if ctx.Err() != nil {
+			break
+		}
+	}
+	return failed(req, exp, fmt.Sprintf(`every one answered "200", but the quickest of %d rounds took %v: the server does not wait for them concurrently`,
+		concurrentRounds, quickest.Round(time.Millisecond)))
+}
+
+// concurrentDelayRound sends concurrentDelays requests raw at once, each on its own
+// connection. It returns the time until all were answered and the slowest answer's time,
+// or what was wrong with an answer (miss).
+func concurrentDelayRound(ctx context.Context, e *env, raw []byte) (wall, slowest time.Duration, miss string) {
 	type answer struct {
 		r    *response
 		err  error
@@ -106,20 +142,15 @@ func concurrentDelayCheck(ctx context.Context, e *env) result {
 		})
 	}
 	wg.Wait()
-	wall := time.Since(start)
-	var slowest time.Duration
+	wall = time.Since(start)
 	for i, a := range answers {
 		if a.err != nil {
-			return failed(req, exp, fmt.Sprintf("request %d: %v", i+1, a.err))
+			return 0, 0, fmt.Sprintf("request %d: %v", i+1, a.err)
 		}
 		if a.r.Status != 200 || string(a.r.Body) != "200" {
-			return failed(req, exp, fmt.Sprintf("request %d: %s", i+1, describe(a.r)))
+			return 0, 0, fmt.Sprintf("request %d: %s", i+1, describe(a.r))
 		}
 		slowest = max(slowest, a.took)
 	}
-	got := fmt.Sprintf(`all %d answered "200"; the last after %v`, concurrentDelays, slowest.Round(time.Millisecond))
-	if wall > limit {
-		return failed(req, exp, got+": the server does not wait for them concurrently")
-	}
-	return passed(req, exp, got)
+	return wall, slowest, ""
 }
