@@ -38,8 +38,8 @@ type CPUProfile struct {
 	// Pprof and Flame are the file names saved beside the result file, when saved.
 	Pprof string `json:"pprof,omitempty"` // "baseline-512.cpu.pb.gz"
 	Flame string `json:"flame,omitempty"` // "baseline-512.cpu.svg"
-	// Base is the base side's profile on a row measured against a base in the job, and
-	// Diff how the head moved from it.
+	// Base is the base side's profile on a row measured against a base in the job (its
+	// Err, when set, says why the base has none), and Diff how the head moved from it.
 	Base *CPUProfile `json:"base,omitempty"`
 	Diff *CPUDiff    `json:"diff,omitempty"`
 	// Err, when set, says why the row has no profile (perf missing or not permitted, the

@@ -99,7 +99,8 @@ type cpuRun struct {
 	flame   []byte
 }
 
-// attach puts the profile on a row's result and a measured base's difference beside it.
+// attach puts the profile on a row's result and a profiled base beside it: its difference,
+// or why the base has no profile.
 func (c *cpuRun) attach(r *result.Result, base *cpuRun, p profile.Profile, conns int) {
 	if c == nil || r == nil {
 		return
@@ -111,10 +112,14 @@ func (c *cpuRun) attach(r *result.Result, base *cpuRun, p profile.Profile, conns
 	if len(c.flame) == 0 {
 		c.res.Flame = ""
 	}
-	if base != nil && base.res.Err == "" && c.res.Err == "" {
+	if base != nil && c.res.Err == "" {
+		// A base whose profiling run failed goes beside it too, its Err saying why the
+		// row has no difference from it (the worker may then compare with the profile
+		// committed on the base branch).
 		c.res.Base = base.res
-		d := cpuprof.Compare(base.summary, c.summary, profileTop)
-		c.res.Diff = cpuDiff(d)
+		if base.res.Err == "" {
+			c.res.Diff = cpuDiff(cpuprof.Compare(base.summary, c.summary, profileTop))
+		}
 	}
 	r.CPUProfile = c.res
 }

@@ -64,6 +64,13 @@ func TestAttach(t *testing.T) {
 	if r2.CPUProfile == nil || r2.CPUProfile.Pprof != "" || r2.CPUProfile.Diff != nil {
 		t.Errorf("a failed profile attached as %+v; want its reason, no files, no difference", r2.CPUProfile)
 	}
+	baseFailed := &cpuRun{res: &result.CPUProfile{Err: "the profiled run: no response"}}
+	var r3 result.Result
+	head2 := &cpuRun{res: &result.CPUProfile{Samples: 100}, summary: sum(11.26), pprof: []byte("p"), flame: []byte("f")}
+	head2.attach(&r3, baseFailed, p, 512)
+	if got := r3.CPUProfile; got == nil || got.Samples != 100 || got.Diff != nil || got.Base == nil || got.Base.Err != "the profiled run: no response" {
+		t.Errorf("a profile whose base failed attached as %+v; want it with the base's reason beside it and no difference", got)
+	}
 }
 
 // pprofOf is a gzipped pprof profile of a server that spends malloc of every 1,000 samples
