@@ -617,13 +617,16 @@ func TestLimit(t *testing.T) {
 	// A light run (4 connections at 50 req/s each, 20 ms apart) is not limited. Another
 	// process's burst on this shared machine can make one run wake late (and then its
 	// verdict is right), so the light run has three tries, and beside each a probe of this
-	// process's own timer lateness: a "woke late" that the probe saw too (its p99 over the
-	// 20 ms interval) is a right verdict, not a failure; one the probe did not see, in all
-	// three tries, fails.
+	// process's own timer lateness: a "woke late" that the probe saw too (a stall of its
+	// timers longer than the 20 ms interval) is a right verdict, not a failure; one the
+	// probe did not see, in all three tries, fails. The probe's longest lateness, not its
+	// p99, is what to compare: one stall of 30 ms delays every connection due in it, 4 of
+	// the run's 200 wake-ups (past its p99), but one of the probe's thousand 1 ms sleeps
+	// (.ci/flaky: the run's p99 27.5 ms, the probe's 7.8 ms).
 	for try := 1; ; try++ {
 		probe := startLagProbe()
 		res, err = Run(context.Background(), Config{URL: srv.URL, Rate: 200, Connections: 4, Duration: time.Second, Timeout: time.Second})
-		lag := probe()
+		stall := probe()
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -637,12 +640,12 @@ func TestLimit(t *testing.T) {
 			}
 			break
 		}
-		if lag > 20*time.Millisecond {
-			t.Logf("try %d: Limit %q, and this process's own timers were %v late at p99: the machine was starved, the verdict right", try, res.Limit, lag)
+		if stall > 20*time.Millisecond {
+			t.Logf("try %d: Limit %q, and this process's own timers were up to %v late: the machine was starved, the verdict right", try, res.Limit, stall)
 		}
 		if try == 3 {
-			if lag <= 20*time.Millisecond {
-				t.Errorf("a light run has Limit %q in each of 3 tries, the last while this process's timers were only %v late at p99; want none", res.Limit, lag)
+			if stall <= 20*time.Millisecond {
+				t.Errorf("a light run has Limit %q in each of 3 tries, the last while this process's timers were at most %v late; want none", res.Limit, stall)
 			}
 			break
 		}
@@ -693,8 +696,8 @@ func TestCancel(t *testing.T) {
 }
 
 // startLagProbe measures, until the returned function is called, how late this process's
-// 1 ms sleeps wake, and that function returns the p99 lateness: what the machine did to
-// every timer of the process meanwhile, the generator's included.
+// 1 ms sleeps wake, and that function returns the longest lateness: the longest stall the
+// machine put on every timer of the process meanwhile, the generator's included.
 func startLagProbe() func() time.Duration {
 	var lags []time.Duration
 	stop := make(chan struct{})
@@ -718,7 +721,6 @@ func startLagProbe() func() time.Duration {
 		if len(lags) == 0 {
 			return 0
 		}
-		slices.Sort(lags)
-		return lags[len(lags)*99/100]
+		return slices.Max(lags)
 	}
 }
