@@ -135,7 +135,10 @@ func scheduleRun(t *testing.T) (res arenaload.Result, late bool) {
 func TestPhasesStaggered(t *testing.T) {
 	// A machine that stalls for longer than a window (under .ci/flaky's load: 99 ms) piles
 	// the requests due meanwhile into one burst, which says nothing of the phases: such a
-	// run is tried again, three times at most.
+	// run is tried again, three times at most. A bursty run that did not stall fails; three
+	// that all stalled skip the test, saying so (as TestCoordinatedOmission does on a
+	// machine too busy to judge): a run beside another go test on top of .ci/flaky's load
+	// stalled 87 ms in each.
 	var arrivals []time.Time
 	var median, p90 int
 	for try := 1; ; try++ {
@@ -145,9 +148,12 @@ func TestPhasesStaggered(t *testing.T) {
 		if median <= 2 && p90 <= 3 {
 			break
 		}
-		if res.MaxScheduleLag <= 10_000 || try == 3 {
+		if res.MaxScheduleLag <= 10_000 {
 			t.Errorf("10 ms windows hold median %d, p90 %d arrivals: want ≤ 2 and ≤ 3 (phases not staggered; max schedule lag %.0f µs)", median, p90, res.MaxScheduleLag)
 			break
+		}
+		if try == 3 {
+			t.Skipf("the machine stalled longer than a 10 ms window in each of 3 tries (the last %.0f µs; median %d, p90 %d arrivals): the phases cannot be judged here", res.MaxScheduleLag, median, p90)
 		}
 	}
 	// Spread over the whole window, not front-loaded.
