@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -156,6 +157,86 @@ func TestNoResponseRunsLonger(t *testing.T) {
 			}
 			if tt.writes && (len(run.Parts) != 2 || run.Parts[1].Name != "writes" || run.Parts[1].Status2xx == 0 || run.Parts[1].DurationS < 4) {
 				t.Errorf("the longer run's parts %+v; want writes answered over about 5 s", run.Parts)
+			}
+		})
+	}
+}
+
+// TestOverrunRunsAgain: a load tool that hangs past its run's duration and grace (h2load
+// under .ci/flaky's load once stopped its clients and never exited) is killed, and the run
+// is run once more, saying so; a tool that hangs both times fails the row with the kill's
+// error. The tool is the real wrk, natively, behind a wrapper first on PATH that hangs
+// instead of running it on the calls its mode names; the grace is 1 s.
+func TestOverrunRunsAgain(t *testing.T) {
+	real, err := exec.LookPath("wrk")
+	if err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatalf("wrk is not on PATH (CI=%s): install it (Debian: wrk)", os.Getenv("CI"))
+		}
+		t.Skip("wrk is not on PATH")
+	}
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.Write([]byte("ok")) })}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go srv.Serve(ln)
+	t.Cleanup(func() { srv.Close() })
+	data := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(data, "requests"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(data, "requests", "get.raw"), []byte("GET / HTTP/1.1\r\nHost: localhost\r\n\r\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		name  string
+		hangs int // how many calls hang
+	}{{"hangs once", 1}, {"hangs twice", 2}} {
+		t.Run(tt.name, func(t *testing.T) {
+			bin := t.TempDir()
+			calls := filepath.Join(bin, "calls")
+			script := "#!/bin/sh\necho x >>" + calls + "\n" +
+				"if [ \"$(wc -l <" + calls + ")\" -le " + strconv.Itoa(tt.hangs) + " ]; then echo 'Stopped all clients'; exec sleep 60; fi\n" +
+				"exec " + real + " \"$@\"\n"
+			if err := os.WriteFile(filepath.Join(bin, "wrk"), []byte(script), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			t.Setenv("PATH", bin+string(os.PathListSeparator)+os.Getenv("PATH"))
+			p := profile.Profile{Name: "hung", Tool: profile.ToolWrk, Scheme: "http",
+				Port: ln.Addr().(*net.TCPAddr).Port, Requests: []string{"get.raw"}}
+			progress := &runnertest.Notes{}
+			b := New(nil, Config{ScratchDir: t.TempDir(), DataDir: data, Progress: progress})
+			b.tools.grace = time.Second
+			tool := loadgen.Wrk{}
+			spec := loadgen.Spec{Profile: p, Host: "127.0.0.1", Conns: 4, Threads: 1, Duration: time.Second,
+				DataDir: data, ScriptDir: t.TempDir()}
+			if err := tool.WriteFiles(spec); err != nil {
+				t.Fatal(err)
+			}
+			args, err := tool.Args(spec)
+			if err != nil {
+				t.Fatal(err)
+			}
+			group, err := cgroup.ForPID(cgroup.Root, os.Getpid())
+			if err != nil {
+				t.Fatalf("the test's own cgroup: %v", err)
+			}
+			s := &session{entry: "hung", tool: toolCheck{tool: tool}, spec: spec, args: args, group: group}
+			run, err := b.tools.measuredRun(context.Background(), s, "hung 4c")
+			got := progress.Lines
+			want := "hung 4c: wrk did not finish within 2s (its last output: Stopped all clients); running it once more"
+			if len(got) != 1 || got[0] != want {
+				t.Errorf("notes = %q, want one: %q", got, want)
+			}
+			if tt.hangs == 2 {
+				if _, ok := errors.AsType[*overrunError](err); !ok || !strings.Contains(err.Error(), "did not finish within 2s") {
+					t.Fatalf("a tool that hangs twice: run %+v, err %v; want the kill's error", run, err)
+				}
+				return
+			}
+			if err != nil || run.Status2xx == 0 {
+				t.Fatalf("the second run: %+v, %v; want answers", run, err)
 			}
 		})
 	}

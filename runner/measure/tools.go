@@ -37,6 +37,7 @@ type tools struct {
 	images *build.Builder // the load-generator image, the scratch directory
 	out    *reporter
 	checks map[string]toolCheck // by the profiles' tool name
+	grace  time.Duration        // toolGrace; a test's own when set
 }
 
 // prepare finds and checks every load tool the plan needs that is not checked yet.
@@ -208,7 +209,9 @@ func (tl *tools) runOnce(ctx context.Context, tool loadgen.Tool, args []string, 
 	return run, successful(run)
 }
 
-// measuredRun runs the load tool once on a session's server. A run in which no response
+// measuredRun runs the load tool once on a session's server. A tool killed for running
+// past its duration and grace (overrunError: under .ci/flaky's load h2load once stopped its
+// clients and never exited) is run once more; a second one fails the row. A run in which no response
 // came back at all, and no socket error either, may only have been too short: a stalled
 // machine can spend a 1 s run making 4096 connections, or sharing its bandwidth among 128
 // uploads of up to 20 MB that all finish after the end. Such a run is run once more for
@@ -217,6 +220,11 @@ func (tl *tools) runOnce(ctx context.Context, tool loadgen.Tool, args []string, 
 // later. The same holds for each of a session's loads (production-stack's reads and writes).
 func (tl *tools) measuredRun(ctx context.Context, s *session, desc string) (result.Run, error) {
 	run, err := tl.sessionRun(ctx, s)
+	if _, ok := errors.AsType[*overrunError](err); ok && ctx.Err() == nil {
+		// A tool killed past its grace left no numbers: run once more, the same length.
+		tl.out.note(fmt.Sprintf("%s: %s; running it once more", desc, text.OneLine(err.Error())))
+		run, err = tl.sessionRun(ctx, s)
+	}
 	if ns, ok := errors.AsType[*NoSuccessError](err); ok && ns.Run.Requests == 0 && ctx.Err() == nil {
 		longer, lerr := s.lasting(max(2*s.spec.Duration, retryAtLeast))
 		if lerr != nil {
@@ -287,6 +295,13 @@ func (tl *tools) outDir() (string, error) {
 // in-flight requests, its report) before it is killed and the run fails.
 const toolGrace = 30 * time.Second
 
+// An overrunError is a load tool killed for running past its run's duration and grace: it
+// hung, and the run has no numbers.
+type overrunError struct{ err error }
+
+func (e *overrunError) Error() string { return e.err.Error() }
+func (e *overrunError) Unwrap() error { return e.err }
+
 // containerSetup bounds the daemon's time to create and start a load tool's container
 // (lite), which a busy daemon (builds, image removals) can stretch; it is not the tool's.
 const containerSetup = 2 * time.Minute
@@ -297,14 +312,22 @@ const containerSetup = 2 * time.Minute
 func (tl *tools) exec(ctx context.Context, tool loadgen.Tool, args []string, d time.Duration) ([]byte, error) {
 	argv := append([]string{tool.Binary()}, args...)
 	var out strings.Builder
+	grace := tl.grace
+	if grace == 0 {
+		grace = toolGrace
+	}
 	if tl.cfg.Lite {
-		ctx, cancel := context.WithTimeout(ctx, containerSetup+d+toolGrace)
+		ctx, cancel := context.WithTimeout(ctx, containerSetup+d+grace)
 		defer cancel()
 		c := tl.container(tool, argv)
-		c.RunLimit = d + toolGrace
+		c.RunLimit = d + grace
 		code, err := tl.eng.Run(ctx, c, &out)
 		if err != nil {
-			return nil, fmt.Errorf("%s in Docker: %w (its last output: %s)", tool.Name(), err, text.LastLine(out.String()))
+			err = fmt.Errorf("%s in Docker: %w (its last output: %s)", tool.Name(), err, text.LastLine(out.String()))
+			if errors.Is(err, docker.ErrRunLimit) {
+				err = &overrunError{err}
+			}
+			return nil, err
 		}
 		if code != 0 {
 			return nil, fmt.Errorf("%s exited with status %d: %s", tool.Name(), code, text.LastLine(out.String()))
@@ -317,14 +340,14 @@ func (tl *tools) exec(ctx context.Context, tool loadgen.Tool, args []string, d t
 	if tl.cfg.LoadgenCPUs != "" {
 		argv = append([]string{"taskset", "-c", tl.cfg.LoadgenCPUs}, argv...)
 	}
-	ctx, cancel := context.WithTimeout(ctx, d+toolGrace)
+	ctx, cancel := context.WithTimeout(ctx, d+grace)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
 	cmd.Stdout, cmd.Stderr = &out, &out
 	cmd.WaitDelay = 5 * time.Second
 	if err := cmd.Run(); err != nil {
 		if ctx.Err() != nil && errors.Is(ctx.Err(), context.DeadlineExceeded) {
-			return nil, fmt.Errorf("%s did not finish within %s (its last output: %s)", tool.Name(), d+toolGrace, text.LastLine(out.String()))
+			return nil, &overrunError{fmt.Errorf("%s did not finish within %s (its last output: %s)", tool.Name(), d+grace, text.LastLine(out.String()))}
 		}
 		return nil, fmt.Errorf("%s: %w: %s", tool.Name(), err, text.LastLine(out.String()))
 	}
