@@ -103,21 +103,8 @@ func TestNoResponseRunsLonger(t *testing.T) {
 				Port: ln.Addr().(*net.TCPAddr).Port, Requests: []string{"get.raw"}}
 			progress := &gatedNotes{opened: func() { gate.Store(true) }}
 			b := New(nil, Config{ScratchDir: t.TempDir(), DataDir: data, LoadgenCPUs: "0", Progress: progress})
-			tool := loadgen.Wrk{}
-			spec := loadgen.Spec{Profile: p, Host: "127.0.0.1", Conns: 4, Threads: 1, Duration: time.Second,
-				DataDir: data, ScriptDir: t.TempDir()}
-			if err := tool.WriteFiles(spec); err != nil {
-				t.Fatal(err)
-			}
-			args, err := tool.Args(spec)
-			if err != nil {
-				t.Fatal(err)
-			}
-			group, err := cgroup.ForPID(cgroup.Root, os.Getpid())
-			if err != nil {
-				t.Fatalf("the test's own cgroup: %v", err)
-			}
-			s := &session{entry: "held", tool: toolCheck{tool: tool}, spec: spec, args: args, group: group}
+			s := wrkSession(t, p, data)
+			tool, spec := loadgen.Wrk{}, s.spec
 			want := "held 4c: no response came back in the 1s run; running it once more for 5s"
 			if tt.writes {
 				wspec := spec
@@ -208,21 +195,7 @@ func TestOverrunRunsAgain(t *testing.T) {
 			progress := &runnertest.Notes{}
 			b := New(nil, Config{ScratchDir: t.TempDir(), DataDir: data, Progress: progress})
 			b.tools.grace = time.Second
-			tool := loadgen.Wrk{}
-			spec := loadgen.Spec{Profile: p, Host: "127.0.0.1", Conns: 4, Threads: 1, Duration: time.Second,
-				DataDir: data, ScriptDir: t.TempDir()}
-			if err := tool.WriteFiles(spec); err != nil {
-				t.Fatal(err)
-			}
-			args, err := tool.Args(spec)
-			if err != nil {
-				t.Fatal(err)
-			}
-			group, err := cgroup.ForPID(cgroup.Root, os.Getpid())
-			if err != nil {
-				t.Fatalf("the test's own cgroup: %v", err)
-			}
-			s := &session{entry: "hung", tool: toolCheck{tool: tool}, spec: spec, args: args, group: group}
+			s := wrkSession(t, p, data)
 			run, err := b.tools.measuredRun(context.Background(), s, "hung 4c")
 			got := progress.Lines
 			want := "hung 4c: wrk did not finish within 2s (its last output: Stopped all clients); running it once more"
@@ -240,4 +213,25 @@ func TestOverrunRunsAgain(t *testing.T) {
 			}
 		})
 	}
+}
+
+// wrkSession is a session of the real wrk, natively, 4 connections for 1 s on profile p,
+// in the test's own cgroup.
+func wrkSession(t *testing.T, p profile.Profile, data string) *session {
+	t.Helper()
+	tool := loadgen.Wrk{}
+	spec := loadgen.Spec{Profile: p, Host: "127.0.0.1", Conns: 4, Threads: 1, Duration: time.Second,
+		DataDir: data, ScriptDir: t.TempDir()}
+	if err := tool.WriteFiles(spec); err != nil {
+		t.Fatal(err)
+	}
+	args, err := tool.Args(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	group, err := cgroup.ForPID(cgroup.Root, os.Getpid())
+	if err != nil {
+		t.Fatalf("the test's own cgroup: %v", err)
+	}
+	return &session{entry: p.Name, tool: toolCheck{tool: tool}, spec: spec, args: args, group: group}
 }
