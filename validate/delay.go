@@ -99,7 +99,7 @@ func concurrentDelayCheck(ctx context.Context, e *env) result {
 	req := fmt.Sprintf("%d× %s at once, each on its own connection", concurrentDelays, show(raw))
 	limit := time.Duration(concurrentDelays*ms/2) * time.Millisecond
 	exp := fmt.Sprintf(`every one 200 with body "200", all within %v (serialized, they would take %v)`, limit, time.Duration(concurrentDelays*ms)*time.Millisecond)
-	var quickest time.Duration
+	quickest := time.Duration(1<<63 - 1)
 	for round := range concurrentRounds {
 		wall, slowest, miss := concurrentDelayRound(ctx, e, raw)
 		if miss != "" {
@@ -112,9 +112,7 @@ func concurrentDelayCheck(ctx context.Context, e *env) result {
 			}
 			return passed(req, exp, got)
 		}
-		if round == 0 || wall < quickest {
-			quickest = wall
-		}
+		quickest = min(quickest, wall)
 		if ctx.Err() != nil {
 			break
 		}

@@ -38,16 +38,19 @@ func TestEachOrder(t *testing.T) {
 	d.written[9] = item{ID: 9, Name: "new 9"}
 	d.written[7] = item{ID: 7, Name: "new 7"}
 	var got []string
-	d.each(func(it *item) bool {
+	for it := range d.all() {
 		got = append(got, fmt.Sprintf("%d:%s", it.ID, it.Name))
-		return true
-	})
+	}
 	want := []string{"1:item 1", "2:item 2", "3:rewritten", "4:item 4", "5:item 5", "7:new 7", "9:new 9"}
 	if !slices.Equal(got, want) {
 		t.Errorf("scan %q; want %q", got, want)
 	}
 	n := 0
-	d.each(func(*item) bool { n++; return n < 2 })
+	for range d.all() {
+		if n++; n == 2 {
+			break
+		}
+	}
 	if n != 2 {
 		t.Errorf("a scan told to stop after 2 rows saw %d", n)
 	}
@@ -62,12 +65,11 @@ func BenchmarkEmptyRange(b *testing.B) {
 	}
 	for b.Loop() {
 		matched := 0
-		d.each(func(it *item) bool {
+		for it := range d.all() {
 			if it.Price >= 9999 && it.Price <= 9999 {
 				matched++
 			}
-			return true
-		})
+		}
 		if matched != 0 {
 			b.Fatal(matched)
 		}
