@@ -106,6 +106,9 @@ type Profile struct {
 
 	Sidecars []string // services the profile needs beside the server (SidecarPostgres, SidecarRedis)
 	Compose  bool     // the server is the entry's docker compose stack, not one container
+	// StackPorts are the host ports the stack's services listen on (Compose only): the load's
+	// and the probe's ports among them. HostPorts reads them.
+	StackPorts []StackPort
 
 	// TargetRate is the offered rate, requests per second, of a fixed-rate (open-loop)
 	// profile on the benchmark host, and LiteTargetRate the rate with --lite, one a 2-core

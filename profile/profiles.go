@@ -256,6 +256,10 @@ var All = []Profile{
 		Requests: []string{gatewayURIs}, Headers: []string{headerStaticAE},
 		Sidecars: []string{SidecarPostgres},
 		Compose:  true,
+		StackPorts: []StackPort{
+			{Service: "proxy", Port: PortTLS},
+			{Service: ServiceServer, Port: PortH1},
+		},
 	},
 	{
 		// The stack's edge over HTTP/3 (UDP 8443) under arenaload h3 with gateway-64's URI
@@ -268,6 +272,10 @@ var All = []Profile{
 		Requests: []string{gatewayURIs}, Headers: []string{headerStaticAE},
 		Sidecars: []string{SidecarPostgres},
 		Compose:  true,
+		StackPorts: []StackPort{
+			{Service: "proxy", Port: PortTLS, UDP: true},
+			{Service: ServiceServer, Port: PortH1},
+		},
 	},
 	{
 		// Reads (production-stack-reads.txt, -m 16, the arena's bearer token added by the
@@ -280,6 +288,12 @@ var All = []Profile{
 		Requests: []string{productionReads}, Headers: []string{headerStaticAE},
 		Sidecars: []string{SidecarPostgres},
 		Compose:  true,
+		StackPorts: []StackPort{
+			{Service: "edge", Port: PortTLS},
+			{Service: "cache", Port: PortRedis},
+			{Service: "authsvc", Port: PortAuthsvc},
+			{Service: ServiceServer, Port: PortH1},
+		},
 	},
 	{
 		// h2load sends the 9-byte GetSum frame (00 00000004 08 01 10 02) with -m 100; beside

@@ -66,7 +66,7 @@ func TestParseServe(t *testing.T) {
 				t.Errorf("serve --runner = listen %q, runner %v, work %+v", c.Listen, c.Runner, c.Work)
 			}
 		}},
-		{name: "runner refuses an entry port given on purpose", env: with("ARENA_LISTEN", ":8080"), args: []string{"--runner"}, wantErr: "port 8080, which the entries listen on"},
+		{name: "runner refuses an entry port given on purpose", env: with("ARENA_LISTEN", ":8080"), args: []string{"--runner"}, wantErr: "port 8080, which a measurement on this host listens on (server of baseline, pipelined"},
 		{name: "runner keeps a free port", env: with("ARENA_LISTEN", "127.0.0.1:9999"), args: []string{"--runner", "--runs", "1"}, check: func(t *testing.T, c serveConfig) {
 			if c.Listen != "127.0.0.1:9999" || c.Work.Runs != 1 {
 				t.Errorf("listen %q runs %d", c.Listen, c.Work.Runs)

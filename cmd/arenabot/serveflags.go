@@ -54,8 +54,9 @@ type serveConfig struct {
 }
 
 // runnerListen is where serve --runner listens unless told otherwise: the default :8080 is
-// the entries' own port on the same host.
-const runnerListen = ":9090"
+// the entries' own port on the same host, and 9090 production-stack's authsvc. 9300 is in
+// no profile's or stack's ports (profile.HostPorts; TestRunnerListenFree).
+const runnerListen = ":9300"
 
 func parseServe(args []string, getenv func(string) string, stderr io.Writer) (serveConfig, error) {
 	fs := pflag.NewFlagSet("serve", pflag.ContinueOnError)
@@ -160,9 +161,9 @@ func parseServe(args []string, getenv func(string) string, stderr io.Writer) (se
 		}
 		c.Work.RedisURL, c.Work.RedisTLS, c.Work.Prefix = c.RedisURL, c.RedisTLS, c.Prefix
 		explicit := fs.Changed("listen") || getenv("ARENA_LISTEN") != ""
-		if port := listenPort(c.Listen); entryPort(port) {
+		if hp, used := profile.HostPortOf(listenPort(c.Listen)); used {
 			if explicit {
-				return c, fmt.Errorf("serve --runner: ARENA_LISTEN %s is port %d, which the entries listen on when they are measured on this host; use another port, e.g. %s", c.Listen, port, runnerListen)
+				return c, fmt.Errorf("serve --runner: ARENA_LISTEN %s is port %d, which a measurement on this host listens on (%s); set ARENA_LISTEN (--listen) to a port no profile or stack uses, e.g. %s (the default)", c.Listen, hp.Port, hp.Who(), runnerListen)
 			}
 			c.Listen = runnerListen
 		}
@@ -178,15 +179,6 @@ func listenPort(addr string) int {
 	}
 	n, _ := strconv.Atoi(p)
 	return n
-}
-
-// entryPort reports whether the entries' servers listen on port (docs/profiles.md).
-func entryPort(port int) bool {
-	switch port {
-	case profile.PortH1, profile.PortH1TLS, profile.PortH2C, profile.PortTLS:
-		return true
-	}
-	return false
 }
 
 // botConfig is the bot's configuration from serve's: the runner's mode too (--lite,

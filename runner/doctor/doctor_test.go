@@ -114,7 +114,7 @@ func takePort(t *testing.T) Port {
 		}
 	}
 	t.Cleanup(func() { l.Close() })
-	return Port{Number: l.Addr().(*net.TCPAddr).Port, Use: "the servers listen there"}
+	return Port{Number: l.Addr().(*net.TCPAddr).Port, Use: "server of baseline-h2c and json-h2c"}
 }
 
 func TestBrokenHost(t *testing.T) {

@@ -52,7 +52,7 @@ func checkPort(env Env, p Port) Result {
 	if taken == nil {
 		return ok("free")
 	}
-	return fail(strings.Join(taken, ", "), "stop it: "+p.Use)
+	return fail(strings.Join(taken, ", "), "stop it: a measurement listens there ("+p.Use+")")
 }
 
 // lockHolder reports whether a process holds the host lock now, and its pid, from the

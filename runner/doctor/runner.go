@@ -33,21 +33,25 @@ type RunnerConfig struct {
 	NumCPU      int            // 0: host.NumCPU()
 }
 
-// Port is a port the servers or sidecars listen on, and why.
+// Port is a port the servers, sidecars or stack services listen on, and who.
 type Port struct {
 	Number int
 	UDP    bool   // also UDP (HTTP/3)
-	Use    string // "the servers' h1 port"
+	Use    string // who listens there: "production-stack's authsvc"
 }
 
-// RunnerPorts are the ports a measurement takes on the host network.
-var RunnerPorts = []Port{
-	{Number: 5432, Use: "the Postgres sidecar listens there"},
-	{Number: 6379, Use: "the Redis sidecar listens there"},
-	{Number: 8080, Use: "the servers listen there (h1, h2c for gRPC)"},
-	{Number: 8081, Use: "the servers listen there (h1 over TLS)"},
-	{Number: 8082, Use: "the servers listen there (h2c prior knowledge)"},
-	{Number: 8443, UDP: true, Use: "the servers listen there (h2 and h3 over TLS)"},
+// RunnerPorts are the ports a measurement takes on the host network: every port of
+// profile.HostPorts, the profiles' servers', sidecars' and compose stacks' (the stacks'
+// from the profile table's StackPorts, which runner/compose's TestStackPorts keeps true to
+// the shipped compose files).
+var RunnerPorts = hostPorts()
+
+func hostPorts() []Port {
+	var ports []Port
+	for _, h := range profile.HostPorts() {
+		ports = append(ports, Port{Number: h.Port, UDP: h.UDP, Use: h.Who()})
+	}
+	return ports
 }
 
 // Disk thresholds: an entry's image with its build cache takes about 1-2 GiB (a Go base
