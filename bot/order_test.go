@@ -1,6 +1,7 @@
 package bot
 
 import (
+	"fmt"
 	"net/http/httptest"
 	"strings"
 	"testing"
@@ -14,7 +15,8 @@ import (
 // and the contributor's /benchmark-cancel, missed while the bot was down, are listed by
 // GitHub newest first and recovered into an inbox that four workers pop; they are applied
 // in the order they were sent (all three in the same second, so by delivery id), one at a
-// time for the pull request, and end as they do when delivered live: approved by bob,
+// time for the pull request (the request's first GitHub read is slowed, so a worker that
+// popped the approve or the cancel would overtake it), and end as they do when delivered live: approved by bob,
 // cancelled by alice, with no reply saying there was nothing to approve or cancel. When
 // GitHub sent the approve before the request it answers, the comments are still applied
 // in the order they were written. Each inbox kind (memory, Redis, bbolt) is run.
@@ -68,6 +70,9 @@ func TestOutOfOrderReplay(t *testing.T) {
 					if ds := e.gh.Deliveries(); len(ds) != 3 || ds[0].StatusCode != 0 {
 						t.Fatalf("deliveries = %+v; want three that failed", ds)
 					}
+					// The request's read of the PR is slow: a worker that took the approve or
+					// the cancel meanwhile must wait for it.
+					e.gh.SlowNext("GET", "/repos/octo/arena/pulls/42", 1, 200*time.Millisecond)
 					n, err := NewRecovery(e.bot.Intake, appClient(t, e)).Recover(t.Context(), time.Hour)
 					if err != nil || n != 3 {
 						t.Fatalf("Recover = %d, %v; want the 3 missed comments", n, err)
@@ -76,7 +81,7 @@ func TestOutOfOrderReplay(t *testing.T) {
 				}
 				rs := e.records()
 				if len(rs) != 1 {
-					t.Fatalf("records = %+v; want the one request", rs)
+					t.Fatalf("records = %s; want the one request", jobLines(rs))
 				}
 				if j := rs[0]; j.ID != requestID(req) || j.State != queue.Cancelled || j.Approver != "bob" || j.CancelledBy != "alice" || j.SHA != sha1 {
 					t.Errorf("request = %s %s, approved by %q, cancelled by %q at %s; want cancelled by alice after bob approved it at %s",
@@ -136,11 +141,11 @@ func TestThumbsUpAfterForcePush(t *testing.T) {
 	e.gh.React(repo, st.ID, "bob", "+1")
 	e.poll()
 	if js := e.jobs(); len(js) != 0 {
-		t.Fatalf("a 👍 approved the acked %s after the head moved to %s: %+v", sha1[:7], sha2[:7], js)
+		t.Fatalf("a 👍 approved the acked %s after the head moved to %s: %s", sha1[:7], sha2[:7], jobLines(js))
 	}
 	p := e.pending()
 	if len(p) != 1 || p[0].HeadMoved != sha2 {
-		t.Fatalf("pending = %+v; want one whose head moved to %s", p, sha2)
+		t.Fatalf("pending = %s; want one whose head moved to %s", jobLines(p), sha2)
 	}
 	body := e.statusOf(cmd).Body
 	for _, want := range []string{
@@ -175,21 +180,21 @@ func TestThumbsUpAfterForcePush(t *testing.T) {
 	bare := e.comment("bob", "/benchmark-approve")
 	if got := reply(bare); len(e.jobs()) != 0 || !strings.Contains(got, "moved from `"+sha1[:12]+"` to `"+sha2[:12]+"`") ||
 		!strings.Contains(got, "`/benchmark-approve "+sha1[:12]+"`") {
-		t.Errorf("bare /benchmark-approve: jobs %+v, reply:\n%s", e.jobs(), got)
+		t.Errorf("bare /benchmark-approve: jobs %s, reply:\n%s", jobLines(e.jobs()), got)
 	}
 	wrong := e.comment("bob", "/benchmark-approve "+sha2[:7])
 	if got := reply(wrong); len(e.jobs()) != 0 || !strings.Contains(got, "`"+sha2[:7]+"` is not the commit") ||
 		!strings.Contains(got, "it measures `"+sha1[:12]+"`") || !strings.Contains(got, "`/benchmark-approve "+sha1[:12]+"`") {
-		t.Errorf("/benchmark-approve of the new head: jobs %+v, reply:\n%s", e.jobs(), got)
+		t.Errorf("/benchmark-approve of the new head: jobs %s, reply:\n%s", jobLines(e.jobs()), got)
 	}
 	denied := e.comment("carol", "/benchmark-approve "+sha1[:7])
 	if got := reply(denied); len(e.jobs()) != 0 || !strings.Contains(got, "write") {
-		t.Errorf("/benchmark-approve by a reader: jobs %+v, reply:\n%s", e.jobs(), got)
+		t.Errorf("/benchmark-approve by a reader: jobs %s, reply:\n%s", jobLines(e.jobs()), got)
 	}
 	ok := e.comment("bob", "/benchmark-approve "+sha1[:7])
 	js := e.jobs()
 	if len(js) != 1 || js[0].SHA != sha1 || js[0].Approver != "bob" {
-		t.Fatalf("/benchmark-approve %s: jobs = %+v; want one measuring %s approved by bob", sha1[:7], js, sha1)
+		t.Fatalf("/benchmark-approve %s: jobs = %s; want one measuring %s approved by bob", sha1[:7], jobLines(js), sha1)
 	}
 	if rs := e.gh.Reactions(repo, ok); len(rs) != 1 || rs[0].Content != "+1" {
 		t.Errorf("reactions on the approving comment = %+v", rs)
@@ -226,3 +231,15 @@ func TestThumbsUpHeadUnchanged(t *testing.T) {
 	}
 }
 
+// jobLines renders records briefly for a failure message.
+func jobLines(js []queue.Job) string {
+	var b strings.Builder
+	b.WriteString("[")
+	for i, j := range js {
+		if i > 0 {
+			b.WriteString("; ")
+		}
+		fmt.Fprintf(&b, "%s %s at %.7s approved by %q head moved to %.7s", j.ID, j.State, j.SHA, j.Approver, j.HeadMoved)
+	}
+	return b.String() + "]"
+}
