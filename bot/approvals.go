@@ -147,9 +147,9 @@ func (h *headCheck) moved(ctx context.Context) (bool, error) {
 		h.done, h.head = true, pr.HeadSHA
 		if headMoved(h.j, h.head) {
 			h.ap.log.Info("👍 not counted: the head moved after the ack", "request", h.j.ID, "acked", h.j.SHA, "head", h.head)
-			if err := h.ap.noteHeadMoved(ctx, h.j, h.head); err != nil {
-				return true, err
-			}
+		}
+		if err := h.ap.noteHead(ctx, h.j, h.head); err != nil {
+			return headMoved(h.j, h.head), err
 		}
 	}
 	return headMoved(h.j, h.head), nil
@@ -161,12 +161,18 @@ func headMoved(j queue.Job, head string) bool {
 	return head != "" && j.SHA != "" && !strings.EqualFold(head, j.SHA)
 }
 
-// noteHeadMoved records head on j as the head it moved to, unless j says so already.
-func (c *core) noteHeadMoved(ctx context.Context, j queue.Job, head string) error {
-	if head == j.HeadMoved {
+// noteHead records on j the PR's head now: as the head it moved to when it is not the
+// acked commit, and no move when it is (a force-push back to the acked commit), unless j
+// says so already. An unknown head changes nothing.
+func (c *core) noteHead(ctx context.Context, j queue.Job, head string) error {
+	moved := ""
+	if headMoved(j, head) {
+		moved = head
+	}
+	if head == "" || j.SHA == "" || moved == j.HeadMoved {
 		return nil
 	}
-	if _, err := c.q.Amend(ctx, j.ID, queue.Amendment{HeadMoved: &head}); err != nil && !errors.Is(err, queue.ErrNotFound) {
+	if _, err := c.q.Amend(ctx, j.ID, queue.Amendment{HeadMoved: &moved}); err != nil && !errors.Is(err, queue.ErrNotFound) {
 		return fmt.Errorf("amend %s: %w", j.ID, err)
 	}
 	return nil

@@ -247,16 +247,18 @@ func (in *Intake) approveCommand(ctx context.Context, c hook.Comment, cmd comman
 	approved := 0
 	var moved, other []queue.Job // not approved: the head moved (bare command), or another SHA named
 	for _, j := range js {
-		switch {
-		case cmd.SHA != "" && !strings.HasPrefix(strings.ToLower(j.SHA), cmd.SHA):
+		if cmd.SHA != "" && !strings.HasPrefix(strings.ToLower(j.SHA), cmd.SHA) {
 			other = append(other, j)
 			continue
-		case cmd.SHA == "" && headMoved(j, head):
-			if err := in.noteHeadMoved(ctx, j, head); err != nil {
+		}
+		if cmd.SHA == "" {
+			if err := in.noteHead(ctx, j, head); err != nil {
 				return err
 			}
-			moved = append(moved, j)
-			continue
+			if headMoved(j, head) {
+				moved = append(moved, j)
+				continue
+			}
 		}
 		_, _, err := in.q.Approve(ctx, j.ID, c.Author)
 		if ignorable(err) {
@@ -383,8 +385,9 @@ func (in *Intake) cancelCommand(ctx context.Context, c hook.Comment, _ command.C
 }
 
 // HandlePullRequest handles a pull_request event: on synchronize, each request of the PR
-// that awaits approval is marked as acked at an older head (approval still measures the
-// acked SHA); the reporter shows it.
+// that awaits approval is marked as acked at an older head (a 👍 no longer approves it,
+// /benchmark-approve <acked sha> does and measures the acked SHA), or no longer so when
+// the head is the acked commit again; the reporter shows it.
 func (in *Intake) HandlePullRequest(ctx context.Context, p hook.PullRequest) error {
 	if p.Action != "synchronize" {
 		return nil
@@ -402,11 +405,8 @@ func (in *Intake) HandlePullRequest(ctx context.Context, p hook.PullRequest) err
 	}
 	var errs []error
 	for _, j := range js {
-		if head == j.SHA || head == j.HeadMoved {
-			continue
-		}
-		if _, err := in.q.Amend(ctx, j.ID, queue.Amendment{HeadMoved: &head}); err != nil && !errors.Is(err, queue.ErrNotFound) {
-			errs = append(errs, fmt.Errorf("amend %s: %w", j.ID, err))
+		if err := in.noteHead(ctx, j, head); err != nil {
+			errs = append(errs, err)
 		}
 	}
 	return errors.Join(errs...)

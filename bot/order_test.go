@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/arenabot/arenabot/bot/ghapi"
+	"github.com/arenabot/arenabot/bot/hook"
 	"github.com/arenabot/arenabot/queue"
 )
 
@@ -228,6 +229,33 @@ func TestThumbsUpHeadUnchanged(t *testing.T) {
 				t.Errorf("👎: %s after %d reads of the PR; want rejected after none", j.State, reads)
 			}
 		})
+	}
+}
+
+// TestThumbsUpAfterForcePushBack: the head moves away (the synchronize delivered: the
+// status comment warns) and is force-pushed back to the acked commit (that delivery lost):
+// the 👍 approves, since the head a reviewer sees is the acked commit again, and the
+// queued status comment no longer warns of a moved head.
+func TestThumbsUpAfterForcePushBack(t *testing.T) {
+	e := setup(t)
+	cmd := e.comment("alice", "/benchmark -f nethttp -t baseline")
+	e.gh.SetHead(repo, prNum, sha2)
+	if err := e.bot.HandlePullRequest(t.Context(), hook.PullRequest{Action: "synchronize", Repo: repo, Number: prNum, Before: sha1, After: sha2, HeadSHA: sha2}); err != nil {
+		t.Fatal(err)
+	}
+	e.settle()
+	if body := e.statusOf(cmd).Body; !strings.Contains(body, "no longer approves") {
+		t.Fatalf("the status comment does not warn of the move:\n%s", body)
+	}
+	e.gh.SetHead(repo, prNum, sha1)
+	e.gh.React(repo, e.statusOf(cmd).ID, "bob", "+1")
+	e.poll()
+	js := e.jobs()
+	if len(js) != 1 || js[0].SHA != sha1 || js[0].Approver != "bob" || js[0].HeadMoved != "" {
+		t.Fatalf("jobs = %s; want one at %s approved by bob, its head not moved", jobLines(js), sha1[:7])
+	}
+	if body := e.statusOf(cmd).Body; strings.Contains(body, "[!WARNING]") {
+		t.Errorf("the status comment still warns of a moved head:\n%s", body)
 	}
 }
 
