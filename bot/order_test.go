@@ -259,6 +259,31 @@ func TestThumbsUpAfterForcePushBack(t *testing.T) {
 	}
 }
 
+// TestLanes: a delivery for a pull request another worker handles waits in its lane and
+// is handed, in order, to that worker; another pull request is claimed at once; an empty
+// lane frees its pull request.
+func TestLanes(t *testing.T) {
+	var l lanes
+	p := func(id string) popped { return popped{d: hook.Delivery{ID: id}} }
+	if !l.enter("o/r#1", p("a1")) || l.enter("o/r#1", p("a2")) || l.enter("o/r#1", p("a3")) || !l.enter("o/r#2", p("b1")) {
+		t.Fatal("enter: want the first delivery of each pull request claimed and the others queued")
+	}
+	var got []string
+	for {
+		n, ok := l.next("o/r#1")
+		if !ok {
+			break
+		}
+		got = append(got, n.d.ID)
+	}
+	if strings.Join(got, " ") != "a2 a3" {
+		t.Errorf("lane of o/r#1 = %v; want a2 a3", got)
+	}
+	if _, ok := l.next("o/r#2"); ok || !l.enter("o/r#1", p("a4")) || !l.enter("o/r#2", p("b2")) {
+		t.Error("an emptied lane did not free its pull request")
+	}
+}
+
 // jobLines renders records briefly for a failure message.
 func jobLines(js []queue.Job) string {
 	var b strings.Builder
