@@ -84,7 +84,8 @@ type Config struct {
 	WebhookSecret []byte
 	// MaxBody limits a delivery's body; 0 means hook.MaxBody.
 	MaxBody int64
-	// Workers process webhook events concurrently; Inbox bounds the events accepted and
+	// Workers process webhook events concurrently, the events of one pull request one at a
+	// time in the order the inbox gave them out; Inbox bounds the events accepted and
 	// not yet processed by the default in-memory InboxStore (beyond it the webhook
 	// answers 503 and GitHub may redeliver).
 	Workers, Inbox int

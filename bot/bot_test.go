@@ -356,6 +356,9 @@ func TestExpiry(t *testing.T) {
 	e.oneEnding(requestID(cmd), "alice", "expired")
 }
 
+// TestSynchronizeKeepsAckedSHA: after a push (synchronize delivered), a bare
+// /benchmark-approve approves nothing and the reply names both commits; /benchmark-approve
+// naming the acked commit (its first 7 hex digits) approves measuring it.
 func TestSynchronizeKeepsAckedSHA(t *testing.T) {
 	e := setup(t)
 	e.comment("alice", "/benchmark -f nethttp -t baseline")
@@ -368,14 +371,25 @@ func TestSynchronizeKeepsAckedSHA(t *testing.T) {
 	if got := e.onlyStatus(); !strings.Contains(got.Body, sha2[:12]) || !strings.Contains(got.Body, sha1[:12]) {
 		t.Errorf("status = %s", got.Body)
 	}
-	id := e.comment("bob", "/benchmark-approve")
+	bare := e.comment("bob", "/benchmark-approve")
+	if js := e.jobs(); len(js) != 0 || len(e.pending()) != 1 {
+		t.Fatalf("a bare /benchmark-approve after the push approved: jobs = %+v", js)
+	}
+	if cs := e.botComments(); len(cs) != 2 || !strings.Contains(cs[1].Body, "moved from `"+sha1[:12]+"` to `"+sha2[:12]+"`") ||
+		!strings.Contains(cs[1].Body, "`/benchmark-approve "+sha1[:12]+"`") {
+		t.Errorf("reply to the bare approve = %+v", cs)
+	}
+	if rs := e.gh.Reactions(repo, bare); len(rs) != 0 {
+		t.Errorf("the bare approve got reactions %+v", rs)
+	}
+	id := e.comment("bob", "/benchmark-approve "+sha1[:7])
 	if js := e.jobs(); len(js) != 1 || js[0].SHA != sha1 || js[0].Approver != "bob" {
 		t.Fatalf("jobs = %+v", js)
 	}
 	if rs := e.gh.Reactions(repo, id); len(rs) != 1 || rs[0].Content != "+1" {
 		t.Errorf("approve comment reactions = %+v", rs)
 	}
-	if got := e.onlyStatus(); !strings.Contains(got.Body, "Benchmark queued") || !strings.Contains(got.Body, sha2[:12]) {
+	if got := e.botComments()[0]; !strings.Contains(got.Body, "Benchmark queued") || !strings.Contains(got.Body, sha2[:12]) {
 		t.Errorf("status = %s", got.Body)
 	}
 }

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
+	"sync"
 	"time"
 
 	"github.com/arenabot/arenabot/bot/hook"
@@ -201,4 +203,68 @@ func (r *RedisInbox) Len(ctx context.Context) (waiting, processing int64, err er
 		return 0, 0, fmt.Errorf("inbox: len: %w", err)
 	}
 	return w.Val(), p.Val(), nil
+}
+
+// prKey names the pull request (or issue) a delivery is about, "owner/name#N" with the
+// repository in lower case, or "" for an event about none. Deliveries with the same key
+// are handled one at a time, in the order they were popped (lanes).
+func prKey(ev any) string {
+	switch e := ev.(type) {
+	case hook.Comment:
+		return fmt.Sprintf("%s#%d", strings.ToLower(e.Repo), e.Number)
+	case hook.PullRequest:
+		return fmt.Sprintf("%s#%d", strings.ToLower(e.Repo), e.Number)
+	}
+	return ""
+}
+
+// A popped delivery waiting in a lane, with the ack that removes it from the inbox.
+type popped struct {
+	d   hook.Delivery
+	ack func(context.Context) error
+}
+
+// lanes serialises the handling of deliveries per pull request: Run's workers handle
+// different pull requests at once, but a command is never applied before one that was
+// popped earlier for the same pull request (a /benchmark-approve before the request it
+// approves, a /benchmark-cancel before the request it cancels). A worker that pops a
+// delivery for a pull request another worker is handling leaves it in that pull request's
+// lane and pops the next; the worker handling the pull request takes its lane, in order,
+// before it pops again. The deliveries in a lane stay unacked in the inbox meanwhile, so a
+// bot that dies gets them back through Recover, in the order they were popped.
+type lanes struct {
+	mu   sync.Mutex
+	busy map[string][]popped // a key being handled → the deliveries popped behind it
+}
+
+// enter claims key for the calling worker and reports true, or, when another worker
+// handles key, appends p to key's lane and reports false.
+func (l *lanes) enter(key string, p popped) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.busy == nil {
+		l.busy = map[string][]popped{}
+	}
+	if q, ok := l.busy[key]; ok {
+		l.busy[key] = append(q, p)
+		return false
+	}
+	l.busy[key] = nil
+	return true
+}
+
+// next returns the first delivery of key's lane, or releases key and reports false when
+// the lane is empty.
+func (l *lanes) next(key string) (popped, bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	q := l.busy[key]
+	if len(q) == 0 {
+		delete(l.busy, key)
+		return popped{}, false
+	}
+	p := q[0]
+	q[0] = popped{}
+	l.busy[key] = q[1:]
+	return p, true
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -32,6 +33,10 @@ type Intake struct {
 	tracked  map[string]int
 	// recovering is how many deliveries Run recovered and holds for Config.RecoverGrace.
 	recovering atomic.Int64
+	// popMu makes a Pop and the claim of its pull request's lane one step, so the lanes
+	// see deliveries in the order the inbox gave them out.
+	popMu sync.Mutex
+	lanes lanes
 }
 
 func newIntake(c *core) *Intake {
@@ -201,16 +206,24 @@ func (in *Intake) openJobs(ctx context.Context, repo string, pr int, states ...q
 }
 
 // approveCommand handles /benchmark-approve: a user with write access approves every
-// request of the PR that awaits approval.
-func (in *Intake) approveCommand(ctx context.Context, c hook.Comment, _ command.Command) error {
+// request of the PR that awaits approval. A bare /benchmark-approve approves a request only
+// while the PR's head is the acked commit (read from GitHub), as a 👍 does; once the head
+// moved, only /benchmark-approve <sha> naming the acked commit approves it, and the reply
+// says so. A SHA that is not the acked commit of any waiting request approves nothing and
+// the reply names both.
+func (in *Intake) approveCommand(ctx context.Context, c hook.Comment, cmd command.Command) error {
+	line := cmd.Line
+	if line == "" {
+		line = command.KindApprove.Word()
+	}
 	perm, err := in.permission(ctx, c.Installation, c.Repo, c.Author)
 	if err != nil {
-		return in.replyOnce(ctx, c, problemText("/benchmark-approve",
+		return in.replyOnce(ctx, c, problemText(line,
 			"GitHub did not say whether you may approve benchmark runs here",
-			"comment `/benchmark-approve` again in a minute, or react 👍 to the status comment"))
+			"comment "+codeSpan(line)+" again in a minute, or react 👍 to the status comment"))
 	}
 	if !canApprove(perm) {
-		return in.replyOnce(ctx, c, problemText("/benchmark-approve",
+		return in.replyOnce(ctx, c, problemText(line,
 			"only users with write, maintain or admin permission on this repository can approve benchmark runs",
 			"ask a maintainer to react 👍 to the status comment or to comment `/benchmark-approve`"))
 	}
@@ -223,8 +236,30 @@ func (in *Intake) approveCommand(ctx context.Context, c hook.Comment, _ command.
 	if err != nil {
 		return err
 	}
+	head := ""
+	if cmd.SHA == "" && len(js) > 0 {
+		pr, err := in.gh.PullRequest(ctx, c.Installation, c.Repo, c.Number)
+		if err != nil {
+			return &failure{c, line, "could not read the pull request's head from GitHub", fmt.Errorf("pull request: %w", err)}
+		}
+		head = pr.HeadSHA
+	}
 	approved := 0
+	var moved, other []queue.Job // not approved: the head moved (bare command), or another SHA named
 	for _, j := range js {
+		if cmd.SHA != "" && !strings.HasPrefix(strings.ToLower(j.SHA), cmd.SHA) {
+			other = append(other, j)
+			continue
+		}
+		if cmd.SHA == "" {
+			if err := in.noteHead(ctx, j, head); err != nil {
+				return err
+			}
+			if headMoved(j, head) {
+				moved = append(moved, j)
+				continue
+			}
+		}
 		_, _, err := in.q.Approve(ctx, j.ID, c.Author)
 		if ignorable(err) {
 			continue
@@ -234,15 +269,65 @@ func (in *Intake) approveCommand(ctx context.Context, c hook.Comment, _ command.
 		}
 		approved++
 	}
-	if approved == 0 {
-		return in.replyOnce(ctx, c, problemText("/benchmark-approve",
+	if approved > 0 {
+		if err := in.gh.React(ctx, c.Installation, c.Repo, c.CommentID, "+1"); err != nil {
+			in.log.Warn("react", "repo", c.Repo, "comment", c.CommentID, "err", err)
+		}
+	}
+	switch {
+	case len(moved) > 0:
+		acked := ackedSHAs(moved)
+		return in.replyOnce(ctx, c, problemText(line,
+			fmt.Sprintf("the head of this pull request moved from %s to %s since the request was acknowledged, so %s alone no longer approves it (nor does a 👍): the commit it measures is not the one \"Files changed\" shows now",
+				orList(acked), shortCode(head), codeSpan(command.KindApprove.Word())),
+			fmt.Sprintf("comment %s to approve measuring the acknowledged commit, or comment the benchmark command again to measure the new head %s",
+				approveLines(acked), shortCode(head))))
+	case len(other) > 0 && approved == 0:
+		acked := ackedSHAs(other)
+		return in.replyOnce(ctx, c, problemText(line,
+			fmt.Sprintf("%s is not the commit this pull request's waiting request was acknowledged at: it measures %s", codeSpan(cmd.SHA), orList(acked)),
+			fmt.Sprintf("comment %s to approve measuring it, or comment the benchmark command again to measure another commit", approveLines(acked))))
+	case approved == 0:
+		return in.replyOnce(ctx, c, problemText(line,
 			"this pull request has no request waiting for approval",
 			"comment a benchmark command first (`/benchmark-help` lists them)"))
 	}
-	if err := in.gh.React(ctx, c.Installation, c.Repo, c.CommentID, "+1"); err != nil {
-		in.log.Warn("react", "repo", c.Repo, "comment", c.CommentID, "err", err)
-	}
 	return nil
+}
+
+// ackedSHAs lists the distinct commits js were acked at, in order.
+func ackedSHAs(js []queue.Job) []string {
+	var out []string
+	for _, j := range js {
+		if !slices.Contains(out, j.SHA) {
+			out = append(out, j.SHA)
+		}
+	}
+	return out
+}
+
+// shortLen is how many characters of a SHA replies show, as the status comment does.
+const shortLen = 12
+
+// shortCode renders the first shortLen characters of sha as code.
+func shortCode(sha string) string { return codeSpan(sha[:min(len(sha), shortLen)]) }
+
+// orList renders shas as code, joined with "or".
+func orList(shas []string) string {
+	parts := make([]string, len(shas))
+	for i, s := range shas {
+		parts[i] = shortCode(s)
+	}
+	return strings.Join(parts, " or ")
+}
+
+// approveLines renders the /benchmark-approve command naming each of shas, as code.
+func approveLines(shas []string) string {
+	parts := make([]string, len(shas))
+	for i, s := range shas {
+		parts[i] = codeSpan(command.KindApprove.Word() + " " + s[:min(len(s), shortLen)])
+	}
+	return strings.Join(parts, " or ")
 }
 
 // cancelCommand handles /benchmark-cancel: the requester cancels their own requests of the
@@ -300,8 +385,9 @@ func (in *Intake) cancelCommand(ctx context.Context, c hook.Comment, _ command.C
 }
 
 // HandlePullRequest handles a pull_request event: on synchronize, each request of the PR
-// that awaits approval is marked as acked at an older head (approval still measures the
-// acked SHA); the reporter shows it.
+// that awaits approval is marked as acked at an older head (a 👍 no longer approves it,
+// /benchmark-approve <acked sha> does and measures the acked SHA), or no longer so when
+// the head is the acked commit again; the reporter shows it.
 func (in *Intake) HandlePullRequest(ctx context.Context, p hook.PullRequest) error {
 	if p.Action != "synchronize" {
 		return nil
@@ -319,11 +405,8 @@ func (in *Intake) HandlePullRequest(ctx context.Context, p hook.PullRequest) err
 	}
 	var errs []error
 	for _, j := range js {
-		if head == j.SHA || head == j.HeadMoved {
-			continue
-		}
-		if _, err := in.q.Amend(ctx, j.ID, queue.Amendment{HeadMoved: &head}); err != nil && !errors.Is(err, queue.ErrNotFound) {
-			errs = append(errs, fmt.Errorf("amend %s: %w", j.ID, err))
+		if err := in.noteHead(ctx, j, head); err != nil {
+			errs = append(errs, err)
 		}
 	}
 	return errors.Join(errs...)

@@ -10,8 +10,8 @@ package bot
 //     to HandleComment directly (no call, no job).
 //   - TestThumbsUpWithoutPermissionDoesNothing: 👍 by a read user, by the requester
 //     without permission and by the bot itself (no job, still pending, no edit).
-//   - TestSynchronizeKeepsAckedSHA: /benchmark-approve after a synchronize measures the
-//     acked SHA.
+//   - TestSynchronizeKeepsAckedSHA: after a synchronize, a bare /benchmark-approve does
+//     not approve, /benchmark-approve <acked sha> does and measures the acked SHA.
 //   - TestApproveCommandWithoutPermission: /benchmark-approve by a read user.
 
 import (
@@ -337,10 +337,11 @@ func TestSecurityThumbsUpWithoutPermission(t *testing.T) {
 }
 
 // TestSecurityThumbsUpBeforeSynchronize: a collaborator's 👍 given while the ack showed
-// sha1, then a push (synchronize delivered through the webhook), then the poll: the
-// approval is bound to the acked sha1, never to the pushed sha2. The same holds for a 👍
-// given after the push (the ack then shows both SHAs). TestSynchronizeKeepsAckedSHA
-// covers /benchmark-approve after a push.
+// sha1, then a push (synchronize delivered through the webhook), then the poll: the 👍
+// approves nothing, since the head a reviewer now sees is sha2, and the status comment
+// says so; the same holds for a 👍 given after the push. /benchmark-approve naming sha1
+// then approves, bound to sha1, never to the pushed sha2. TestThumbsUpAfterForcePush
+// covers a push whose synchronize delivery never arrived.
 func TestSecurityThumbsUpBeforeSynchronize(t *testing.T) {
 	for _, after := range []bool{false, true} {
 		t.Run(fmt.Sprintf("thumbs up after push=%v", after), func(t *testing.T) {
@@ -369,6 +370,13 @@ func TestSecurityThumbsUpBeforeSynchronize(t *testing.T) {
 				e.gh.React(repo, st.ID, "bob", "+1")
 			}
 			e.poll()
+			if js := e.jobs(); len(js) != 0 {
+				t.Fatalf("a 👍 approved after the push: jobs = %+v", js)
+			}
+			if got := e.onlyStatus(); !strings.Contains(got.Body, "no longer approves") || !strings.Contains(got.Body, "`/benchmark-approve "+sha1[:12]+"`") {
+				t.Errorf("status = %s", got.Body)
+			}
+			e.comment("bob", "/benchmark-approve "+sha1)
 			js := e.jobs()
 			if len(js) != 1 || js[0].SHA != sha1 || js[0].Approver != "bob" {
 				t.Fatalf("jobs = %+v, want one at the acked %s", js, sha1)

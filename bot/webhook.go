@@ -192,13 +192,28 @@ func (in *Intake) Run(ctx context.Context) error {
 	return ctx.Err()
 }
 
-// work is one worker: it pops and handles deliveries until ctx is done.
+// work is one worker: it pops and handles deliveries until ctx is done. Deliveries about
+// one pull request are handled one at a time, in the order they were popped (lanes): a
+// delivery for a pull request another worker is handling is left in its lane.
 func (in *Intake) work(ctx context.Context) {
 	for ctx.Err() == nil {
-		d, ack, err := in.inbox.Pop(ctx, popBlock)
+		d, ack, key, claimed, err := in.pop(ctx)
 		switch {
+		case err == nil && !claimed:
+			// In the lane of the worker handling key.
 		case err == nil:
 			in.handle(ctx, d, ack)
+			for key != "" {
+				p, ok := in.lanes.next(key)
+				if !ok {
+					break
+				}
+				if ctx.Err() != nil {
+					in.untrack(p.d.ID) // not acked: the next run's Recover gives it back, in order
+					continue
+				}
+				in.handle(ctx, p.d, p.ack)
+			}
 		case errors.Is(err, ErrInboxEmpty) || ctx.Err() != nil:
 		default:
 			in.log.Error("inbox pop", "err", err)
@@ -208,6 +223,28 @@ func (in *Intake) work(ctx context.Context) {
 			}
 		}
 	}
+}
+
+// pop takes the next delivery and claims its pull request's lane: claimed is false when
+// another worker handles that pull request and the delivery was left in its lane. key is
+// the lane's key, "" for a delivery about no pull request.
+func (in *Intake) pop(ctx context.Context) (d hook.Delivery, ack func(context.Context) error, key string, claimed bool, err error) {
+	in.popMu.Lock()
+	defer in.popMu.Unlock()
+	if err := ctx.Err(); err != nil {
+		return d, nil, "", false, err
+	}
+	d, ack, err = in.inbox.Pop(ctx, popBlock)
+	if err != nil {
+		return d, nil, "", false, err
+	}
+	if ev, derr := hook.Decode(d); derr == nil {
+		key = prKey(ev)
+	}
+	if key == "" {
+		return d, ack, "", true, nil
+	}
+	return d, ack, key, in.lanes.enter(key, popped{d, ack}), nil
 }
 
 // handle processes one delivery and acks it. A delivery whose handling was cut short by

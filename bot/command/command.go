@@ -135,6 +135,9 @@ type Command struct {
 	// profiled, others not: profile.CPUProfileMode decides), ProfileOn for a bare --profile,
 	// ProfileAll or ProfileNone.
 	Profile string
+	// SHA is the commit /benchmark-approve names: 7 to 40 lowercase hex digits, a prefix of
+	// the acked commit's SHA; "" when none is given.
+	SHA string
 	// Line is the command line as written, without surrounding whitespace, for echoing in
 	// replies. It is set on errors too.
 	Line string
@@ -169,6 +172,9 @@ func (c Command) String() string {
 		b.WriteString(" --profile")
 	case ProfileAll, ProfileNone:
 		b.WriteString(" --profile=" + c.Profile)
+	}
+	if c.SHA != "" {
+		b.WriteString(" " + c.SHA)
 	}
 	return b.String()
 }

@@ -40,6 +40,9 @@ var parseTests = []struct {
 		want: Command{Kind: KindTest, Tests: []string{"json"}, Save: true, Line: "/benchmark-test --save --test=json"}},
 	{name: "cancel", body: "/benchmark-cancel", found: true, want: Command{Kind: KindCancel, Line: "/benchmark-cancel"}},
 	{name: "approve", body: "/benchmark-approve", found: true, want: Command{Kind: KindApprove, Line: "/benchmark-approve"}},
+	{name: "approve a short sha", body: "/benchmark-approve 1a2b3c4", found: true, want: Command{Kind: KindApprove, SHA: "1a2b3c4", Line: "/benchmark-approve 1a2b3c4"}},
+	{name: "approve a full sha in capitals", body: "/benchmark-approve 0123456789ABCDEF0123456789abcdef01234567", found: true,
+		want: Command{Kind: KindApprove, SHA: "0123456789abcdef0123456789abcdef01234567", Line: "/benchmark-approve 0123456789ABCDEF0123456789abcdef01234567"}},
 	{name: "help", body: "/benchmark-help", found: true, want: Command{Kind: KindHelp, Line: "/benchmark-help"}},
 
 	// Every flag spelling.
@@ -214,7 +217,11 @@ var parseTests = []struct {
 	{name: "test with several tests", body: "/benchmark-test -t a,b", errText: "`/benchmark-test` takes one test"},
 	{name: "-f on test", body: "/benchmark-test -t baseline -f gin", errText: "to pick frameworks, use `/benchmark-multiple -f a,b -t <test>`"},
 	{name: "flag on cancel", body: "/benchmark-cancel -f gin", errText: "`/benchmark-cancel` takes no arguments; write `/benchmark-cancel` alone"},
-	{name: "word on approve", body: "/benchmark-approve please", errText: "`/benchmark-approve` takes no arguments"},
+	{name: "word on approve", body: "/benchmark-approve please", errText: "`please` is not a commit SHA; write the acked commit's SHA as the status comment shows it, 7 to 40 hex digits: `/benchmark-approve 1a2b3c4`"},
+	{name: "sha too short", body: "/benchmark-approve 1a2b3c", errText: "`1a2b3c` is not a commit SHA"},
+	{name: "sha too long", body: "/benchmark-approve " + strings.Repeat("a", 41), errText: "is not a commit SHA"},
+	{name: "two shas on approve", body: "/benchmark-approve 1a2b3c4 5d6e7f8", errText: "`/benchmark-approve` takes one commit SHA, not `1a2b3c4` and `5d6e7f8`"},
+	{name: "flag on approve", body: "/benchmark-approve -f gin", errText: "`/benchmark-approve` takes no flags; write `/benchmark-approve` alone, or `/benchmark-approve [<sha>]`"},
 	{name: "flag on help", body: "/benchmark-help --save", errText: "`/benchmark-help` takes no arguments"},
 	{name: "empty list element", body: "/benchmark-multiple -f a,,b", errText: "separate names with single commas"},
 	{name: "trailing comma", body: "/benchmark-multiple -f a,b,", errText: "empty framework name"},
@@ -476,7 +483,9 @@ func FuzzParse(f *testing.F) {
 			c.Kind == KindBenchmark && len(c.Frameworks) > 1,
 			c.Kind == KindTest && (len(c.Tests) != 1 || len(c.Frameworks) > 0),
 			c.Kind != KindBenchmark && c.Compare != "",
-			(c.Kind == KindCancel || c.Kind == KindApprove || c.Kind == KindHelp) && c.String() != c.Kind.Word():
+			c.SHA != "" && (c.Kind != KindApprove || !isSHA(c.SHA) || c.SHA != strings.ToLower(c.SHA)),
+			(c.Kind == KindCancel || c.Kind == KindHelp) && c.String() != c.Kind.Word(),
+			c.Kind == KindApprove && c.String() != strings.TrimSpace(c.Kind.Word()+" "+c.SHA):
 			t.Errorf("Parse(%q) accepted %+v, which the grammar does not allow", body, c)
 		}
 		again, found, err := Parse(c.String())

@@ -46,6 +46,7 @@ var help = "These are the benchmark commands. Write one at the start of a line o
 	"/benchmark-multiple -f gin,fiber,echo --save\n" +
 	"/benchmark-multiple --save\n" +
 	"/benchmark-test -t baseline\n" +
+	"/benchmark-approve 1a2b3c4\n" +
 	"```\n"
 
 // Help returns the grammar as Markdown, for /benchmark-help replies. Its first line is prose,

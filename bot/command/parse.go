@@ -206,7 +206,10 @@ func (c *Command) parseArgs(words []string) error {
 	for i := 0; i < len(words); i++ {
 		w := words[i]
 		if !strings.HasPrefix(w, "-") {
-			return c.positional(w)
+			if err := c.positional(w); err != nil {
+				return err
+			}
+			continue
 		}
 		name, val, hasVal := strings.Cut(w, "=")
 		var f flag
@@ -302,6 +305,8 @@ func (c *Command) allowed(f flag) error {
 		}
 	}
 	switch {
+	case len(flagsOf(c.Kind)) == 0 && specOf(c.Kind).Operand != "":
+		return usage(md.Code(c.Kind.Word())+" takes no flags", "write %s alone, or %s", md.Code(c.Kind.Word()), md.Code(specOf(c.Kind).Synopsis()))
 	case len(flagsOf(c.Kind)) == 0:
 		return usage(md.Code(c.Kind.Word())+" takes no arguments", "write %s alone", md.Code(c.Kind.Word()))
 	case f == flagCompare:
@@ -314,8 +319,12 @@ func (c *Command) allowed(f flag) error {
 	return usage("unknown flag "+f.code(), "%s", takes(c.Kind))
 }
 
-// positional rejects the bare word w with a hint.
+// positional takes the bare word w as the command's operand (the SHA of
+// /benchmark-approve) or rejects it with a hint.
 func (c *Command) positional(w string) error {
+	if specOf(c.Kind).Operand != "" {
+		return c.setSHA(w)
+	}
 	if len(flagsOf(c.Kind)) == 0 {
 		return usage(md.Code(c.Kind.Word())+" takes no arguments", "write %s alone", md.Code(c.Kind.Word()))
 	}
@@ -328,6 +337,43 @@ func (c *Command) positional(w string) error {
 	}
 	return usage("unexpected argument "+q, "name a test with %s (%s) and a framework with %s (%s)",
 		md.Code("-t"), md.Code("/benchmark -t "+a), md.Code("-f"), md.Code("/benchmark -f "+a))
+}
+
+// Lengths of a commit SHA the grammar accepts: an abbreviation as git shows one, up to
+// the full SHA-1.
+const (
+	MinSHA = 7
+	MaxSHA = 40
+)
+
+// setSHA stores w as the commit /benchmark-approve names: 7 to 40 hex digits, kept in
+// lower case; a second one is an error.
+func (c *Command) setSHA(w string) error {
+	if c.SHA != "" {
+		return usage(md.Code(c.Kind.Word())+" takes one commit SHA, not "+arg(c.SHA)+" and "+arg(w),
+			"write %s with the SHA of the acked commit shown in the status comment", md.Code(c.Kind.Word()+" <sha>"))
+	}
+	if !isSHA(w) {
+		return usage(arg(w)+" is not a commit SHA",
+			"write the acked commit's SHA as the status comment shows it, %d to %d hex digits: %s", MinSHA, MaxSHA, md.Code(c.Kind.Word()+" 1a2b3c4"))
+	}
+	c.SHA = strings.ToLower(w)
+	return nil
+}
+
+// isSHA reports whether s is MinSHA to MaxSHA hex digits.
+func isSHA(s string) bool {
+	if len(s) < MinSHA || len(s) > MaxSHA {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		switch b := s[i]; {
+		case '0' <= b && b <= '9', 'a' <= b && b <= 'f', 'A' <= b && b <= 'F':
+		default:
+			return false
+		}
+	}
+	return true
 }
 
 // set stores the value of f, given as name.

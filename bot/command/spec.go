@@ -14,6 +14,9 @@ type Spec struct {
 	Uses []Use
 	Does string // what it does, for the help table
 	Who  string // who may use it, for the README
+	// Operand is the placeholder of the one optional bare word the command takes ("<sha>"
+	// of /benchmark-approve), "" when it takes none.
+	Operand string
 }
 
 // A Use is a flag as one command takes it: "[-t <test>,...]", or "-t <test>" when required.
@@ -27,18 +30,19 @@ type Use struct {
 var Specs = []Spec{
 	{KindBenchmark, []Use{{flagFramework, "<framework>", false}, {flagTest, "<test>,...", false}, {flagSave, "", false}, {flagCompare, "<framework>", false}, {flagBaseline, BaselineCommitted, false}, {flagProfile, "[=all|none]", false}},
 		"measures one framework; without `-f`, the one framework this PR changes",
-		"anyone: a user with write access or more is approved at once, anyone else's request waits for a collaborator's 👍"},
+		"anyone: a user with write access or more is approved at once, anyone else's request waits for a collaborator's 👍", ""},
 	{KindMultiple, []Use{{flagFramework, "<framework>,...", false}, {flagTest, "<test>,...", false}, {flagSave, "", false}, {flagBaseline, BaselineCommitted, false}, {flagProfile, "[=all|none]", false}},
 		"measures several frameworks in one job; without `-f`, every framework this PR changes",
-		"as `/benchmark`"},
+		"as `/benchmark`", ""},
 	{KindTest, []Use{{flagTest, "<test>", true}, {flagSave, "", false}, {flagBaseline, BaselineCommitted, false}, {flagProfile, "[=all|none]", false}},
 		"measures one test on every framework subscribed to it",
-		"as `/benchmark`"},
+		"as `/benchmark`", ""},
 	{KindCancel, nil, "cancels this PR's waiting or running job",
-		"the requester; a maintainer (write access or more) cancels anyone's"},
-	{KindApprove, nil, "approves this PR's pending request (collaborators; same as 👍 on the status comment)",
-		"users with write, maintain or admin access"},
-	{KindHelp, nil, "shows this help", "anyone"},
+		"the requester; a maintainer (write access or more) cancels anyone's", ""},
+	{KindApprove, nil, "approves this PR's pending request, as 👍 on the status comment does; " +
+		"once the PR's head moved after the ack, only `<sha>` naming the acked commit (7 to 40 hex digits) approves it",
+		"users with write, maintain or admin access", "<sha>"},
+	{KindHelp, nil, "shows this help", "anyone", ""},
 }
 
 // Kinds lists every command, in the order Help shows them.
@@ -87,6 +91,9 @@ func (s Spec) Synopsis() string {
 			use = "[" + use + "]"
 		}
 		parts = append(parts, use)
+	}
+	if s.Operand != "" {
+		parts = append(parts, "["+s.Operand+"]")
 	}
 	return strings.Join(parts, " ")
 }

@@ -288,7 +288,9 @@ func statusTail(s Status) string {
 	}
 	switch s.Phase {
 	case PhaseAwaitingApproval:
-		if s.ApproveHow != "" {
+		if s.HeadMoved != "" && s.SHA != "" {
+			add("A collaborator with write access approves by commenting %s; 👎 declines.", md.Code("/benchmark-approve "+shortRaw(s.SHA)))
+		} else if s.ApproveHow != "" {
 			add("%s", md.Trusted(s.ApproveHow))
 		} else {
 			add("A collaborator with write access approves by reacting 👍 to this comment or by commenting `/benchmark-approve`; 👎 declines.")
@@ -369,7 +371,12 @@ func statusTail(s Status) string {
 	for _, d := range details {
 		b.WriteString("\n" + d + "\n")
 	}
-	if s.HeadMoved != "" {
+	if s.HeadMoved != "" && s.SHA != "" && s.Phase == PhaseAwaitingApproval {
+		fmt.Fprintf(&b, "\n> [!WARNING]\n> The head of this pull request moved from %s to %s since this request was acknowledged, "+
+			"so a 👍 on this comment no longer approves it: \"Files changed\" now shows %s, not the commit this request measures. "+
+			"%s (by a user with write access) approves measuring the acknowledged commit %s; to measure the new head, make a new request.\n",
+			shortSHA(s.SHA), shortSHA(s.HeadMoved), shortSHA(s.HeadMoved), md.Code("/benchmark-approve "+shortRaw(s.SHA)), shortSHA(s.SHA))
+	} else if s.HeadMoved != "" {
 		sha := "the commit shown above"
 		if s.SHA != "" {
 			sha = shortSHA(s.SHA)
@@ -467,7 +474,10 @@ func formatWait(d time.Duration) string {
 func formatTime(t time.Time) string { return t.UTC().Format("2006-01-02 15:04 UTC") }
 
 // shortSHA renders the first 12 characters of a commit SHA as code.
-func shortSHA(sha string) string {
+func shortSHA(sha string) string { return md.Code(shortRaw(sha)) }
+
+// shortRaw returns the first 12 characters of a commit SHA, not yet escaped.
+func shortRaw(sha string) string {
 	sha = md.Clip(sha, 64)
 	if len(sha) > 12 {
 		sha = sha[:12]
@@ -475,5 +485,5 @@ func shortSHA(sha string) string {
 			sha = sha[:len(sha)-1]
 		}
 	}
-	return md.Code(sha)
+	return sha
 }
