@@ -32,6 +32,8 @@ type Intake struct {
 	tracked  map[string]int
 	// recovering is how many deliveries Run recovered and holds for Config.RecoverGrace.
 	recovering atomic.Int64
+	// foreignSeen counts the events dropped because their repository is not served.
+	foreignSeen atomic.Int64
 }
 
 func newIntake(c *core) *Intake {
@@ -44,9 +46,10 @@ func NewIntake(cfg Config, gh GitHub, q queue.Queue) *Intake {
 }
 
 // HandleComment handles an issue_comment event. Edits, deletions, comments on plain
-// issues and comments by bots are ignored without any call.
+// issues, comments by bots and comments in repositories the bot does not serve
+// (Config.Repos) are ignored without any call.
 func (in *Intake) HandleComment(ctx context.Context, c hook.Comment) error {
-	if !in.mayAct(c) {
+	if !in.mayAct(c) || in.foreign("", "issue_comment", c.Repo) {
 		return nil
 	}
 	cmd, found, err := command.Parse(c.Body)
@@ -303,7 +306,7 @@ func (in *Intake) cancelCommand(ctx context.Context, c hook.Comment, _ command.C
 // that awaits approval is marked as acked at an older head (approval still measures the
 // acked SHA); the reporter shows it.
 func (in *Intake) HandlePullRequest(ctx context.Context, p hook.PullRequest) error {
-	if p.Action != "synchronize" {
+	if p.Action != "synchronize" || in.foreign("", "pull_request", p.Repo) {
 		return nil
 	}
 	head := p.After
