@@ -57,7 +57,7 @@ func newBenchEnv(tb testing.TB, spacing time.Duration, rt http.RoundTripper, cfg
 		e.gh.AddFile(repo, sha1, "frameworks/"+fw+"/main.go", []byte("package main\n"))
 	}
 	e.gh.SetPermission(repo, "bob", "write")
-	c, err := ghapi.New(ghapi.Config{BaseURL: e.gh.URL, Token: "t", WriteSpacing: spacing, MaxRetries: -1, PermissionTTL: -1, Transport: rt})
+	c, err := ghapi.New(ghapi.Config{BaseURL: e.gh.URL, Token: "t", BotLogin: githubtest.BotLogin, WriteSpacing: spacing, MaxRetries: -1, PermissionTTL: -1, Transport: rt})
 	if err != nil {
 		tb.Fatal(err)
 	}

@@ -69,6 +69,10 @@ const (
 type Config struct {
 	// BotLogin is the bot's own login, whose comments and reactions are ignored.
 	BotLogin string
+	// Repos are the repositories ("owner/name", ARENA_REPOS) whose deliveries the bot acts
+	// on; a delivery from any other is logged, counted and dropped before any GitHub call
+	// or queue write. Empty means every repository: serve always sets it.
+	Repos []string
 	// ApprovalTTL is how long a request waits for approval (ARENA_APPROVAL_TTL).
 	ApprovalTTL time.Duration
 	// ApprovalPoll is how often Run calls PollOnce (ARENA_APPROVAL_POLL).

@@ -66,7 +66,7 @@ func setup(t *testing.T) *env {
 	}
 	e.gh.SetPermission(repo, "bob", "write")
 	e.gh.SetPermission(repo, "carol", "read")
-	c, err := ghapi.New(ghapi.Config{BaseURL: e.gh.URL, Token: "t", WriteSpacing: -1, MaxRetries: -1, PermissionTTL: -1})
+	c, err := ghapi.New(ghapi.Config{BaseURL: e.gh.URL, Token: "t", BotLogin: githubtest.BotLogin, WriteSpacing: -1, MaxRetries: -1, PermissionTTL: -1})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -37,6 +37,8 @@ type Intake struct {
 	// see deliveries in the order the inbox gave them out.
 	popMu sync.Mutex
 	lanes lanes
+	// foreignSeen counts the events dropped because their repository is not served.
+	foreignSeen atomic.Int64
 }
 
 func newIntake(c *core) *Intake {
@@ -49,9 +51,10 @@ func NewIntake(cfg Config, gh GitHub, q queue.Queue) *Intake {
 }
 
 // HandleComment handles an issue_comment event. Edits, deletions, comments on plain
-// issues and comments by bots are ignored without any call.
+// issues, comments by bots and comments in repositories the bot does not serve
+// (Config.Repos) are ignored without any call.
 func (in *Intake) HandleComment(ctx context.Context, c hook.Comment) error {
-	if !in.mayAct(c) {
+	if !in.mayAct(c) || in.foreign("", "issue_comment", c.Repo) {
 		return nil
 	}
 	cmd, found, err := command.Parse(c.Body)
@@ -389,7 +392,7 @@ func (in *Intake) cancelCommand(ctx context.Context, c hook.Comment, _ command.C
 // /benchmark-approve <acked sha> does and measures the acked SHA), or no longer so when
 // the head is the acked commit again; the reporter shows it.
 func (in *Intake) HandlePullRequest(ctx context.Context, p hook.PullRequest) error {
-	if p.Action != "synchronize" {
+	if p.Action != "synchronize" || in.foreign("", "pull_request", p.Repo) {
 		return nil
 	}
 	head := p.After

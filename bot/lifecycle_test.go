@@ -274,7 +274,7 @@ func (g *gate) RoundTrip(r *http.Request) (*http.Response, error) {
 func TestLifecycleSlowPermissionHoldsNobody(t *testing.T) {
 	e := setup(t)
 	g := &gate{next: http.DefaultTransport, user: "slow", open: make(chan struct{}), waiting: make(chan struct{})}
-	c, err := ghapi.New(ghapi.Config{BaseURL: e.gh.URL, Token: "t", WriteSpacing: -1, MaxRetries: -1, PermissionTTL: -1, Transport: g})
+	c, err := ghapi.New(ghapi.Config{BaseURL: e.gh.URL, Token: "t", BotLogin: githubtest.BotLogin, WriteSpacing: -1, MaxRetries: -1, PermissionTTL: -1, Transport: g})
 	if err != nil {
 		t.Fatal(err)
 	}

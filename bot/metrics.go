@@ -24,10 +24,15 @@ func ReplyMetrics(reg prometheus.Registerer) func(ReplyTiming) {
 }
 
 // IntakeMetrics registers the gauge of the deliveries an earlier run was handling when it
-// stopped and in holds back until Config.RecoverGrace has passed.
+// stopped and in holds back until Config.RecoverGrace has passed, and the counter of the
+// deliveries dropped because their repository is not served (Config.Repos).
 func IntakeMetrics(reg prometheus.Registerer, in *Intake) {
 	reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 		Name: "arena_webhook_recovering",
 		Help: "Deliveries a stopped run was handling, held back after a restart until GitHub has settled the writes it had in flight.",
 	}, func() float64 { return float64(in.recovering.Load()) }))
+	reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{
+		Name: "arena_webhook_foreign_total",
+		Help: "Deliveries dropped because their repository is not one the bot serves (ARENA_REPOS).",
+	}, func() float64 { return float64(in.foreignSeen.Load()) }))
 }

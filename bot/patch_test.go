@@ -145,7 +145,7 @@ func TestResultPatchesReadTheHead(t *testing.T) {
 	existing := "frameworks/nethttp/results/baseline-512.json"
 	gh.AddFile(repo, sha1, existing, []byte("{\"rps\": 1}\n"))
 	gh.AddFile(repo, sha1, "frameworks/nethttp/results/json-512.json", []byte("same\n"))
-	c, err := ghapi.New(ghapi.Config{BaseURL: gh.URL, Token: "t", WriteSpacing: -1, MaxRetries: -1})
+	c, err := ghapi.New(ghapi.Config{BaseURL: gh.URL, Token: "t", BotLogin: githubtest.BotLogin, WriteSpacing: -1, MaxRetries: -1})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/arenabot/arenabot/bot/ghapi"
+	"github.com/arenabot/arenabot/bot/githubtest"
 )
 
 // appClient is a ghapi client of the fake with App auth, which listing deliveries needs.
@@ -23,7 +24,7 @@ func appClient(t *testing.T, e *env) *ghapi.Client {
 		t.Fatal(err)
 	}
 	pemKey := pem.EncodeToMemory(&pem.Block{Type: "RSA PRIVATE KEY", Bytes: x509.MarshalPKCS1PrivateKey(key)})
-	c, err := ghapi.New(ghapi.Config{BaseURL: e.gh.URL, AppID: 1234, PrivateKey: pemKey, WriteSpacing: -1, MaxRetries: -1})
+	c, err := ghapi.New(ghapi.Config{BaseURL: e.gh.URL, AppID: 1234, PrivateKey: pemKey, BotLogin: githubtest.BotLogin, WriteSpacing: -1, MaxRetries: -1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -91,7 +92,7 @@ func TestRecoverMissedDeliveries(t *testing.T) {
 // how to fix it.
 func TestRecoverNeedsAnApp(t *testing.T) {
 	e := setup(t)
-	c, _ := ghapi.New(ghapi.Config{BaseURL: e.gh.URL, Token: "t"})
+	c, _ := ghapi.New(ghapi.Config{BaseURL: e.gh.URL, Token: "t", BotLogin: githubtest.BotLogin})
 	if _, err := NewRecovery(e.bot.Intake, c).Recover(t.Context(), time.Hour); err == nil || !errors.Is(err, ghapi.ErrNoApp) {
 		t.Errorf("Recover with a token: %v; want ErrNoApp", err)
 	}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/arenabot/arenabot/bot/ghapi"
+	"github.com/arenabot/arenabot/bot/githubtest"
 	"github.com/arenabot/arenabot/bot/hook"
 	"github.com/arenabot/arenabot/queue"
 	"github.com/arenabot/arenabot/result"
@@ -43,7 +44,7 @@ func (d *diskBot) open() {
 	if err != nil {
 		d.t.Fatal(err)
 	}
-	c, err := ghapi.New(ghapi.Config{BaseURL: d.gh.URL, Token: "t", WriteSpacing: -1, MaxRetries: -1, PermissionTTL: -1})
+	c, err := ghapi.New(ghapi.Config{BaseURL: d.gh.URL, Token: "t", BotLogin: githubtest.BotLogin, WriteSpacing: -1, MaxRetries: -1, PermissionTTL: -1})
 	if err != nil {
 		d.t.Fatal(err)
 	}

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/arenabot/arenabot/bot/ghapi"
+	"github.com/arenabot/arenabot/bot/githubtest"
 	"github.com/arenabot/arenabot/frameworks"
 	"github.com/arenabot/arenabot/profile"
 	"github.com/arenabot/arenabot/profile/selection"
@@ -24,7 +25,7 @@ func TestAckRowsAreTheJobs(t *testing.T) {
 	for _, lite := range []bool{false, true} {
 		t.Run(fmt.Sprintf("lite=%v", lite), func(t *testing.T) {
 			e := setup(t)
-			c, err := ghapi.New(ghapi.Config{BaseURL: e.gh.URL, Token: "t", WriteSpacing: -1, MaxRetries: -1, PermissionTTL: -1})
+			c, err := ghapi.New(ghapi.Config{BaseURL: e.gh.URL, Token: "t", BotLogin: githubtest.BotLogin, WriteSpacing: -1, MaxRetries: -1, PermissionTTL: -1})
 			if err != nil {
 				t.Fatal(err)
 			}

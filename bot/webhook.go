@@ -14,13 +14,18 @@ import (
 
 // Webhook returns the handler of POST /webhook. It verifies the delivery (a failure
 // answers hook.Status's code and has no side effect), decodes it, answers ping with 200
-// and events the bot does not act on with 202, de-duplicates the rest by delivery id
-// through the queue (a replay answers 200 "duplicate" and does nothing), and Pushes the
-// delivery to the Inbox before it answers 202; Run's workers pop and handle it. When
-// Push fails (a full in-memory inbox, Redis unavailable) the answer is 503 so GitHub (or
-// a manual redelivery) may send it again, and the id is forgotten in the queue, so the
-// redelivery is taken as new rather than answered "duplicate".
+// and events the bot does not act on (among them any from a repository outside
+// Config.Repos) with 202, de-duplicates the rest by delivery id through the queue (a
+// replay answers 200 "duplicate" and does nothing), and Pushes the delivery to the Inbox
+// before it answers 202; Run's workers pop and handle it. When Push fails (a full
+// in-memory inbox, Redis unavailable) the answer is 503 so GitHub (or a manual
+// redelivery) may send it again, and the id is forgotten in the queue, so the redelivery
+// is taken as new rather than answered "duplicate".
 func (in *Intake) Webhook() http.Handler { return http.HandlerFunc(in.serveWebhook) }
+
+// ignoredForeign answers a delivery from a repository the bot does not serve
+// (Config.Repos): nothing is recorded, so it has no effect at all.
+const ignoredForeign = "ignored: repository not served"
 
 // pushTimeout bounds Push; it does not follow the request's context, so a client that
 // hangs up cannot leave a delivery half-recorded.
@@ -57,7 +62,17 @@ func (in *Intake) serveWebhook(w http.ResponseWriter, r *http.Request) {
 			_, _ = fmt.Fprintln(w, "ignored")
 			return
 		}
+		if in.foreign(d.ID, d.Event, ev.Repo) {
+			w.WriteHeader(http.StatusAccepted)
+			_, _ = fmt.Fprintln(w, ignoredForeign)
+			return
+		}
 	case hook.PullRequest:
+		if in.foreign(d.ID, d.Event, ev.Repo) {
+			w.WriteHeader(http.StatusAccepted)
+			_, _ = fmt.Fprintln(w, ignoredForeign)
+			return
+		}
 	case hook.Installation:
 		// Installation tokens are fetched per call, so nothing needs to change here; the
 		// operator sees which accounts installed or removed the App.

@@ -62,7 +62,7 @@ func TestBotImage(t *testing.T) {
 	c, err := eng.Start(ctx, docker.RunOptions{
 		Image: tag, Cmd: []string{"serve"}, HostNetwork: true,
 		Env: []string{"ARENA_WEBHOOK_SECRET=img-secret", "ARENA_GITHUB_TOKEN=tok", "ARENA_GITHUB_API_URL=" + gh.URL,
-			"ARENA_LISTEN=" + addr},
+			"ARENA_LISTEN=" + addr, "ARENA_REPOS=octo/arena"},
 		Labels: map[string]string{"arenabot.test": "bot-image"},
 	})
 	if err != nil {

@@ -46,6 +46,10 @@ type WorkerConfig struct {
 	RepoDir string
 	Remote  string // the remote of RepoDir to fetch from; "" means "origin"
 	BaseRef string // the branch baselines come from; "" means "main"
+	// Repos are the repositories ("owner/name", ARENA_REPOS) whose jobs the worker runs;
+	// a job of any other fails at once, naming it. Empty means any, but never one other
+	// than the repository Remote's URL names (checkRepo).
+	Repos []string
 	// WorkDir holds one workspace per job (the approved commit's frameworks/), removed after
 	// the job; "" means $TMPDIR/arenabot-work.
 	WorkDir string
@@ -402,6 +406,9 @@ func (j *jobRun) run(ctx context.Context) (queue.State, string) {
 	job := j.lease.Job
 	cfg := j.w.cfg
 	j.report = result.Report{Commit: job.SHA, BaseRef: cfg.BaseRef, Host: cfg.Bench.Host}
+	if err := j.w.checkRepo(ctx, job.PR, job.Repo); err != nil {
+		return j.fail(err)
+	}
 
 	if err := os.RemoveAll(j.dir); err != nil {
 		return j.fail(fmt.Errorf("workspace: %w", err))

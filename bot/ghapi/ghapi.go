@@ -55,8 +55,10 @@ type Config struct {
 	// installation, whose token is fetched and refreshed by ghinstallation.
 	AppID      int64
 	PrivateKey []byte
-	// BotLogin, when set, restricts FindComment to comments written by this login
-	// (for an App "<slug>[bot]"), so nobody else can plant a marker.
+	// BotLogin is the bot's own login (for an App "<slug>[bot]"), ARENA_BOT_LOGIN:
+	// FindComment takes only comments written by it, so nobody else can plant a marker.
+	// ResolveLogin learns the login from GitHub and checks it against this one; with
+	// neither, FindComment fails.
 	BotLogin string
 	// WriteSpacing is the minimum gap between content-creating calls of one installation;
 	// default 1s. Negative means no spacing.
@@ -88,6 +90,7 @@ type Client struct {
 	clients map[int64]*github.Client
 	gates   map[int64]*gate
 	perms   map[string]permEntry
+	login   string // from ResolveLogin
 }
 
 type permEntry struct {

@@ -51,7 +51,8 @@ func (s *sleeps) max() time.Duration {
 	return m
 }
 
-// setup starts a fake GitHub with one PR and a client using token auth and a recording Sleep.
+// setup starts a fake GitHub with one PR and a client using token auth, the fake's
+// BotLogin and a recording Sleep.
 func setup(t *testing.T, mod func(*Config)) (*githubtest.Server, *Client, *sleeps) {
 	t.Helper()
 	s := githubtest.New(t)
@@ -60,7 +61,7 @@ func setup(t *testing.T, mod func(*Config)) (*githubtest.Server, *Client, *sleep
 		Files: []string{"frameworks/gin/main.go", "frameworks/gin/meta.json"}})
 	sl := &sleeps{}
 	cfg := Config{
-		BaseURL: s.URL, Token: "test-token", WriteSpacing: -1, Sleep: sl.sleep,
+		BaseURL: s.URL, Token: "test-token", BotLogin: githubtest.BotLogin, WriteSpacing: -1, Sleep: sl.sleep,
 		Logger: slog.New(slog.NewTextHandler(t.Output(), nil)),
 	}
 	if mod != nil {
@@ -644,12 +645,22 @@ func TestHookDeliveries(t *testing.T) {
 // appClient is a client of s authenticated as App 1234 with a fresh private key.
 func appClient(t *testing.T, s *githubtest.Server) *Client {
 	t.Helper()
+	return appClientWith(t, s, nil)
+}
+
+// appClientWith is appClient with mod applied to its Config.
+func appClientWith(t *testing.T, s *githubtest.Server, mod func(*Config)) *Client {
+	t.Helper()
 	key, err := rsa.GenerateKey(rand.Reader, 2048)
 	if err != nil {
 		t.Fatal(err)
 	}
 	pemKey := pem.EncodeToMemory(&pem.Block{Type: "RSA PRIVATE KEY", Bytes: x509.MarshalPKCS1PrivateKey(key)})
-	c, err := New(Config{BaseURL: s.URL, AppID: 1234, PrivateKey: pemKey, WriteSpacing: -1})
+	cfg := Config{BaseURL: s.URL, AppID: 1234, PrivateKey: pemKey, WriteSpacing: -1}
+	if mod != nil {
+		mod(&cfg)
+	}
+	c, err := New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -278,7 +278,8 @@ func (c *Client) EditComment(ctx context.Context, inst int64, repo string, id in
 }
 
 // FindComment returns the first comment of issue or pull request n whose body contains
-// marker (by Config.BotLogin when set), scanning all pages.
+// marker and was written by the bot itself (Login), scanning all pages: a marker planted in
+// anyone else's comment is not found. Without a known login it fails.
 func (c *Client) FindComment(ctx context.Context, inst int64, repo string, n int, marker string) (id int64, body string, found bool, err error) {
 	owner, name, gh, err := c.prep(inst, repo)
 	if err != nil {
@@ -287,6 +288,10 @@ func (c *Client) FindComment(ctx context.Context, inst int64, repo string, n int
 	if marker == "" {
 		return 0, "", false, errors.New("find comment: empty marker")
 	}
+	login := c.Login()
+	if login == "" {
+		return 0, "", false, errors.New("find comment: the bot's own login is unknown, so a marker planted by anyone else would be taken for the bot's; set ghapi.Config.BotLogin or call ResolveLogin first")
+	}
 	opts := &github.IssueListCommentsOptions{ListOptions: github.ListOptions{PerPage: 100}}
 	for {
 		list, resp, err := gh.Issues.ListComments(ctx, owner, name, n, opts)
@@ -294,7 +299,7 @@ func (c *Client) FindComment(ctx context.Context, inst int64, repo string, n int
 			return 0, "", false, wrap(err, "comments of %s#%d", repo, n)
 		}
 		for _, cm := range list {
-			if c.cfg.BotLogin != "" && !strings.EqualFold(cm.GetUser().GetLogin(), c.cfg.BotLogin) {
+			if !strings.EqualFold(cm.GetUser().GetLogin(), login) {
 				continue
 			}
 			if strings.Contains(cm.GetBody(), marker) {

@@ -149,7 +149,7 @@ func (s *Server) handle(req *http.Request, p string, body []byte) *response {
 	seg := strings.Split(strings.Trim(p, "/"), "/")
 	appToken := len(seg) == 4 && seg[0] == "app" && seg[1] == "installations" && seg[3] == "access_tokens"
 	appHook := len(seg) >= 3 && seg[0] == "app" && seg[1] == "hook" && seg[2] == "deliveries" // the App's JWT: hookDeliveries checks it
-	if !appToken && !appHook && !s.authorized(req) {
+	if !appToken && !appHook && !appJWTRoute(seg) && !s.authorized(req) {
 		return answer(http.StatusUnauthorized, map[string]any{"message": "Bad credentials", "documentation_url": docsBase, "status": "401"})
 	}
 	if r := s.fault(req.Method, p); r != nil {
@@ -167,6 +167,9 @@ func (s *Server) handle(req *http.Request, p string, body []byte) *response {
 	}
 	if appHook {
 		return s.hookDeliveries(req, seg[3:])
+	}
+	if r := s.identity(req, seg); r != nil {
+		return r
 	}
 	if len(seg) < 4 || seg[0] != "repos" {
 		return notFound()

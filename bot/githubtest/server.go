@@ -59,7 +59,9 @@ type Server struct {
 	rateUsed   int
 	rateReset  time.Time
 	requestSeq int
-	deliveries []*Delivery // oldest first
+	deliveries []*Delivery     // oldest first
+	appSlug    *string         // GET /app's slug; nil means DefaultAppSlug
+	installs   []*installation // GET /app/installations, in the order added
 }
 
 // Call is one recorded request with the status it was answered with.

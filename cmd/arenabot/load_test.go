@@ -87,7 +87,7 @@ func serveLoad(b *testing.B, store string) {
 	vars := map[string]string{
 		"ARENA_WEBHOOK_SECRET": loopSecret, "ARENA_GITHUB_TOKEN": "tok", "ARENA_GITHUB_API_URL": gh.URL,
 		"ARENA_LISTEN": "127.0.0.1:0", "ARENA_BOT_LOGIN": githubtest.BotLogin, "ARENA_STATE_DIR": b.TempDir(),
-		"ARENA_REDIS_URL": "",
+		"ARENA_REDIS_URL": "", "ARENA_REPOS": loopRepo,
 	}
 	switch store {
 	case "redis":

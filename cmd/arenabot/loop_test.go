@@ -184,7 +184,7 @@ func tune(t *testing.T, dir string) string {
 func (l *loop) env() map[string]string {
 	env := map[string]string{
 		"ARENA_WEBHOOK_SECRET": loopSecret, "ARENA_GITHUB_TOKEN": "tok", "ARENA_GITHUB_API_URL": l.gh.URL,
-		"ARENA_REDIS_URL": l.redisURL, "ARENA_LISTEN": "127.0.0.1:0", "ARENA_BOT_LOGIN": "arenabot[bot]",
+		"ARENA_REDIS_URL": l.redisURL, "ARENA_LISTEN": "127.0.0.1:0", "ARENA_BOT_LOGIN": "arenabot[bot]", "ARENA_REPOS": loopRepo,
 		"ARENA_APPROVAL_POLL": "100ms", "ARENA_PROGRESS_EVERY": "1s", "ARENA_STATE_DIR": l.stateDir,
 	}
 	maps.Copy(env, l.envOver)

@@ -28,7 +28,9 @@ func TestServeRecoversMissedComments(t *testing.T) {
 	if err := os.WriteFile(keyFile, pem.EncodeToMemory(&pem.Block{Type: "RSA PRIVATE KEY", Bytes: x509.MarshalPKCS1PrivateKey(key)}), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	l.envOver = map[string]string{"ARENA_GITHUB_TOKEN": "", "ARENA_GITHUB_APP_ID": "1234", "ARENA_GITHUB_PRIVATE_KEY_FILE": keyFile}
+	// ARENA_REPOS unset: serve serves the one repository the App is installed on.
+	l.envOver = map[string]string{"ARENA_GITHUB_TOKEN": "", "ARENA_GITHUB_APP_ID": "1234", "ARENA_GITHUB_PRIVATE_KEY_FILE": keyFile, "ARENA_REPOS": ""}
+	l.gh.AddInstallation(1, loopRepo)
 
 	l.startServe()
 	before := l.deliverComment("maintainer", "/benchmark-help")

@@ -47,6 +47,16 @@ func serve(ctx context.Context, c serveConfig, stderr io.Writer) (err error) {
 	if err != nil {
 		return fmt.Errorf("serve: GitHub client: %w", err)
 	}
+	if c.BotLogin, c.Repos, err = servedScope(ctx, c, gh, log); err != nil {
+		return fmt.Errorf("serve: %w", err)
+	}
+	if c.Runner {
+		c.Work.Repos = c.Repos // it runs the jobs of the repositories it serves
+		if err := checkRunnerRepos(ctx, "serve --runner", c.Work); err != nil {
+			return err
+		}
+	}
+	log.Info("github identity", "login", c.BotLogin, "repos", c.Repos)
 	// /metrics: the Go runtime and the process, the queue's gauges read at scrape time, the
 	// final replies.
 	reg := prometheus.NewRegistry()

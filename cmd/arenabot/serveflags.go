@@ -38,6 +38,9 @@ type serveConfig struct {
 	// those serve missed, and how far back (App auth only).
 	RecoverEvery, RecoverWindow time.Duration
 	Consumer                    string
+	// Repos are the repositories served (ARENA_REPOS); serve fills them in at start when
+	// the App is installed on just one (servedScope).
+	Repos []string
 	// StateDir holds the embedded store (arenabot.db: the queue, the pending requests and
 	// the webhook inbox) when RedisURL is empty.
 	StateDir string
@@ -71,7 +74,9 @@ func parseServe(args []string, getenv func(string) string, stderr io.Writer) (se
 	fs.StringVar(&c.APIURL, "github-api-url", envOr(getenv, "ARENA_GITHUB_API_URL", ghapi.DefaultBaseURL), "GitHub REST API root (ARENA_GITHUB_API_URL)")
 	fs.StringVar(&appID, "github-app-id", getenv("ARENA_GITHUB_APP_ID"), "GitHub App id (ARENA_GITHUB_APP_ID)")
 	fs.StringVar(&keyFile, "github-private-key-file", getenv("ARENA_GITHUB_PRIVATE_KEY_FILE"), "GitHub App private key, PEM (ARENA_GITHUB_PRIVATE_KEY_FILE)")
-	fs.StringVar(&c.BotLogin, "bot-login", envOr(getenv, "ARENA_BOT_LOGIN", ""), "the bot's own login, e.g. arenabot[bot] (ARENA_BOT_LOGIN)")
+	fs.StringVar(&c.BotLogin, "bot-login", envOr(getenv, "ARENA_BOT_LOGIN", ""), "the bot's own login, e.g. arenabot[bot]; serve learns it from GitHub at start (GET /app or GET /user) and refuses to start when this differs (ARENA_BOT_LOGIN)")
+	var repos string
+	reposFlag(fs, getenv, &repos, "the repositories whose deliveries the bot acts on, the others being ignored; required with a token, and with an App installed on more than one repository")
 	fs.StringVar(&c.RedisURL, "redis-url", getenv("ARENA_REDIS_URL"), "the queue's Redis; unset: the embedded store in --state-dir (ARENA_REDIS_URL)")
 	redisTLSFlags(fs, getenv, &c.RedisTLS)
 	fs.StringVar(&c.StateDir, "state-dir", defaultStateDir(getenv), "where the embedded store keeps the queue, the pending requests and the webhook inbox (arenabot.db) when no Redis URL is set (ARENA_STATE_DIR)")
@@ -95,6 +100,10 @@ func parseServe(args []string, getenv func(string) string, stderr io.Writer) (se
 		return c, fmt.Errorf("serve: unexpected argument %q; serve takes flags only", fs.Arg(0))
 	}
 	c.Token = getenv("ARENA_GITHUB_TOKEN")
+	var err error
+	if c.Repos, err = parseRepos("serve", repos); err != nil {
+		return c, err
+	}
 	secret := getenv("ARENA_WEBHOOK_SECRET")
 	if secretFile != "" {
 		b, err := os.ReadFile(secretFile)
@@ -107,7 +116,6 @@ func parseServe(args []string, getenv func(string) string, stderr io.Writer) (se
 		return c, fmt.Errorf("serve: no webhook secret; set ARENA_WEBHOOK_SECRET (or --webhook-secret-file) to the secret configured on the GitHub App or webhook — serve refuses to accept unsigned deliveries")
 	}
 	c.Secret = []byte(secret)
-	var err error
 	if appID != "" {
 		if c.AppID, err = strconv.ParseInt(appID, 10, 64); err != nil || c.AppID <= 0 {
 			return c, fmt.Errorf("serve: ARENA_GITHUB_APP_ID %q is not an App id (a positive number)", appID)
@@ -186,6 +194,7 @@ func listenPort(addr string) int {
 func (c serveConfig) botConfig() bot.Config {
 	return bot.Config{
 		BotLogin:      c.BotLogin,
+		Repos:         c.Repos,
 		ApprovalTTL:   c.ApprovalTTL,
 		ApprovalPoll:  c.ApprovalPoll,
 		WebhookSecret: c.Secret,

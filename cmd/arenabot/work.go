@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -27,6 +28,7 @@ type workConfig struct {
 	Prefix      string
 	Pool        string
 	Remote      string
+	Repos       []string // ARENA_REPOS: the repositories whose jobs it runs (runner.WorkerConfig.Repos)
 	BaseRef     string
 	WorkDir     string
 	Runs        int
@@ -105,11 +107,17 @@ func parseWork(args []string, getenv func(string) string, stderr io.Writer) (wor
 	redisTLSFlags(fs, getenv, &c.RedisTLS)
 	fs.StringVar(&c.Prefix, "redis-prefix", envOr(getenv, "ARENA_REDIS_PREFIX", "arena:"), "key prefix in Redis (ARENA_REDIS_PREFIX)")
 	c.runnerFlags(fs, getenv)
+	var repos string
+	reposFlag(fs, getenv, &repos, "the repositories whose jobs this runner runs, a job of any other failing at once; unset: the one --remote's URL names (work refuses to start when it names none)")
 	if err := parseFlags(fs, args); err != nil {
 		return c, err
 	}
 	if fs.NArg() > 0 {
 		return c, fmt.Errorf("work: unexpected argument %q; work takes flags only", fs.Arg(0))
+	}
+	var err error
+	if c.Repos, err = parseRepos("work", repos); err != nil {
+		return c, err
 	}
 	if c.RedisURL == "" {
 		return c, fmt.Errorf("work: no queue; set ARENA_REDIS_URL to the Redis that serve uses (a runner in the same process as the bot is 'arenabot serve --runner')")
@@ -120,6 +128,9 @@ func parseWork(args []string, getenv func(string) string, stderr io.Writer) (wor
 // work runs the runner service until ctx ends.
 func work(ctx context.Context, c workConfig, stderr io.Writer) error {
 	log := slog.New(slog.NewJSONHandler(stderr, nil))
+	if err := checkRunnerRepos(ctx, "work", c); err != nil {
+		return err
+	}
 	rdb, err := dialRedis(ctx, c.RedisURL, c.RedisTLS, "work")
 	if err != nil {
 		return err
@@ -141,6 +152,20 @@ func work(ctx context.Context, c workConfig, stderr io.Writer) error {
 	return w.Run(ctx)
 }
 
+// checkRunnerRepos refuses a runner that could not tell a foreign job from its own: no
+// ARENA_REPOS and a remote whose URL names no repository, or an ARENA_REPOS without the
+// remote's repository, whose jobs would all be refused.
+func checkRunnerRepos(ctx context.Context, cmd string, c workConfig) error {
+	origin := runner.RemoteRepo(ctx, c.Root, c.Remote)
+	switch {
+	case len(c.Repos) == 0 && origin == "":
+		return fmt.Errorf("%s: cannot tell which repository's jobs to run: ARENA_REPOS is not set and remote %q of the clone %s is not a GitHub repository URL; set ARENA_REPOS to the arena repository, e.g. ARENA_REPOS=octo/arena", cmd, c.Remote, c.Root)
+	case origin != "" && len(c.Repos) > 0 && !containsFold(c.Repos, origin):
+		return fmt.Errorf("%s: ARENA_REPOS %s does not hold %s, the repository remote %q of the clone %s fetches from, so every job would be refused; add %s to ARENA_REPOS or point --repo-dir at a clone of the repositories it names", cmd, strings.Join(c.Repos, ","), origin, c.Remote, c.Root, origin)
+	}
+	return nil
+}
+
 // newWorker connects to Docker, prepares the arena data and returns the worker.
 func (c *workConfig) newWorker(ctx context.Context, q runner.WorkQueue, log *slog.Logger) (*runner.Worker, func(), error) {
 	eng, dataDir, err := c.connect(ctx)
@@ -152,7 +177,7 @@ func (c *workConfig) newWorker(ctx context.Context, q runner.WorkQueue, log *slo
 	bench.Lite, bench.Runs, bench.Duration, bench.LoadgenCPUs = c.Lite, c.Runs, c.Duration, c.LoadgenCPUs
 	bench.Rule, bench.Budget = c.Rule, c.deltas.budget
 	w := runner.NewWorker(q, eng, runner.WorkerConfig{
-		Pool: c.Pool, RepoDir: c.Root, Remote: c.Remote, BaseRef: c.BaseRef, WorkDir: c.WorkDir,
+		Pool: c.Pool, RepoDir: c.Root, Remote: c.Remote, Repos: c.Repos, BaseRef: c.BaseRef, WorkDir: c.WorkDir,
 		Heartbeat: c.Heartbeat, LeaseTTL: c.LeaseTTL, Bench: bench, Log: log.With("component", "runner"),
 	})
 	return w, func() { eng.Close() }, nil

@@ -21,8 +21,8 @@ type BotConfig struct {
 }
 
 // BotChecks are the checks of the webhook service's host. The secret and the GitHub
-// credentials are read from ARENA_WEBHOOK_SECRET, ARENA_GITHUB_TOKEN, ARENA_GITHUB_APP_ID
-// and ARENA_GITHUB_PRIVATE_KEY_FILE.
+// credentials are read from ARENA_WEBHOOK_SECRET, ARENA_GITHUB_TOKEN (with ARENA_REPOS),
+// ARENA_GITHUB_APP_ID and ARENA_GITHUB_PRIVATE_KEY_FILE.
 func BotChecks(c BotConfig, env Env) []Check {
 	return []Check{
 		{"webhook secret", func(ctx context.Context) Result { return checkSecret(env) }},
@@ -41,7 +41,10 @@ func checkSecret(env Env) Result {
 
 func checkGitHub(env Env) Result {
 	if env.Getenv("ARENA_GITHUB_TOKEN") != "" {
-		return ok("ARENA_GITHUB_TOKEN set")
+		if env.Getenv("ARENA_REPOS") == "" {
+			return fail("ARENA_GITHUB_TOKEN set without ARENA_REPOS", "set ARENA_REPOS to the repositories the bot serves, e.g. ARENA_REPOS=octo/arena: with a token serve refuses to start without it")
+		}
+		return ok("ARENA_GITHUB_TOKEN set, serving %s", env.Getenv("ARENA_REPOS"))
 	}
 	id, file := env.Getenv("ARENA_GITHUB_APP_ID"), env.Getenv("ARENA_GITHUB_PRIVATE_KEY_FILE")
 	if id == "" && file == "" {
