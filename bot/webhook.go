@@ -15,17 +15,22 @@ import (
 // Webhook returns the handler of POST /webhook. It verifies the delivery (a failure
 // answers hook.Status's code and has no side effect), decodes it, answers ping with 200
 // and events the bot does not act on (among them any from a repository outside
-// Config.Repos) with 202, de-duplicates the rest by delivery id through the queue (a
-// replay answers 200 "duplicate" and does nothing), and Pushes the delivery to the Inbox
-// before it answers 202; Run's workers pop and handle it. When Push fails (a full
-// in-memory inbox, Redis unavailable) the answer is 503 so GitHub (or a manual
-// redelivery) may send it again, and the id is forgotten in the queue, so the redelivery
-// is taken as new rather than answered "duplicate".
+// Config.Repos) with 202 (one outside webhookEvents before its body is read),
+// de-duplicates the rest by delivery id through the queue (a replay answers 200
+// "duplicate" and does nothing), and Pushes the delivery to the Inbox before it answers
+// 202; Run's workers pop and handle it. When Push fails (a full in-memory inbox, Redis
+// unavailable) the answer is 503 so GitHub (or a manual redelivery) may send it again,
+// and the id is forgotten in the queue, so the redelivery is taken as new rather than
+// answered "duplicate". The body's deadline is the server's (serve's ReadTimeout).
 func (in *Intake) Webhook() http.Handler { return http.HandlerFunc(in.serveWebhook) }
 
 // ignoredForeign answers a delivery from a repository the bot does not serve
 // (Config.Repos): nothing is recorded, so it has no effect at all.
 const ignoredForeign = "ignored: repository not served"
+
+// webhookEvents are the events the switch in serveWebhook acts on; a delivery of any other
+// is answered 202 "ignored" before its body is read (hook.Verifier.Events).
+var webhookEvents = []string{"issue_comment", "pull_request", "ping", "installation"}
 
 // pushTimeout bounds Push; it does not follow the request's context, so a client that
 // hangs up cannot leave a delivery half-recorded.
@@ -37,8 +42,13 @@ func (in *Intake) serveWebhook(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
 		return
 	}
-	v := hook.Verifier{Secret: in.cfg.WebhookSecret, MaxBody: in.cfg.MaxBody}
+	v := hook.Verifier{Secret: in.cfg.WebhookSecret, MaxBody: in.cfg.MaxBody, Events: webhookEvents}
 	d, err := v.Verify(r)
+	if errors.Is(err, hook.ErrIgnored) {
+		w.WriteHeader(http.StatusAccepted)
+		_, _ = fmt.Fprintln(w, "ignored")
+		return
+	}
 	if err != nil {
 		in.log.Warn("webhook refused", "err", err)
 		http.Error(w, http.StatusText(hook.Status(err)), hook.Status(err))

@@ -3,12 +3,15 @@ package hook
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -213,6 +216,92 @@ func TestVerifyDefaultLimit(t *testing.T) {
 	}
 }
 
+// A pausedReader returns its bytes, then err, as a connection's body does whose sender
+// stops sending.
+type pausedReader struct {
+	data []byte
+	err  error
+}
+
+func (p *pausedReader) Read(b []byte) (int, error) {
+	if len(p.data) == 0 {
+		return 0, p.err
+	}
+	n := copy(b, p.data)
+	p.data = p.data[n:]
+	return n, nil
+}
+
+// TestVerifyGrowsWithTheBytes: a body that declares the whole limit and sends 100 bytes
+// costs about what arrived, not the declared length (hook.go grew its buffer to the
+// Content-Length before reading a byte: 200 clients declaring 25 MB took serve to 5 GB).
+// A read that fails on the connection's deadline is ErrSlowBody (408); one that fails
+// otherwise, a body cut short, is ErrMalformed (400).
+func TestVerifyGrowsWithTheBytes(t *testing.T) {
+	const limit = 64 << 20
+	v := Verifier{Secret: testSecret, MaxBody: limit}
+	deadline := &net.OpError{Op: "read", Net: "tcp", Err: os.ErrDeadlineExceeded}
+	for _, tt := range []struct {
+		readErr error
+		want    error
+		status  int
+	}{
+		{deadline, ErrSlowBody, http.StatusRequestTimeout},
+		{io.ErrUnexpectedEOF, ErrMalformed, http.StatusBadRequest},
+	} {
+		req := newRequest(nil, "application/json", "issue_comment", "d-1", Sign(testSecret, nil))
+		req.Body = io.NopCloser(&pausedReader{data: bytes.Repeat([]byte(" "), 100), err: tt.readErr})
+		req.ContentLength = limit
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		_, err := v.Verify(req)
+		runtime.ReadMemStats(&after)
+		if !errors.Is(err, tt.want) || Status(err) != tt.status {
+			t.Errorf("read error %v: Verify = %v (status %d), want %v (%d)", tt.readErr, err, Status(err), tt.want, tt.status)
+		}
+		if !strings.Contains(fmt.Sprint(err), "100 of 67108864 bytes") {
+			t.Errorf("read error %v: Verify = %v, want it to say how much of the body arrived", tt.readErr, err)
+		}
+		if grew := after.TotalAlloc - before.TotalAlloc; grew > 1<<20 {
+			t.Errorf("Verify of a body declaring %d bytes and sending 100 allocated %d bytes, want under 1 MiB", limit, grew)
+		}
+	}
+}
+
+// TestVerifyIgnoredEvent: with Verifier.Events set, a signed-looking delivery of another
+// event is ErrIgnored (202) with its body unread; an unsigned one is still refused, and a
+// blank event is verified as before (and then refused as malformed).
+func TestVerifyIgnoredEvent(t *testing.T) {
+	v := Verifier{Secret: testSecret, Events: []string{"issue_comment", "ping"}}
+	body := []byte(`{"ref":"refs/heads/main"}`)
+	for _, tt := range []struct {
+		name, event, sig string
+		want             error
+		read             bool
+	}{
+		{"ignored", "push", Sign(testSecret, body), ErrIgnored, false},
+		{"ignored, forged", "push", "sha256=" + strings.Repeat("0", 64), ErrIgnored, false},
+		{"ignored, unsigned", "push", "", ErrUnsigned, false},
+		{"listed", "ping", Sign(testSecret, body), nil, true},
+		{"blank event", " ", Sign(testSecret, body), ErrMalformed, true},
+	} {
+		cr := &countingReader{r: bytes.NewReader(body)}
+		req := newRequest(nil, "application/json", tt.event, "d-1", tt.sig)
+		req.Body = io.NopCloser(cr)
+		req.ContentLength = 25_000_000
+		if tt.read {
+			req.ContentLength = int64(len(body))
+		}
+		_, err := v.Verify(req)
+		if !errors.Is(err, tt.want) || (err == nil) != (tt.want == nil) {
+			t.Errorf("%s: Verify = %v, want %v", tt.name, err, tt.want)
+		}
+		if read := cr.n > 0; read != tt.read {
+			t.Errorf("%s: read %d bytes of the body, want read=%v", tt.name, cr.n, tt.read)
+		}
+	}
+}
+
 func TestStatus(t *testing.T) {
 	tests := []struct {
 		err  error
@@ -223,6 +312,8 @@ func TestStatus(t *testing.T) {
 		{ErrBadSignature, 401},
 		{ErrTooLarge, 413},
 		{ErrMalformed, 400},
+		{ErrSlowBody, 408},
+		{ErrIgnored, 202},
 		{ErrNoSecret, 500},
 		{errors.New("read body: connection reset"), 500},
 	}

@@ -121,7 +121,7 @@ func serve(ctx context.Context, c serveConfig, stderr io.Writer) (err error) {
 	if worker != nil {
 		g.Start("runner", worker.Run)
 	}
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	srv := newHTTPServer(mux, serveHTTPLimits)
 	httpErr := make(chan error, 1)
 	go func() {
 		if err := srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
