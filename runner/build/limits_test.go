@@ -135,4 +135,3 @@ func TestBuildMemoryAndPidsLimits(t *testing.T) {
 		t.Errorf("build past the pids limit = %v, want a *BuildFailure whose log says it could not fork", err)
 	}
 }
-
