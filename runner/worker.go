@@ -159,7 +159,8 @@ type JobLimitError struct {
 }
 
 func (e *JobLimitError) Error() string {
-	return fmt.Sprintf("the job ran past its %s limit (%s) and was stopped while %s; its containers were removed", text.Duration(e.Limit), e.How, e.Where)
+	// The where comes last: a reply clips a long reason at its end.
+	return fmt.Sprintf("the job ran past its %s limit (%s) and was stopped, its containers removed, while %s", text.Duration(e.Limit), e.How, e.Where)
 }
 
 // jobLimit is the wall-clock limit of job and how it was derived.
