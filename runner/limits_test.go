@@ -137,3 +137,62 @@ func TestWorkerRepairsTheData(t *testing.T) {
 		t.Errorf("the job's log does not say what differed:\n%s", log)
 	}
 }
+
+// TestWorkerBuildPastItsLimit: a job whose entry's build never ends goes on past it: the
+// build is stopped at the build limit, the entry's rows fail saying which limit, and the job
+// ends done, well before its own limit.
+func TestWorkerBuildPastItsLimit(t *testing.T) {
+	eng, data := runnertest.Engine(t, "")
+	runnertest.StandIns(t, eng, "arenabot/debian:local")
+	q := redisQueue(t)
+	a := newArenaRemote(t)
+	n := 80000 + os.Getpid()%10000
+	sha := sleeperPR(t, a, n)
+	w := testWorker(t, q, eng, a.clone(t), data)
+	w.cfg.Bench.BuildTimeout = time.Second
+	job := queue.Job{Repo: "octo/arena", PR: 8, Requester: "alice", Kind: queue.Benchmark, Frameworks: []string{"sleeper"}, Tests: []string{"baseline"}, SHA: sha, Estimate: 10 * time.Second}
+	l := claim(t, q, job)
+	done, err := w.RunJob(t.Context(), l)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := report(t, done)
+	if done.State != queue.Done || len(r.Rows) == 0 || done.Reason != fmt.Sprintf("%d of %d rows failed", len(r.Rows), len(r.Rows)) {
+		t.Errorf("job ended %s (%q) with %d rows; want done with every row failed", done.State, done.Reason, len(r.Rows))
+	}
+	for _, row := range r.Rows {
+		if !strings.HasPrefix(row.Err, "the build of sleeper exceeded its 1s limit and was stopped (the runner's build limit, ARENA_BUILD_TIMEOUT)") || row.Short != "build timed out" {
+			t.Errorf("row %s %d: %q (%q), want the build limit", row.Profile, row.Conns, row.Err, row.Short)
+		}
+	}
+	if len(r.Rows) > 0 && !strings.Contains(strings.Join(r.Rows[0].BuildLog, "\n"), fmt.Sprintf("sleep %d", n)) {
+		t.Errorf("first row's build log %q, want the step that ran", r.Rows[0].BuildLog)
+	}
+	noLeftovers(t, eng, w, l.Job.ID)
+}
+
+// TestLimiterPauses: the time a limiter is paused does not count, and it fires once.
+func TestLimiterPauses(t *testing.T) {
+	fired := make(chan time.Time, 2)
+	start := time.Now()
+	l := startLimiter(300*time.Millisecond, func() { fired <- time.Now() })
+	time.Sleep(100 * time.Millisecond)
+	l.pause()
+	time.Sleep(400 * time.Millisecond)
+	l.resume()
+	l.resume() // running already: no second clock
+	at := <-fired
+	if took := at.Sub(start); took < 650*time.Millisecond || took > 2*time.Second {
+		t.Errorf("fired after %s, want about 700ms (300ms running, 400ms paused in between)", took)
+	}
+	l.pause()
+	l.resume()
+	select {
+	case <-fired:
+		t.Error("fired twice")
+	case <-time.After(400 * time.Millisecond):
+	}
+	var none *limiter
+	none.pause()
+	none.resume()
+}

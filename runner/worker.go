@@ -60,7 +60,8 @@ type WorkerConfig struct {
 	EngineWait time.Duration
 	LogTail    int // how many lines of the job's log go into its report; 0 means 200
 
-	// JobLimitFactor and JobLimitCeiling make a job's wall-clock limit: JobLimitFactor × the
+	// JobLimitFactor and JobLimitCeiling make a job's wall-clock limit (not counting its
+	// wait for the host lock, which is another run's time): JobLimitFactor × the
 	// job's estimate (queue.Job.Estimate, the bot's plan), plus one build's limit
 	// (Bench.BuildTimeout) for a cold build the estimate does not foresee, and at most
 	// JobLimitCeiling, which is also the limit of a job without an estimate. 0 means 3 and
@@ -161,6 +162,56 @@ type JobLimitError struct {
 func (e *JobLimitError) Error() string {
 	// The where comes last: a reply clips a long reason at its end.
 	return fmt.Sprintf("the job ran past its %s limit (%s) and was stopped, its containers removed, while %s", text.Duration(e.Limit), e.How, e.Where)
+}
+
+// A limiter calls its function once the time it was given has run, not counting the time
+// it was paused. Its methods are safe on a nil limiter, which does nothing.
+type limiter struct {
+	mu    sync.Mutex
+	left  time.Duration
+	since time.Time   // when it last started running
+	timer *time.Timer // nil while paused
+	fired bool
+	f     func()
+}
+
+func startLimiter(d time.Duration, f func()) *limiter {
+	l := &limiter{left: d}
+	l.f = func() {
+		l.mu.Lock()
+		l.fired = true
+		l.mu.Unlock()
+		f()
+	}
+	l.resume()
+	return l
+}
+
+// pause stops the clock; it is a no-op when paused or after the function ran.
+func (l *limiter) pause() {
+	if l == nil {
+		return
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.timer != nil && l.timer.Stop() {
+		l.left -= time.Since(l.since)
+	}
+	l.timer = nil
+}
+
+// resume starts the clock again with the time left; it is a no-op when running or after
+// the function ran.
+func (l *limiter) resume() {
+	if l == nil {
+		return
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.timer == nil && !l.fired {
+		l.since = time.Now()
+		l.timer = time.AfterFunc(max(l.left, 0), l.f)
+	}
 }
 
 // jobLimit is the wall-clock limit of job and how it was derived.
@@ -293,12 +344,12 @@ func (w *Worker) RunJob(ctx context.Context, l queue.Lease) (queue.Job, error) {
 	defer cancel(nil)
 	limit, how := w.jobLimit(l.Job)
 	j.log.Info("job limit", "limit", limit, "derived", how)
-	timer := time.AfterFunc(limit, func() {
+	j.limit = startLimiter(limit, func() {
 		err := &JobLimitError{Limit: limit, How: how, Where: j.where()}
 		j.log.Error("job limit reached; stopping the job", "limit", limit, "where", err.Where)
 		cancel(err)
 	})
-	defer timer.Stop()
+	defer j.limit.pause()
 	stopBeat := make(chan struct{})
 	beatDone := make(chan struct{})
 	go func() {
@@ -309,6 +360,7 @@ func (w *Worker) RunJob(ctx context.Context, l queue.Lease) (queue.Job, error) {
 	defer stopBeating()
 
 	state, reason := j.run(jobCtx)
+	j.limit.pause() // a job that ended is not failed by its limit during the cleanup
 	// Taken before cleanup: a cancel or shutdown that arrives later changes nothing.
 	interrupted, cause := jobCtx.Err() != nil, context.Cause(jobCtx)
 	w.cleanup(ctx, j)
@@ -453,6 +505,8 @@ type jobRun struct {
 	order  map[string]int  // entry → position in the job, for the report's row order
 	rank   map[string]int  // "entry/test/conns" → position in the job's rows, when it has them
 
+	limit *limiter // the job's wall-clock limit; nil in tests that run a jobRun alone
+
 	// What the job is doing, for the job limit's message (read from its timer).
 	placeMu  sync.Mutex
 	phase    string // "building the images", "measuring row 2 of 4 (gin baseline, 512 connections)"
@@ -571,9 +625,12 @@ func (j *jobRun) run(ctx context.Context) (queue.State, string) {
 	j.setPhase("building the images")
 	b.Prebuild(ctx, plan)
 	j.setPhase("waiting for the host lock")
+	// The wait is another run's time, not the job's: its limit does not run meanwhile.
+	j.limit.pause()
 	unlock, err := host.LockHost(ctx, func(holder string) {
 		j.note(fmt.Sprintf("waiting for another arenabot run on this host to finish (%s holds the host lock)", text.Or(holder, "—")))
 	})
+	j.limit.resume()
 	if ctx.Err() != nil {
 		if err == nil {
 			unlock()
