@@ -15,6 +15,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/arenabot/arenabot/arenadata"
 	"github.com/arenabot/arenabot/frameworks"
 	"github.com/arenabot/arenabot/profile"
 	"github.com/arenabot/arenabot/profile/selection"
@@ -63,6 +64,18 @@ type WorkerConfig struct {
 	EngineWait time.Duration
 	LogTail    int // how many lines of the job's log go into its report; 0 means 200
 
+	// JobLimitFactor and JobLimitCeiling make a job's wall-clock limit (not counting its
+	// wait for the host lock, which is another run's time): JobLimitFactor × the
+	// job's estimate (queue.Job.Estimate, the bot's plan), plus one build's limit
+	// (Bench.BuildTimeout) for a cold build the estimate does not foresee, and at most
+	// JobLimitCeiling, which is also the limit of a job without an estimate. 0 means 3 and
+	// 6h. A job past it is stopped, its containers removed, and it fails saying so.
+	JobLimitFactor  float64
+	JobLimitCeiling time.Duration
+	// CheckData verifies the arena data (Bench.DataDir) before a job mounts it and puts back
+	// what differs, returning what it found; nil means arenadata.Repair.
+	CheckData func(dir string) ([]arenadata.Problem, error)
+
 	// Bench is the measurement configuration every job starts from (DataDir, CPUs,
 	// BuildArgs, Runs, Duration, Lite, Host…). Root, Commit, ScratchDir, Labels, EngineWait,
 	// OnRowStart, OnRow, Log and Progress are set per job.
@@ -107,6 +120,15 @@ func NewWorker(q WorkQueue, eng Engine, cfg WorkerConfig) *Worker {
 	if cfg.LogTail <= 0 {
 		cfg.LogTail = 200
 	}
+	if cfg.JobLimitFactor <= 0 {
+		cfg.JobLimitFactor = DefaultJobLimitFactor
+	}
+	if cfg.JobLimitCeiling <= 0 {
+		cfg.JobLimitCeiling = DefaultJobLimitCeiling
+	}
+	if cfg.CheckData == nil {
+		cfg.CheckData = arenadata.Repair
+	}
 	if cfg.Log == nil {
 		cfg.Log = slog.New(slog.DiscardHandler)
 	}
@@ -126,6 +148,94 @@ var ErrQueueUnreachable = errors.New("queue unreachable")
 
 // errCancelRequested is the cause of a job context that a /benchmark-cancel ended.
 var errCancelRequested = errors.New("cancel requested")
+
+// The job limit's defaults (WorkerConfig.JobLimitFactor, JobLimitCeiling).
+const (
+	DefaultJobLimitFactor  = 3
+	DefaultJobLimitCeiling = 6 * time.Hour
+)
+
+// A JobLimitError is the cause of a job context that the job's wall-clock limit ended: the
+// job fails with it as its reason.
+type JobLimitError struct {
+	Limit time.Duration
+	How   string // how the limit was derived: "3 × its estimate 1m27s, plus the 20m build limit"
+	Where string // what the job was doing: "building the images (gin: building …)"
+}
+
+func (e *JobLimitError) Error() string {
+	// The where comes last: a reply clips a long reason at its end.
+	return fmt.Sprintf("the job ran past its %s limit (%s) and was stopped, its containers removed, while %s", text.Duration(e.Limit), e.How, e.Where)
+}
+
+// A limiter calls its function once the time it was given has run, not counting the time
+// it was paused. Its methods are safe on a nil limiter, which does nothing.
+type limiter struct {
+	mu    sync.Mutex
+	left  time.Duration
+	since time.Time   // when it last started running
+	timer *time.Timer // nil while paused
+	fired bool
+	f     func()
+}
+
+func startLimiter(d time.Duration, f func()) *limiter {
+	l := &limiter{left: d}
+	l.f = func() {
+		l.mu.Lock()
+		l.fired = true
+		l.mu.Unlock()
+		f()
+	}
+	l.resume()
+	return l
+}
+
+// pause stops the clock; it is a no-op when paused or after the function ran.
+func (l *limiter) pause() {
+	if l == nil {
+		return
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.timer != nil && l.timer.Stop() {
+		l.left -= time.Since(l.since)
+	}
+	l.timer = nil
+}
+
+// resume starts the clock again with the time left; it is a no-op when running or after
+// the function ran.
+func (l *limiter) resume() {
+	if l == nil {
+		return
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.timer == nil && !l.fired {
+		l.since = time.Now()
+		l.timer = time.AfterFunc(max(l.left, 0), l.f)
+	}
+}
+
+// jobLimit is the wall-clock limit of job and how it was derived.
+func (w *Worker) jobLimit(job queue.Job) (time.Duration, string) {
+	buildLimit := w.cfg.Bench.BuildTimeout
+	if buildLimit <= 0 {
+		buildLimit = build.DefaultTimeout
+	}
+	ceiling := w.cfg.JobLimitCeiling
+	if job.Estimate <= 0 {
+		return ceiling, "the ceiling ARENA_JOB_TIMEOUT, for a job without an estimate"
+	}
+	factor := strconv.FormatFloat(w.cfg.JobLimitFactor, 'f', -1, 64)
+	derived := time.Duration(w.cfg.JobLimitFactor*float64(job.Estimate)).Round(time.Second) + buildLimit
+	how := fmt.Sprintf("%s × its estimate %s, plus the %s build limit", factor, text.Duration(job.Estimate), text.Duration(buildLimit))
+	if derived > ceiling {
+		return ceiling, fmt.Sprintf("the ceiling ARENA_JOB_TIMEOUT, below %s", how)
+	}
+	return derived, how
+}
 
 // Run claims jobs of the pool and runs them one after the other until ctx is done, then
 // returns nil. A failed claim is logged and retried after a backoff. First it removes what
@@ -236,6 +346,14 @@ func (w *Worker) RunJob(ctx context.Context, l queue.Lease) (queue.Job, error) {
 
 	jobCtx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
+	limit, how := w.jobLimit(l.Job)
+	j.log.Info("job limit", "limit", limit, "derived", how)
+	j.limit = startLimiter(limit, func() {
+		err := &JobLimitError{Limit: limit, How: how, Where: j.where()}
+		j.log.Error("job limit reached; stopping the job", "limit", limit, "where", err.Where)
+		cancel(err)
+	})
+	defer j.limit.pause()
 	stopBeat := make(chan struct{})
 	beatDone := make(chan struct{})
 	go func() {
@@ -246,6 +364,7 @@ func (w *Worker) RunJob(ctx context.Context, l queue.Lease) (queue.Job, error) {
 	defer stopBeating()
 
 	state, reason := j.run(jobCtx)
+	j.limit.pause() // a job that ended is not failed by its limit during the cleanup
 	// Taken before cleanup: a cancel or shutdown that arrives later changes nothing.
 	interrupted, cause := jobCtx.Err() != nil, context.Cause(jobCtx)
 	w.cleanup(ctx, j)
@@ -261,6 +380,12 @@ func (w *Worker) RunJob(ctx context.Context, l queue.Lease) (queue.Job, error) {
 	case errors.Is(cause, errCancelRequested):
 		// The queue keeps who cancelled it (Job.CancelledBy).
 		state, reason = queue.Cancelled, ""
+	case errors.As(cause, new(*JobLimitError)):
+		// Stopped and cleaned up like a cancel; the reason says which limit and where.
+		reason = j.public(cause.Error())
+		state = queue.Failed
+		j.report.Error = reason
+		j.sortRows()
 	case interrupted:
 		stopBeating()
 		j.log.Warn("job stopped, not finished: the worker is shutting down; the queue will retry it", "duration", time.Since(start).Round(time.Second))
@@ -383,6 +508,31 @@ type jobRun struct {
 	first  map[string]bool // entries whose first row was reported
 	order  map[string]int  // entry → position in the job, for the report's row order
 	rank   map[string]int  // "entry/test/conns" → position in the job's rows, when it has them
+
+	limit *limiter // the job's wall-clock limit; nil in tests that run a jobRun alone
+
+	// What the job is doing, for the job limit's message (read from its timer).
+	placeMu  sync.Mutex
+	phase    string // "building the images", "measuring row 2 of 4 (gin baseline, 512 connections)"
+	lastNote string // the latest progress note in that phase
+}
+
+// setPhase records what the job is doing now.
+func (j *jobRun) setPhase(p string) {
+	j.placeMu.Lock()
+	j.phase, j.lastNote = p, ""
+	j.placeMu.Unlock()
+}
+
+// where says what the job is doing: its phase and the latest note in it.
+func (j *jobRun) where() string {
+	j.placeMu.Lock()
+	defer j.placeMu.Unlock()
+	w := text.Or(j.phase, "starting")
+	if j.lastNote != "" {
+		w += " (last step: " + text.Clip(j.lastNote, 120) + ")"
+	}
+	return w
 }
 
 func newJobRun(w *Worker, l queue.Lease) *jobRun {
@@ -414,6 +564,7 @@ func (j *jobRun) run(ctx context.Context) (queue.State, string) {
 		return j.fail(fmt.Errorf("workspace: %w", err))
 	}
 	r := repo{dir: cfg.RepoDir, remote: cfg.Remote}
+	j.setPhase("fetching the PR and " + cfg.BaseRef)
 	j.note("fetching the PR and " + cfg.BaseRef)
 	co, err := r.checkout(ctx, job.PR, job.SHA, cfg.BaseRef, filepath.Join(j.dir, "src")) // see public
 	if err != nil {
@@ -478,10 +629,15 @@ func (j *jobRun) run(ctx context.Context) (queue.State, string) {
 	// on this host measures. Then servers listen on fixed host ports and measurements own
 	// the CPUs: a local bench or validate on this host and the job take turns. RunJob
 	// releases the lock after cleanup.
+	j.setPhase("building the images")
 	b.Prebuild(ctx, plan)
+	j.setPhase("waiting for the host lock")
+	// The wait is another run's time, not the job's: its limit does not run meanwhile.
+	j.limit.pause()
 	unlock, err := host.LockHost(ctx, func(holder string) {
 		j.note(fmt.Sprintf("waiting for another arenabot run on this host to finish (%s holds the host lock)", text.Or(holder, "—")))
 	})
+	j.limit.resume()
 	if ctx.Err() != nil {
 		if err == nil {
 			unlock()
@@ -492,6 +648,12 @@ func (j *jobRun) run(ctx context.Context) (queue.State, string) {
 		return j.fail(err)
 	}
 	j.unlock = unlock
+	// Under the host lock no other job mounts the data until this one is done with it.
+	j.setPhase("verifying the arena data")
+	if err := j.checkData(); err != nil {
+		return j.fail(err)
+	}
+	j.setPhase("checking the load tools")
 	if err := b.Prepare(ctx, plan); err != nil {
 		if ctx.Err() != nil {
 			return queue.Cancelled, ""
@@ -739,11 +901,36 @@ func (j *jobRun) fail(err error) (queue.State, string) {
 	return queue.Failed, text.Cut(msg, 1000)
 }
 
+// checkData verifies the arena data before the job's containers mount it, and puts back
+// what an earlier job or process changed (arenadata.Repair), saying so in the job's log.
+// The error, for data that cannot be repaired, names no host path: it is posted on the PR.
+func (j *jobRun) checkData() error {
+	dir := j.w.cfg.Bench.DataDir
+	start := time.Now()
+	problems, err := j.w.cfg.CheckData(dir)
+	if err != nil {
+		j.log.Error("the arena data could not be verified or repaired", "dir", dir, "err", err)
+		return errors.New("the runner's arena data could not be verified or repaired; the runner's log says why (the operator can remove the data directory to have it generated anew)")
+	}
+	if len(problems) > 0 {
+		what := make([]string, len(problems))
+		for i, p := range problems {
+			what[i] = p.String()
+		}
+		j.log.Warn("the arena data differed from its checksums; it was put back before this job mounts it",
+			"dir", dir, "problems", strings.Join(what, "; "), "duration", time.Since(start).Round(time.Millisecond))
+		return nil
+	}
+	j.log.Info("arena data verified", "duration", time.Since(start).Round(time.Millisecond))
+	return nil
+}
+
 // rowStart is measure.Config.OnRowStart: a progress event.
 func (j *jobRun) rowStart(r measure.Row) {
 	if j.ctx.Err() != nil {
 		return
 	}
+	j.setPhase(fmt.Sprintf("measuring row %d of %d (%s %s, %d connections)", j.index+1, j.total, r.Entry.Name, r.Profile.Name, r.Conns))
 	j.index++
 	j.cur = result.Progress{
 		Entry: r.Entry.Name, Profile: r.Profile.Name, Conns: r.Conns,
@@ -777,6 +964,9 @@ func (j *jobRun) rowDone(r measure.Row) {
 		if bf, ok := errors.AsType[*build.BuildFailure](r.Err); ok {
 			// The build log file goes with the workspace: the reply shows its tail instead.
 			row.Err = j.public(fmt.Sprintf("build failed: %s; fix the Dockerfile or the source (the build log's tail is below the table)", bf.Err.Msg))
+			if bf.Limit > 0 {
+				row.Err = j.public(fmt.Sprintf("%s (the runner's build limit, ARENA_BUILD_TIMEOUT); make it build faster (the build log's tail is below the table)", bf.Err.Msg))
+			}
 			if !j.first[r.Entry.Name] {
 				row.BuildLog = bf.Tail()
 			}
@@ -840,6 +1030,9 @@ func (j *jobRun) Step(string, int, int) {}
 
 // Note is part of measure.Progress: a note goes out as a progress event (the Bencher logs it too).
 func (j *jobRun) Note(line string) {
+	j.placeMu.Lock()
+	j.lastNote = line
+	j.placeMu.Unlock()
 	if j.ctx.Err() != nil {
 		return
 	}

@@ -19,6 +19,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/arenabot/arenabot/arenadata"
 	"github.com/arenabot/arenabot/frameworks"
 	"github.com/arenabot/arenabot/profile"
 	"github.com/arenabot/arenabot/profile/selection"
@@ -39,14 +40,21 @@ func redisQueue(t *testing.T) *queue.Redis {
 	return queue.NewRedis(rdb, queue.Options{Prefix: queuetest.Prefix(t, rdb)})
 }
 
-// testWorker is a worker on the remote's clone, measuring 1 run of 1 s per row.
+// testWorker is a worker on the remote's clone, measuring 1 run of 1 s per row. A data
+// directory outside the shared cache (an empty one, for the fake engine, whose jobs mount
+// nothing) is not verified before the jobs.
 func testWorker(t *testing.T, q WorkQueue, eng Engine, repoDir, dataDir string) *Worker {
 	t.Helper()
+	var check func(string) ([]arenadata.Problem, error)
+	if !strings.HasPrefix(dataDir, runnertest.CacheDir+string(filepath.Separator)) {
+		check = func(string) ([]arenadata.Problem, error) { return nil, nil }
+	}
 	return NewWorker(q, eng, WorkerConfig{
 		RepoDir:   repoDir,
 		WorkDir:   filepath.Join(t.TempDir(), "work"),
 		Heartbeat: 200 * time.Millisecond,
 		Bench:     measure.Config{DataDir: dataDir, Runs: 1, Duration: time.Second, ReadyTimeout: 20 * time.Second},
+		CheckData: check,
 		Log:       slog.New(slog.NewTextHandler(t.Output(), nil)),
 	})
 }

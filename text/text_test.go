@@ -3,6 +3,7 @@ package text
 import (
 	"strings"
 	"testing"
+	"time"
 	"unicode/utf8"
 )
 
@@ -75,5 +76,22 @@ func TestLastLineAndOr(t *testing.T) {
 	}
 	if Or("", "—") != "—" || Or("2-3", "—") != "2-3" {
 		t.Error("Or")
+	}
+}
+
+func TestDuration(t *testing.T) {
+	for d, want := range map[time.Duration]string{
+		20 * time.Minute:                 "20m",
+		6 * time.Hour:                    "6h",
+		time.Hour + 4*time.Minute:        "1h4m",
+		90 * time.Second:                 "1m30s",
+		1500 * time.Millisecond:          "1.5s",
+		2 * time.Second:                  "2s",
+		time.Hour + 30*time.Second:       "1h0m30s",
+		3*time.Hour + 10*time.Minute + 5: "3h10m0.000000005s",
+	} {
+		if got := Duration(d); got != want {
+			t.Errorf("Duration(%v) = %q, want %q", d, got, want)
+		}
 	}
 }

@@ -58,6 +58,7 @@ func buildEntries(ctx context.Context, c buildConfig, stdout, stderr io.Writer) 
 		return err
 	}
 	defer eng.Close()
+	c.limitBuildPids(ctx, eng)
 	cfg := c.runnerConfig(ctx, "")
 	cfg.Log = c.logger(stderr)
 	b := measure.New(eng, cfg)

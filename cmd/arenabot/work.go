@@ -15,7 +15,9 @@ import (
 	"github.com/arenabot/arenabot/queue"
 	"github.com/arenabot/arenabot/queue/redisconn"
 	"github.com/arenabot/arenabot/runner"
+	"github.com/arenabot/arenabot/runner/measure"
 	"github.com/arenabot/arenabot/stats"
+	"github.com/arenabot/arenabot/text"
 )
 
 // workConfig is the runner service's configuration: where jobs come from (the queue, the
@@ -38,9 +40,15 @@ type workConfig struct {
 	Heartbeat   time.Duration
 	LeaseTTL    time.Duration
 	Rule        stats.Rule
+	// JobTimeout is the ceiling of a job's wall-clock limit, and JobTimeoutFactor × its
+	// estimate (plus one build's limit) the limit below it (runner.WorkerConfig).
+	JobTimeout       time.Duration
+	JobTimeoutFactor float64
 
 	deltas  ruleFlags
 	badLite string // an ARENA_LITE that is not a boolean, reported by checkLite
+
+	jobTimeout, jobFactor string
 }
 
 // runnerFlags registers the flags the runner needs besides the queue's.
@@ -61,6 +69,8 @@ func (c *workConfig) runnerFlags(fs *pflag.FlagSet, getenv func(string) string) 
 	fs.BoolVar(&c.Lite, "lite", lite, "measure as bench --lite does (no pinning, load tools in Docker): for trying the loop on a laptop, not for published numbers; serve plans the acks' rows in this mode, so set it on a bot whose runners use it (ARENA_LITE)")
 	fs.DurationVar(&c.Heartbeat, "heartbeat", 2*time.Second, "how often the job's lease is renewed and a cancel looked for")
 	fs.DurationVar(&c.LeaseTTL, "lease-ttl", 30*time.Second, "how long a job stays this runner's without a heartbeat; after it the queue retries the job once")
+	fs.StringVar(&c.jobTimeout, "job-timeout", envOr(getenv, "ARENA_JOB_TIMEOUT", text.Duration(runner.DefaultJobLimitCeiling)), "the most a job may run: past its limit (--job-timeout-factor × its estimate, plus one build's limit, at most this; this for a job without an estimate) it is stopped and fails saying so (ARENA_JOB_TIMEOUT)")
+	fs.StringVar(&c.jobFactor, "job-timeout-factor", envOr(getenv, "ARENA_JOB_TIMEOUT_FACTOR", strconv.Itoa(runner.DefaultJobLimitFactor)), "a job's limit is this × its estimate, plus one build's limit (--build-timeout), at most --job-timeout (ARENA_JOB_TIMEOUT_FACTOR)")
 	c.deltas.flags(fs, time.Hour)
 }
 
@@ -84,6 +94,13 @@ func (c *workConfig) check(cmd string) error {
 	}
 	if c.Heartbeat <= 0 || c.LeaseTTL < 2*c.Heartbeat {
 		return fmt.Errorf("%s: --lease-ttl %s must be at least twice --heartbeat %s", cmd, c.LeaseTTL, c.Heartbeat)
+	}
+	var err error
+	if c.JobTimeout, err = time.ParseDuration(c.jobTimeout); err != nil || c.JobTimeout <= 0 {
+		return fmt.Errorf("%s: --job-timeout (ARENA_JOB_TIMEOUT) %q: want a positive duration such as 6h", cmd, c.jobTimeout)
+	}
+	if c.JobTimeoutFactor, err = strconv.ParseFloat(c.jobFactor, 64); err != nil || c.JobTimeoutFactor < 1 {
+		return fmt.Errorf("%s: --job-timeout-factor (ARENA_JOB_TIMEOUT_FACTOR) %q: want a number of at least 1, such as 3", cmd, c.jobFactor)
 	}
 	if c.WorkDir == "" {
 		c.WorkDir = filepath.Join(c.CacheDir, "work")
@@ -176,9 +193,18 @@ func (c *workConfig) newWorker(ctx context.Context, q runner.WorkQueue, log *slo
 	bench.Commit = "" // set per job: the approved commit
 	bench.Lite, bench.Runs, bench.Duration, bench.LoadgenCPUs = c.Lite, c.Runs, c.Duration, c.LoadgenCPUs
 	bench.Rule, bench.Budget = c.Rule, c.deltas.budget
-	w := runner.NewWorker(q, eng, runner.WorkerConfig{
-		Pool: c.Pool, RepoDir: c.Root, Remote: c.Remote, Repos: c.Repos, BaseRef: c.BaseRef, WorkDir: c.WorkDir,
-		Heartbeat: c.Heartbeat, LeaseTTL: c.LeaseTTL, Bench: bench, Log: log.With("component", "runner"),
-	})
+	if c.noBuildPids != nil {
+		log.Warn("builds run without a pids limit", "reason", c.noBuildPids.Error())
+	}
+	w := runner.NewWorker(q, eng, c.workerConfig(bench, log.With("component", "runner")))
 	return w, func() { eng.Close() }, nil
+}
+
+// workerConfig is the worker's configuration from the flags, measuring with bench.
+func (c *workConfig) workerConfig(bench measure.Config, log *slog.Logger) runner.WorkerConfig {
+	return runner.WorkerConfig{
+		Pool: c.Pool, RepoDir: c.Root, Remote: c.Remote, Repos: c.Repos, BaseRef: c.BaseRef, WorkDir: c.WorkDir,
+		Heartbeat: c.Heartbeat, LeaseTTL: c.LeaseTTL, Bench: bench, Log: log,
+		JobLimitFactor: c.JobTimeoutFactor, JobLimitCeiling: c.JobTimeout,
+	}
 }

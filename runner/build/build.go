@@ -12,11 +12,13 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/arenabot/arenabot/frameworks"
 	"github.com/arenabot/arenabot/runner/docker"
+	"github.com/arenabot/arenabot/text"
 )
 
 // Engine is the part of the Docker Engine API a build uses; *docker.Engine implements it.
@@ -61,6 +63,18 @@ type Config struct {
 	MakeStandIn func(ctx context.Context, image string, note func(string)) (made bool, err error)
 	// BuildNetwork is the network of RUN steps; "" means "host".
 	BuildNetwork string
+	// Timeout is the wall-clock limit of one image build (an entry's, a base's, a stack
+	// service's), counted from the moment it has its turn; 0 means DefaultTimeout. A build
+	// past it is stopped (the daemon kills its RUN step) and fails as a *BuildFailure that
+	// names the limit.
+	Timeout time.Duration
+	// Memory is the memory limit of each RUN step of a build, swap included; 0 means
+	// DefaultMemory, a negative value none.
+	Memory int64
+	// CgroupParent is the cgroup the builds' RUN steps run in: one whose pids.max bounds
+	// the processes of every build under it together (cgroup.PidsParent); "" means the
+	// daemon's default, without a pids limit (the engine offers none for builds).
+	CgroupParent string
 	// ScratchDir holds the build logs and the load-generator image's context; "" means a
 	// temporary directory, made on first use (Scratch).
 	ScratchDir string
@@ -76,6 +90,16 @@ type Config struct {
 	Log      *slog.Logger // nil means discard
 	Progress Progress     // nil means none
 }
+
+// Limits a build gets unless the Config says otherwise.
+const (
+	// DefaultTimeout is a build's wall-clock limit: a cold build of the slowest shipped
+	// entry takes a few minutes on a CI VM.
+	DefaultTimeout = 20 * time.Minute
+	// DefaultMemory is the memory limit of a build's RUN step: as much as a server gets
+	// (measure.DefaultServerMemory), far above what a compiler needs for an entry.
+	DefaultMemory = 8 << 30
+)
 
 // Progress receives the builder's notes (a build starting, a stand-in used).
 type Progress interface {
@@ -142,6 +166,15 @@ func (b *Builder) Sibling(progress Progress) (*Builder, error) {
 func New(eng Engine, cfg Config) *Builder {
 	if cfg.BuildNetwork == "" {
 		cfg.BuildNetwork = "host"
+	}
+	if cfg.Timeout <= 0 {
+		cfg.Timeout = DefaultTimeout
+	}
+	switch {
+	case cfg.Memory == 0:
+		cfg.Memory = DefaultMemory
+	case cfg.Memory < 0:
+		cfg.Memory = 0
 	}
 	if cfg.Log == nil {
 		cfg.Log = slog.New(slog.DiscardHandler)
@@ -303,7 +336,9 @@ func (b *Builder) buildFile(ctx context.Context, dir, dockerfile, tag, name stri
 	}
 	defer release()
 	start := time.Now()
-	_, err = b.eng.Build(ctx, docker.BuildOptions{
+	bctx, cancel := context.WithTimeoutCause(ctx, b.cfg.Timeout, errBuildLimit)
+	defer cancel()
+	_, err = b.eng.Build(bctx, docker.BuildOptions{
 		ContextDir:        dir,
 		Dockerfile:        dockerfile,
 		DockerfileContent: in.dockerfile,
@@ -311,9 +346,20 @@ func (b *Builder) buildFile(ctx context.Context, dir, dockerfile, tag, name stri
 		BuildArgs:         in.args,
 		Labels:            docker.Labels(labels, LabelManaged, "true", LabelEntry, name),
 		NetworkMode:       b.cfg.BuildNetwork,
+		Memory:            b.cfg.Memory,
+		CgroupParent:      b.cfg.CgroupParent,
 		Log:               f,
 	})
+	if err != nil && ctx.Err() == nil && errors.Is(context.Cause(bctx), errBuildLimit) {
+		// Cancelling the request made the daemon kill the step's container and remove it.
+		b.cfg.Log.Warn("build stopped at its limit", "framework", name, "image", tag, "limit", b.cfg.Timeout)
+		msg := fmt.Sprintf("the build of %s exceeded its %s limit and was stopped", name, text.Duration(b.cfg.Timeout))
+		return &BuildFailure{Entry: name, Err: &docker.BuildError{Tag: tag, Msg: msg, Tail: logTail(logPath)}, LogPath: logPath, Limit: b.cfg.Timeout}
+	}
 	if be, ok := errors.AsType[*docker.BuildError](err); ok {
+		if b.cfg.Memory > 0 && strings.HasSuffix(be.Msg, "returned a non-zero code: 137") {
+			be.Msg += fmt.Sprintf(" (killed: a build step may use at most %d MiB of memory)", b.cfg.Memory>>20)
+		}
 		return &BuildFailure{Entry: name, Err: be, LogPath: logPath}
 	}
 	if err != nil {
@@ -330,14 +376,35 @@ func (b *Builder) note(line string) {
 	}
 }
 
-// A BuildFailure is a Dockerfile that did not build; it carries the log's tail.
+// errBuildLimit is the cause of a build's context that its Timeout ended.
+var errBuildLimit = errors.New("the build ran past its time limit")
+
+// logTail is the last lines of a build log file, for a build stopped before the daemon said
+// why.
+func logTail(path string) []string {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil
+	}
+	lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
+	return lines[max(0, len(lines)-20):]
+}
+
+// A BuildFailure is a Dockerfile that did not build, or whose build ran past its time
+// limit; it carries the log's tail.
 type BuildFailure struct {
 	Entry   string
 	Err     *docker.BuildError
 	LogPath string
+	// Limit is the time limit the build exceeded (Config.Timeout); 0 for a build that
+	// failed.
+	Limit time.Duration
 }
 
 func (f *BuildFailure) Error() string {
+	if f.Limit > 0 {
+		return fmt.Sprintf("%s (ARENA_BUILD_TIMEOUT); make it build faster, or raise the limit if it needs more (full log: %s)", f.Err.Msg, f.LogPath)
+	}
 	return fmt.Sprintf("build of %s failed: %s; fix its Dockerfile or source and run again (full log: %s)", f.Entry, f.Err.Msg, f.LogPath)
 }
 
@@ -347,4 +414,9 @@ func (f *BuildFailure) Unwrap() error { return f.Err }
 func (f *BuildFailure) Tail() []string { return f.Err.Tail }
 
 // Short is the table cell of a failed build.
-func (f *BuildFailure) Short() string { return "build failed" }
+func (f *BuildFailure) Short() string {
+	if f.Limit > 0 {
+		return "build timed out"
+	}
+	return "build failed"
+}

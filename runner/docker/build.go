@@ -44,6 +44,14 @@ type BuildOptions struct {
 	// is the daemon's default, which 0 keeps); a low weight makes a build that is not in a
 	// hurry yield the CPUs to one that is.
 	CPUShares int64
+	// Memory limits the memory of each RUN step's container, swap included; 0 means no
+	// limit. A step past it is killed by the kernel (exit code 137).
+	Memory int64
+	// CgroupParent is the cgroup the RUN steps' containers are made in ("/arenabot-builds"
+	// on the cgroupfs driver); "" is the daemon's default. The classic builder has no pids
+	// limit of its own: a parent whose pids.max is set bounds the processes of every build
+	// under it together (cgroup.PidsParent makes one).
+	CgroupParent string
 	// Log receives every build log line as it arrives, without ANSI escapes, each ending in
 	// one newline; nil discards them. Write errors are ignored.
 	Log io.Writer
@@ -119,6 +127,10 @@ func (e *Engine) build(ctx context.Context, o BuildOptions) (string, error) {
 		ForceRemove: true,
 		Version:     build.BuilderV1,
 		CPUShares:   o.CPUShares,
+		// MemorySwap equal to Memory: no swap beyond the limit.
+		Memory:       o.Memory,
+		MemorySwap:   o.Memory,
+		CgroupParent: o.CgroupParent,
 	}
 	if o.Tag != "" {
 		opts.Tags = []string{o.Tag}

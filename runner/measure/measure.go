@@ -78,6 +78,13 @@ type Config struct {
 	MakeStandIn func(ctx context.Context, image string, note func(string)) (bool, error)
 	// BuildNetwork is the network of RUN steps; "" means "host".
 	BuildNetwork string
+	// BuildTimeout, BuildMemory and BuildCgroupParent limit every image build: its wall
+	// clock (0 means build.DefaultTimeout), its RUN steps' memory (0 means
+	// build.DefaultMemory, negative none) and the cgroup parent whose pids.max bounds the
+	// builds' processes ("" none). See build.Config.
+	BuildTimeout      time.Duration
+	BuildMemory       int64
+	BuildCgroupParent string
 
 	ReadyTimeout time.Duration // how long a server may take to answer its probe; 0 means 30s
 
@@ -210,6 +217,7 @@ func New(eng Engine, cfg Config) *Bencher {
 	}
 	images := build.New(eng, build.Config{
 		Root: cfg.Root, BuildArgs: cfg.BuildArgs, ImageMap: cfg.ImageMap, MakeStandIn: cfg.MakeStandIn, BuildNetwork: cfg.BuildNetwork,
+		Timeout: cfg.BuildTimeout, Memory: cfg.BuildMemory, CgroupParent: cfg.BuildCgroupParent,
 		ScratchDir: cfg.ScratchDir, Commit: cfg.Commit, TagByCommit: cfg.TagByCommit, Labels: cfg.Labels,
 		Log: cfg.Log, Progress: cfg.Progress,
 	})
