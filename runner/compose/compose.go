@@ -93,10 +93,10 @@ type Service struct {
 	Command    []string          // nil: the image's
 	Env        map[string]string // environment, interpolated; variables left unset are dropped
 
-	CPUSet      string   // "20-31,84-95"; "" for any CPU
-	Ulimits     []Ulimit // sorted by name
-	SecurityOpt []string // ["seccomp:unconfined"]: only what securityOpts allows
-	Mounts      []Mount  // read-only binds of the allowed paths (confine.go)
+	CPUSet      string       // "20-31,84-95"; "" for any CPU
+	Ulimits     []Ulimit     // sorted by name
+	SecurityOpt []string     // ["seccomp:unconfined"]: only what allowedSecurityOpts allows
+	Mounts      []Mount      // read-only binds of the allowed paths (confine.go)
 	Healthcheck *Healthcheck // nil: none (or disabled)
 	DependsOn   []Dependency // sorted by service
 	Labels      map[string]string
