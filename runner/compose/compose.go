@@ -7,9 +7,11 @@
 // compose.gateway-64.yml for gateway-64; compose.<profile>.yml otherwise), loads it with compose-go under a fixed project name,
 // interpolates only the variables the arena exports ([Variables]) and checks what the arena
 // relies on: every service on the host network, every depends_on naming a service of the
-// file with a known condition. [Stack.Order] gives the start order and [Stack.Relax] lowers
-// the settings a host refuses (a memlock -1 above the host's hard limit, a healthcheck
-// start_interval an older Docker Engine lacks), saying what it changed.
+// file with a known condition; and it confines the stack as a server is (confine.go):
+// read-only binds of the arena's data and the entry's files only, builds inside the
+// checkout, nothing that reaches the host. [Stack.Order] gives the start order and
+// [Stack.Relax] lowers the settings a host refuses (a memlock -1 above the host's hard
+// limit, a healthcheck start_interval an older Docker Engine lacks), saying what it changed.
 //
 // Every error about an entry's file is an [*Error] naming the file, the service and the fix.
 //
@@ -196,7 +198,11 @@ func FileNames(profileName string) []string {
 // Load finds the entry's compose file for the profile in entryDir, loads it with the
 // arena's variables env (keys from Variables) and returns the stack. The project name is
 // always "arenabot-<entry directory name>-<profile>"; a top-level name: in the file does not
-// change it. Paths (build contexts, bind sources) come back absolute.
+// change it. Paths (build contexts, bind sources) come back absolute. The stack is
+// confined (confine.go): binds only of env's CERTS_DIR and DATA_DIR and of the entry
+// directory, read-only; builds only inside the checkout, the directory that holds the
+// entry's frameworks/ directory (entryDir itself when it is not in one); nothing that
+// reaches the host.
 func Load(entryDir, profileName string, env map[string]string) (*Stack, error) {
 	p, ok := profile.Lookup(profileName)
 	if !ok || !p.Compose {
