@@ -172,6 +172,13 @@ func within(p, dir string) bool {
 // shown is a host path as messages show it: under the variable or the entry directory it
 // is written with, else as it is.
 func (c *confines) shown(p string) string {
+	// As written first (compose-go leaves ${DATA_DIR}/.. uncleaned): the host's own paths
+	// stay off the pull request.
+	for _, r := range c.roots {
+		if r.name != "." && strings.HasPrefix(p, r.path+"/") && !within(p, r.path) {
+			return r.name + p[len(r.path):]
+		}
+	}
 	for _, r := range c.roots {
 		if within(p, r.path) {
 			rel, _ := filepath.Rel(r.path, p)

@@ -33,7 +33,7 @@ func TestConfineRefusals(t *testing.T) {
 		{"etc read-only", hostile("    volumes: [\"/etc:/etc2:ro\"]\n"),
 			nil, nil, []string{`volume /etc:/etc2:ro binds a host path outside`}},
 		{"data dir parent", hostile("    volumes: [\"${DATA_DIR}/..:/d:ro\"]\n"),
-			nil, nil, []string{`binds a host path outside the arena's data`}},
+			nil, nil, []string{`volume ${DATA_DIR}/..:/d:ro binds a host path outside the arena's data`}},
 		{"entry symlink out", hostile("    volumes: [\"./conf:/conf:ro\"]\n"),
 			nil, map[string]string{"frameworks/x/conf": "/etc"}, []string{`volume ./conf:/conf:ro leads, through a symbolic link, outside the paths a service may bind`, "fix: bind only"}},
 		{"checkout outside the entry", hostile("    volumes: [\"../other:/o:ro\"]\n"),
