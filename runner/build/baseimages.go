@@ -53,7 +53,7 @@ func (b *Builder) baseImages(ctx context.Context, dockerfile string) (buildInput
 	if in.args == nil {
 		in.args = map[string]string{}
 	}
-	data, err := os.ReadFile(dockerfile)
+	data, err := readDockerfile(dockerfile)
 	if err != nil {
 		return buildInput{}, fmt.Errorf("no Dockerfile: %w; every entry needs frameworks/<name>/Dockerfile", err)
 	}
@@ -108,6 +108,19 @@ func (b *Builder) baseImages(ctx context.Context, dockerfile string) (buildInput
 		b.note(n)
 	}
 	return in, nil
+}
+
+// readDockerfile reads a Dockerfile through an os.Root of its directory: a Dockerfile that
+// is a symbolic link out of it (to /etc/passwd, say) is not read, so no line of a host file
+// reaches a FROM, a note or an error. (compose.Load refuses such a file before any build;
+// this is the entry's own Dockerfile's check, and a second one for the services'.)
+func readDockerfile(p string) ([]byte, error) {
+	r, err := os.OpenRoot(filepath.Dir(p))
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	return r.ReadFile(filepath.Base(p))
 }
 
 // HaveLocal says whether the local stand-in image is on the host, making it first when it is

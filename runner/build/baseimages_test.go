@@ -304,3 +304,24 @@ func TestStandInOnFirstUse(t *testing.T) {
 		t.Errorf("a literal FROM asked the maker for %q; it names no stand-in to use", asked)
 	}
 }
+
+// TestDockerfileSymlinkOut: an entry whose Dockerfile is a symbolic link to a file outside
+// its directory is not read: nothing of that file (here a FROM naming a secret image)
+// reaches the error, which the bot would post on the pull request.
+func TestDockerfileSymlinkOut(t *testing.T) {
+	real, _ := runnertest.Engine(t, "")
+	eng := &runnertest.WithoutRegistry{Engine: real}
+	outside := filepath.Join(t.TempDir(), "host-file")
+	if err := os.WriteFile(outside, []byte("FROM host-secret/s3cret:1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	e := runnertest.EntryDir(t, "linked", map[string]string{"main.go": "package main\n"})
+	if err := os.Symlink(outside, filepath.Join(e.Dir, "Dockerfile")); err != nil {
+		t.Fatal(err)
+	}
+	_, err := New(eng, Config{ScratchDir: t.TempDir()}).baseImages(t.Context(), filepath.Join(e.Dir, "Dockerfile"))
+	if err == nil || strings.Contains(err.Error(), "s3cret") {
+		t.Fatalf("baseImages = %v; want the Dockerfile refused without a word of the file it points at", err)
+	}
+	t.Log(err)
+}

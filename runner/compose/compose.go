@@ -7,9 +7,11 @@
 // compose.gateway-64.yml for gateway-64; compose.<profile>.yml otherwise), loads it with compose-go under a fixed project name,
 // interpolates only the variables the arena exports ([Variables]) and checks what the arena
 // relies on: every service on the host network, every depends_on naming a service of the
-// file with a known condition. [Stack.Order] gives the start order and [Stack.Relax] lowers
-// the settings a host refuses (a memlock -1 above the host's hard limit, a healthcheck
-// start_interval an older Docker Engine lacks), saying what it changed.
+// file with a known condition; and it confines the stack as a server is (confine.go):
+// read-only binds of the arena's data and the entry's files only, builds inside the
+// checkout, nothing that reaches the host. [Stack.Order] gives the start order and
+// [Stack.Relax] lowers the settings a host refuses (a memlock -1 above the host's hard
+// limit, a healthcheck start_interval an older Docker Engine lacks), saying what it changed.
 //
 // Every error about an entry's file is an [*Error] naming the file, the service and the fix.
 //
@@ -75,6 +77,9 @@ type Stack struct {
 	Project  string    // "arenabot-<entry>-<profile>": the project label of every container
 	Profile  string    // "gateway-64"
 	Services []Service // sorted by name; Order gives the start order
+	// Notes say what Load changed to confine the stack, one line each, for the notes under
+	// the table: "service proxy: volume ${DATA_DIR}/static:/data/static mounted read-only: ...".
+	Notes []string
 }
 
 // Service is one service of a stack. Every service runs on the host network (Load refuses
@@ -90,10 +95,10 @@ type Service struct {
 	Command    []string          // nil: the image's
 	Env        map[string]string // environment, interpolated; variables left unset are dropped
 
-	CPUSet      string   // "20-31,84-95"; "" for any CPU
-	Ulimits     []Ulimit // sorted by name
-	SecurityOpt []string // ["seccomp:unconfined"]
-	Mounts      []Mount
+	CPUSet      string       // "20-31,84-95"; "" for any CPU
+	Ulimits     []Ulimit     // sorted by name
+	SecurityOpt []string     // ["seccomp:unconfined"]: only what allowedSecurityOpts allows
+	Mounts      []Mount      // read-only binds of the allowed paths (confine.go)
 	Healthcheck *Healthcheck // nil: none (or disabled)
 	DependsOn   []Dependency // sorted by service
 	Labels      map[string]string
@@ -118,12 +123,13 @@ type Ulimit struct {
 	Soft, Hard int64
 }
 
-// Mount is a bind mount (Source a host path) or a named volume (Source its name).
+// Mount is a bind mount of one of the paths a stack may mount (confine.go): always
+// read-only.
 type Mount struct {
-	Type     string // "bind" or "volume"
-	Source   string // absolute host path for a bind
+	Type     string // "bind"
+	Source   string // absolute host path, symbolic links resolved
 	Target   string // path in the container
-	ReadOnly bool
+	ReadOnly bool   // always true
 }
 
 // Healthcheck is a service's health test, as Docker runs it.
@@ -192,7 +198,11 @@ func FileNames(profileName string) []string {
 // Load finds the entry's compose file for the profile in entryDir, loads it with the
 // arena's variables env (keys from Variables) and returns the stack. The project name is
 // always "arenabot-<entry directory name>-<profile>"; a top-level name: in the file does not
-// change it. Paths (build contexts, bind sources) come back absolute.
+// change it. Paths (build contexts, bind sources) come back absolute. The stack is
+// confined (confine.go): binds only of env's CERTS_DIR and DATA_DIR and of the entry
+// directory, read-only; builds only inside the checkout, the directory that holds the
+// entry's frameworks/ directory (entryDir itself when it is not in one); nothing that
+// reaches the host.
 func Load(entryDir, profileName string, env map[string]string) (*Stack, error) {
 	p, ok := profile.Lookup(profileName)
 	if !ok || !p.Compose {
@@ -212,21 +222,38 @@ func Load(entryDir, profileName string, env map[string]string) (*Stack, error) {
 	if err != nil {
 		return nil, fmt.Errorf("compose: %w", err)
 	}
+	content, err := readFile(abs, file)
+	if err != nil {
+		return nil, err
+	}
+	c, err := newConfines(file, abs, env)
+	if err != nil {
+		return nil, err
+	}
 	project := loader.NormalizeProjectName(projectPrefix + filepath.Base(abs) + "-" + profileName)
 	vars := &lookup{env: env}
 	details := types.ConfigDetails{
 		WorkingDir:  abs,
-		ConfigFiles: []types.ConfigFile{{Filename: filepath.Join(abs, filepath.Base(file))}},
+		ConfigFiles: []types.ConfigFile{{Filename: filepath.Join(abs, filepath.Base(file)), Content: content}},
 		Environment: types.Mapping(maps.Clone(env)),
 	}
 	proj, err := loader.LoadWithContext(context.Background(), details, func(o *loader.Options) {
 		o.SetProjectName(project, true)
 		o.SkipConsistencyCheck = true // Load checks depends_on itself, with the fix
+		// Nothing but the entry's one file is read: include, extends' file, env_file and
+		// label_file would have compose-go read any path of the host, and its parse errors
+		// quote what it read.
+		o.SkipInclude, o.SkipExtends = true, true
+		o.SkipResolveEnvironment, o.SkipResolveLabels = true, true
 		o.Interpolate.LookupValue = vars.get
 		o.Interpolate.Substitute = vars.substitute
 	})
 	if err != nil {
 		return nil, loadError(file, err)
+	}
+	if topInclude.Match(content) {
+		return nil, &Error{File: file, Msg: "include is not supported by the arena",
+			Fix: "put every service of the stack in this one file"}
 	}
 	st := &Stack{File: file, Project: project, Profile: profileName}
 	for _, name := range slices.Sorted(maps.Keys(proj.Services)) {
@@ -234,8 +261,12 @@ func Load(entryDir, profileName string, env map[string]string) (*Stack, error) {
 		if err != nil {
 			return nil, err
 		}
+		if err := c.service(&sv, proj.Services[name]); err != nil {
+			return nil, err
+		}
 		st.Services = append(st.Services, sv)
 	}
+	st.Notes = c.notes
 	if len(st.Services) == 0 {
 		return nil, &Error{File: file, Msg: "the file has no services", Fix: "declare the stack's services under services:"}
 	}
@@ -320,6 +351,9 @@ type unsetError struct{ name string }
 
 func (e *unsetError) Error() string { return "variable " + e.name + " is not set" }
 
+// topInclude finds a top-level include: (which Load does not follow).
+var topInclude = regexp.MustCompile(`(?m)^["']?include["']?\s*:`)
+
 // servicePath finds the service in compose-go's "... services.<name>.<key>..." messages.
 var servicePath = regexp.MustCompile(`services\.([A-Za-z0-9._-]+?)\.`)
 
@@ -376,15 +410,8 @@ func convert(file, project string, s types.ServiceConfig) (Service, error) {
 		Labels:      map[string]string(s.Labels),
 		Env:         values(s.Environment),
 	}
-	if s.Build != nil {
-		b, err := convertBuild(file, s.Name, s.Build)
-		if err != nil {
-			return Service{}, err
-		}
-		sv.Build = b
-		if sv.Image == "" {
-			sv.Image = project + "-" + s.Name
-		}
+	if s.Build != nil && sv.Image == "" {
+		sv.Image = project + "-" + s.Name
 	}
 	sv.Unsupported = unsupported(s)
 	for _, name := range slices.Sorted(maps.Keys(s.Ulimits)) {
@@ -394,15 +421,6 @@ func convert(file, project string, s types.ServiceConfig) (Service, error) {
 			soft, hard = int64(u.Single), int64(u.Single)
 		}
 		sv.Ulimits = append(sv.Ulimits, Ulimit{Name: name, Soft: soft, Hard: hard})
-	}
-	for _, v := range s.Volumes {
-		switch v.Type {
-		case types.VolumeTypeBind, types.VolumeTypeVolume:
-			sv.Mounts = append(sv.Mounts, Mount{Type: v.Type, Source: v.Source, Target: v.Target, ReadOnly: v.ReadOnly})
-		default:
-			return Service{}, bad(fmt.Sprintf("volume %s of type %s is not supported", v.Target, v.Type),
-				"use a bind mount (host path:container path[:ro]) or a named volume")
-		}
 	}
 	if h := s.HealthCheck; h != nil && !h.Disable && len(h.Test) > 0 && h.Test[0] != "NONE" {
 		hc := &Healthcheck{Test: h.Test}
@@ -454,32 +472,6 @@ func unsupported(s types.ServiceConfig) []string {
 	add(s.User != "", "user")
 	add(s.WorkingDir != "", "working_dir")
 	return keys
-}
-
-func convertBuild(file, service string, b *types.BuildConfig) (*Build, error) {
-	out := &Build{Context: b.Context, Dockerfile: b.Dockerfile, Args: values(b.Args), Target: b.Target}
-	if out.Dockerfile == "" {
-		out.Dockerfile = defaultDockerfile
-	}
-	if b.DockerfileInline != "" {
-		return nil, &Error{File: file, Service: service, Msg: "build.dockerfile_inline is not supported",
-			Fix: "put the Dockerfile in the build context and name it in build.dockerfile"}
-	}
-	if fi, err := os.Stat(out.Context); err != nil || !fi.IsDir() {
-		return nil, &Error{File: file, Service: service, Msg: fmt.Sprintf("build context %s is not a directory", out.Context),
-			Fix: "give build.context relative to the compose file's directory (../../ for the repository root)"}
-	}
-	df := out.Dockerfile
-	if !filepath.IsAbs(df) {
-		df = filepath.Join(out.Context, df)
-	} else if rel, err := filepath.Rel(out.Context, df); err == nil && filepath.IsLocal(rel) {
-		out.Dockerfile = rel
-	}
-	if _, err := os.Stat(df); err != nil {
-		return nil, &Error{File: file, Service: service, Msg: fmt.Sprintf("build.dockerfile %s does not exist in the context %s", out.Dockerfile, out.Context),
-			Fix: "give build.dockerfile relative to build.context (frameworks/<dir>/Dockerfile with context ../../)"}
-	}
-	return out, nil
 }
 
 // values keeps the entries that have a value.

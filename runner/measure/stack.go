@@ -145,7 +145,7 @@ func (sr *stackRunner) loadStackNoting(ctx context.Context, e frameworks.Entry, 
 			h.NoStartInterval = apiBefore(in.APIVersion, 1, 44)
 		}
 	}
-	for _, line := range st.Relax(h) {
+	for _, line := range append(slices.Clone(st.Notes), st.Relax(h)...) {
 		note(fmt.Sprintf("%s %s: %s", e.Name, p.Name, line))
 	}
 	for i := range st.Services {
@@ -334,17 +334,23 @@ func (sr *stackRunner) startStack(ctx context.Context, e frameworks.Entry, p pro
 }
 
 // serviceOptions is how a service runs: its image, entrypoint, command, environment,
-// ulimits, security options and binds as the file says, on the host network, labelled with
-// the job, the entry, the profile and the stack.
+// ulimits, security options and binds as the file says (as compose.Load allowed them: the
+// binds read-only), on the host network, confined as a server is, labelled with the job,
+// the entry, the profile and the stack.
 func (sr *stackRunner) serviceOptions(e frameworks.Entry, p profile.Profile, st *compose.Stack, sv *compose.Service) docker.RunOptions {
 	var env []string
 	for _, k := range slices.Sorted(maps.Keys(sv.Env)) {
 		env = append(env, k+"="+sv.Env[k])
 	}
+	// compose.Load let through only binds of the arena's data, its certificates and the
+	// entry's own files, and only read-only; read-only they stay here whatever a caller did.
 	var mounts []docker.Mount
 	for _, m := range sv.Mounts {
-		mounts = append(mounts, docker.Mount{Source: m.Source, Target: m.Target, ReadOnly: m.ReadOnly})
+		mounts = append(mounts, docker.Mount{Source: m.Source, Target: m.Target, ReadOnly: true})
 	}
+	// The file's security options are compose.Load's allowlist (seccomp unconfined, which
+	// the arena's own files set, and no-new-privileges, which confine sets anyway).
+	secopt := slices.DeleteFunc(slices.Clone(sv.SecurityOpt), func(o string) bool { return strings.HasPrefix(o, "no-new-privileges") })
 	var ulimits []docker.Ulimit
 	for _, u := range sv.Ulimits {
 		ulimits = append(ulimits, docker.Ulimit{Name: u.Name, Soft: u.Soft, Hard: u.Hard})
@@ -363,7 +369,7 @@ func (sr *stackRunner) serviceOptions(e frameworks.Entry, p profile.Profile, st 
 		Nofile:      sr.cfg.Nofile, // unless the file sets nofile (Ulimits, relaxed)
 		Ulimits:     ulimits,
 		Mounts:      mounts,
-		SecurityOpt: slices.Clone(sv.SecurityOpt),
+		SecurityOpt: secopt,
 		Labels: docker.Labels(labels, build.LabelManaged, "true", build.LabelEntry, e.Name, LabelProfile, p.Name,
 			LabelStack, st.Project, LabelStackService, sv.Name, labelComposeProject, st.Project, labelComposeService, sv.Name),
 	}
