@@ -38,7 +38,13 @@ func hostileStackRowOn(t *testing.T, eng *recording, data, compose string, files
 		files = map[string]string{}
 	}
 	files["compose.gateway.yml"] = compose
-	e := runnertest.EntryDir(t, "evilstack", files)
+	return measureEvilStack(t, eng, data, runnertest.EntryDir(t, "evilstack", files), cfg)
+}
+
+// measureEvilStack measures entry e's gateway-64 row once, which must fail, and returns the
+// row's error and the notes the run printed.
+func measureEvilStack(t *testing.T, eng *recording, data string, e frameworks.Entry, cfg Config) (*recording, []string, error) {
+	t.Helper()
 	e.Meta.DisplayName, e.Meta.Tests = "evilstack", []string{"gateway-64"}
 	cfg.Runs, cfg.Duration, cfg.SkipValidation = 1, time.Second, true
 	b := stackBencher(t, eng, data, cfg)
@@ -219,17 +225,7 @@ func hostileLinkedRow(t *testing.T, compose string) (*recording, []string, error
 	if err := os.Symlink("/etc/passwd", filepath.Join(e.Dir, "Dockerfile")); err != nil {
 		t.Fatal(err)
 	}
-	e.Meta.DisplayName, e.Meta.Tests = "evilstack", []string{"gateway-64"}
-	b := stackBencher(t, eng, data, Config{Runs: 1, Duration: time.Second, SkipValidation: true})
-	rows, err := b.Measure(t.Context(), Plan{Lite: true, Targets: []Target{{Entry: e, Profiles: []profile.Profile{stackProfile()}}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(rows) != 1 || rows[0].Err == nil {
-		t.Fatalf("rows %+v; want the one row failed", rows)
-	}
-	t.Logf("cell %q; error: %v", ShortReason(rows[0].Err), rows[0].Err)
-	return eng, b.cfg.Progress.(*runnertest.Notes).Lines, rows[0].Err
+	return measureEvilStack(t, eng, data, e, Config{})
 }
 
 // TestHostileStackPrivileges: the keys that reach the host (before: privileged, cap_add,
