@@ -11,6 +11,7 @@ import (
 
 	"github.com/arenabot/arenabot/arenadata"
 	"github.com/arenabot/arenabot/queue"
+	"github.com/arenabot/arenabot/runner/docker"
 	"github.com/arenabot/arenabot/runner/measure"
 	"github.com/arenabot/arenabot/runner/runnertest"
 )
@@ -52,22 +53,32 @@ func sleeperPR(t *testing.T, a *arenaRemote, n int) string {
 	return sha
 }
 
+// sleeperJob claims a job measuring the sleeper entry (sleeperPR, whose build sleeps
+// base plus this process's id modulo 10,000 seconds, the number returned) with a worker on
+// the real engine and Redis, set up by configure, and returns them with the queue.
+func sleeperJob(t *testing.T, base int, configure func(*Worker)) (*docker.Engine, *queue.Redis, *Worker, queue.Lease, int) {
+	t.Helper()
+	eng, data := runnertest.Engine(t, "")
+	runnertest.StandIns(t, eng, "arenabot/debian:local")
+	q := redisQueue(t)
+	a := newArenaRemote(t)
+	n := base + os.Getpid()%10000
+	sha := sleeperPR(t, a, n)
+	w := testWorker(t, q, eng, a.clone(t), data)
+	configure(w)
+	job := queue.Job{Repo: "octo/arena", PR: 8, Requester: "alice", Kind: queue.Benchmark, Frameworks: []string{"sleeper"}, Tests: []string{"baseline"}, SHA: sha, Estimate: 10 * time.Second}
+	return eng, q, w, claim(t, q, job), n
+}
+
 // TestWorkerJobPastItsLimit: a job whose entry's build never ends (its own build limit far
 // away) is stopped at the job's limit on the real engine and Redis: it fails with a reason
 // that gives the limit, how it was derived and what the job was doing; the build's step is
 // gone, and so are the job's containers, images and workspace.
 func TestWorkerJobPastItsLimit(t *testing.T) {
-	eng, data := runnertest.Engine(t, "")
-	runnertest.StandIns(t, eng, "arenabot/debian:local")
-	q := redisQueue(t)
-	a := newArenaRemote(t)
-	n := 90000 + os.Getpid()%10000
-	sha := sleeperPR(t, a, n)
-	w := testWorker(t, q, eng, a.clone(t), data)
-	w.cfg.JobLimitCeiling = 4 * time.Second
-	w.cfg.Bench.BuildTimeout = time.Minute
-	job := queue.Job{Repo: "octo/arena", PR: 8, Requester: "alice", Kind: queue.Benchmark, Frameworks: []string{"sleeper"}, Tests: []string{"baseline"}, SHA: sha, Estimate: 10 * time.Second}
-	l := claim(t, q, job)
+	eng, q, w, l, n := sleeperJob(t, 90000, func(w *Worker) {
+		w.cfg.JobLimitCeiling = 4 * time.Second
+		w.cfg.Bench.BuildTimeout = time.Minute
+	})
 
 	start := time.Now()
 	done, err := w.RunJob(t.Context(), l)
@@ -142,16 +153,7 @@ func TestWorkerRepairsTheData(t *testing.T) {
 // build is stopped at the build limit, the entry's rows fail saying which limit, and the job
 // ends done, well before its own limit.
 func TestWorkerBuildPastItsLimit(t *testing.T) {
-	eng, data := runnertest.Engine(t, "")
-	runnertest.StandIns(t, eng, "arenabot/debian:local")
-	q := redisQueue(t)
-	a := newArenaRemote(t)
-	n := 80000 + os.Getpid()%10000
-	sha := sleeperPR(t, a, n)
-	w := testWorker(t, q, eng, a.clone(t), data)
-	w.cfg.Bench.BuildTimeout = time.Second
-	job := queue.Job{Repo: "octo/arena", PR: 8, Requester: "alice", Kind: queue.Benchmark, Frameworks: []string{"sleeper"}, Tests: []string{"baseline"}, SHA: sha, Estimate: 10 * time.Second}
-	l := claim(t, q, job)
+	eng, _, w, l, n := sleeperJob(t, 80000, func(w *Worker) { w.cfg.Bench.BuildTimeout = time.Second })
 	done, err := w.RunJob(t.Context(), l)
 	if err != nil {
 		t.Fatal(err)
