@@ -26,11 +26,8 @@ type Intake struct {
 	*core
 	inbox Inbox
 	// inflight counts the deliveries this Intake pushed and has not handled yet (tests
-	// wait on it); tracked holds their ids, so a delivery recovered from an earlier run,
-	// which was never added, is not subtracted.
-	inflight sync.WaitGroup
-	trackMu  sync.Mutex
-	tracked  map[string]int
+	// wait on it).
+	inflight inflight
 	// recovering is how many deliveries Run recovered and holds for Config.RecoverGrace.
 	recovering atomic.Int64
 	// popMu makes a Pop and the claim of its pull request's lane one step, so the lanes
@@ -42,7 +39,7 @@ type Intake struct {
 }
 
 func newIntake(c *core) *Intake {
-	return &Intake{core: c, inbox: c.cfg.InboxStore, tracked: map[string]int{}}
+	return &Intake{core: c, inbox: c.cfg.InboxStore, inflight: inflight{ids: map[string]int{}}}
 }
 
 // NewIntake returns the intake alone, for a process that only takes requests in.

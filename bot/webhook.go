@@ -118,12 +118,12 @@ func (in *Intake) accept(ctx context.Context, d hook.Delivery) (int, string) {
 	if !first {
 		return http.StatusOK, "duplicate"
 	}
-	in.track(d.ID)
+	in.inflight.track(d.ID)
 	pctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), pushTimeout)
 	err = in.inbox.Push(pctx, d)
 	cancel()
 	if err != nil {
-		in.untrack(d.ID)
+		in.inflight.untrack(d.ID)
 		// Not accepted: forget the id, so GitHub's redelivery is taken as new.
 		fctx, fcancel := context.WithTimeout(context.WithoutCancel(ctx), pushTimeout)
 		if ferr := in.q.ForgetDelivery(fctx, d.ID); ferr != nil {
@@ -149,28 +149,36 @@ func (in *Intake) mayAct(c hook.Comment) bool {
 	return found
 }
 
-// track counts a delivery about to be pushed in inflight.
-func (in *Intake) track(id string) {
-	in.trackMu.Lock()
-	defer in.trackMu.Unlock()
-	in.tracked[id]++
-	in.inflight.Add(1)
+// inflight counts the deliveries pushed and not handled yet; ids holds their ids, so a
+// delivery recovered from an earlier run, which was never added, is not subtracted.
+type inflight struct {
+	sync.WaitGroup
+	mu  sync.Mutex
+	ids map[string]int
 }
 
-// untrack ends what track started; a delivery this Bot did not push is ignored.
-func (in *Intake) untrack(id string) {
-	in.trackMu.Lock()
-	defer in.trackMu.Unlock()
-	n, ok := in.tracked[id]
+// track counts a delivery about to be pushed.
+func (f *inflight) track(id string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.ids[id]++
+	f.Add(1)
+}
+
+// untrack ends what track started; a delivery this Intake did not push is ignored.
+func (f *inflight) untrack(id string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	n, ok := f.ids[id]
 	if !ok {
 		return
 	}
 	if n <= 1 {
-		delete(in.tracked, id)
+		delete(f.ids, id)
 	} else {
-		in.tracked[id] = n - 1
+		f.ids[id] = n - 1
 	}
-	in.inflight.Done()
+	f.Done()
 }
 
 // Timing of Run's workers.
@@ -234,7 +242,7 @@ func (in *Intake) work(ctx context.Context) {
 					break
 				}
 				if ctx.Err() != nil {
-					in.untrack(p.d.ID) // not acked: the next run's Recover gives it back, in order
+					in.inflight.untrack(p.d.ID) // not acked: the next run's Recover gives it back, in order
 					continue
 				}
 				in.handle(ctx, p.d, p.ack)
@@ -275,7 +283,7 @@ func (in *Intake) pop(ctx context.Context) (d hook.Delivery, ack func(context.Co
 // handle processes one delivery and acks it. A delivery whose handling was cut short by
 // the end of Run's context is not acked: Recover gives it to the next run.
 func (in *Intake) handle(ctx context.Context, d hook.Delivery, ack func(context.Context) error) {
-	defer in.untrack(d.ID)
+	defer in.inflight.untrack(d.ID)
 	if ev, err := hook.Decode(d); err != nil {
 		in.log.Error("inbox: undecodable delivery dropped", "delivery", d.ID, "event", d.Event, "err", err)
 	} else {

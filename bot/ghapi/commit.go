@@ -60,7 +60,7 @@ func (c *Client) CommitFiles(ctx context.Context, inst int64, repo, branch, mess
 					Encoding: github.String("base64"),
 				})
 				if err != nil {
-					return "", c.writeErr(err, repo, branch, "create blob for "+p)
+					return "", writeErr(err, repo, branch, "create blob for "+p)
 				}
 				blobs[p] = b.GetSHA()
 			}
@@ -70,7 +70,7 @@ func (c *Client) CommitFiles(ctx context.Context, inst int64, repo, branch, mess
 		}
 		tree, _, err := gh.Git.CreateTree(ctx, owner, name, parent.GetTree().GetSHA(), entries)
 		if err != nil {
-			return "", c.writeErr(err, repo, branch, "create tree")
+			return "", writeErr(err, repo, branch, "create tree")
 		}
 		if tree.GetSHA() != "" && tree.GetSHA() == parent.GetTree().GetSHA() {
 			// The head holds these files already (a repeated call after a commit that
@@ -84,7 +84,7 @@ func (c *Client) CommitFiles(ctx context.Context, inst int64, repo, branch, mess
 			Parents: []*github.Commit{{SHA: github.String(head)}},
 		}, nil)
 		if err != nil {
-			return "", c.writeErr(err, repo, branch, "create commit")
+			return "", writeErr(err, repo, branch, "create commit")
 		}
 		_, _, err = gh.Git.UpdateRef(ctx, owner, name, &github.Reference{
 			Ref:    github.String("refs/heads/" + branch),
@@ -94,13 +94,13 @@ func (c *Client) CommitFiles(ctx context.Context, inst int64, repo, branch, mess
 			return commit.GetSHA(), nil
 		}
 		if !notFastForward(err) || attempt >= maxCommitAttempts {
-			return "", c.writeErr(err, repo, branch, "update branch")
+			return "", writeErr(err, repo, branch, "update branch")
 		}
 		c.log.Info("branch moved during commit, rebuilding", "repo", repo, "branch", branch, "sha", head, "attempt", attempt)
 	}
 }
 
-func (c *Client) writeErr(err error, repo, branch, what string) error {
+func writeErr(err error, repo, branch, what string) error {
 	switch status(err) {
 	case http.StatusForbidden, http.StatusNotFound:
 		return fmt.Errorf("commit to %s:%s: %s: %w: %w", repo, branch, what, ErrPushDenied, err)

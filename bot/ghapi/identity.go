@@ -10,43 +10,13 @@ import (
 	"github.com/google/go-github/v60/github"
 )
 
-// Identity asks GitHub who the client is: with App auth the App's slug plus "[bot]" (GET
-// /app, with the App's JSON web token), the login its comments are written under; with
-// token auth the token's user (GET /user). An empty answer is an error.
-func (c *Client) Identity(ctx context.Context) (string, error) {
-	if c.apps != nil {
-		gh, err := c.appClient()
-		if err != nil {
-			return "", err
-		}
-		app, _, err := gh.Apps.Get(ctx, "")
-		if err != nil {
-			return "", wrap(err, "who is the GitHub App (GET /app)")
-		}
-		if app.GetSlug() == "" {
-			return "", errors.New("who is the GitHub App (GET /app): the answer has no slug")
-		}
-		return app.GetSlug() + "[bot]", nil
-	}
-	gh, err := c.gh(0)
-	if err != nil {
-		return "", err
-	}
-	u, _, err := gh.Users.Get(ctx, "")
-	if err != nil {
-		return "", wrap(err, "who owns the GitHub token (GET /user)")
-	}
-	if u.GetLogin() == "" {
-		return "", errors.New("who owns the GitHub token (GET /user): the answer has no login")
-	}
-	return u.GetLogin(), nil
-}
-
-// ResolveLogin learns the client's own login from GitHub (Identity) and makes it the login
-// FindComment filters by. When Config.BotLogin is set it must be that login (case aside):
-// otherwise the error names both and nothing changes.
+// ResolveLogin asks GitHub who the client is and makes that the login FindComment filters
+// by: with App auth the App's slug plus "[bot]" (GET /app, with the App's JSON web token),
+// the login its comments are written under; with token auth the token's user (GET /user).
+// An empty answer is an error. When Config.BotLogin is set it must be that login (case
+// aside): otherwise the error names both and nothing changes.
 func (c *Client) ResolveLogin(ctx context.Context) (string, error) {
-	login, err := c.Identity(ctx)
+	login, err := whoAmI(ctx, c)
 	if err != nil {
 		return "", err
 	}
@@ -117,4 +87,34 @@ func (c *Client) InstalledRepos(ctx context.Context) ([]string, error) {
 	}
 	slices.SortFunc(repos, func(a, b string) int { return strings.Compare(strings.ToLower(a), strings.ToLower(b)) })
 	return slices.CompactFunc(repos, strings.EqualFold), nil
+}
+
+// whoAmI is ResolveLogin's question to GitHub.
+func whoAmI(ctx context.Context, c *Client) (string, error) {
+	if c.apps != nil {
+		gh, err := c.appClient()
+		if err != nil {
+			return "", err
+		}
+		app, _, err := gh.Apps.Get(ctx, "")
+		if err != nil {
+			return "", wrap(err, "who is the GitHub App (GET /app)")
+		}
+		if app.GetSlug() == "" {
+			return "", errors.New("who is the GitHub App (GET /app): the answer has no slug")
+		}
+		return app.GetSlug() + "[bot]", nil
+	}
+	gh, err := c.gh(0)
+	if err != nil {
+		return "", err
+	}
+	u, _, err := gh.Users.Get(ctx, "")
+	if err != nil {
+		return "", wrap(err, "who owns the GitHub token (GET /user)")
+	}
+	if u.GetLogin() == "" {
+		return "", errors.New("who owns the GitHub token (GET /user): the answer has no login")
+	}
+	return u.GetLogin(), nil
 }
