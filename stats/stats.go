@@ -67,9 +67,23 @@ func (d Diff) Hi() float64 { return d.Rel + d.Half }
 // ExcludesZero reports whether the interval lies wholly on one side of no change.
 func (d Diff) ExcludesZero() bool { return d.Lo() > 0 || d.Hi() < 0 }
 
-// Compare returns head against base. Each side needs at least two runs and base a positive
-// mean; otherwise it returns an error that says which.
-func Compare(base, head Sample) (Diff, error) {
+// Compare returns head against base with an interval at Level. Each side needs at least
+// two runs and base a positive mean; otherwise it returns an error that says which.
+func Compare(base, head Sample) (Diff, error) { return CompareAt(base, head, Level) }
+
+// FamilyLevel is the confidence each of k intervals needs so that, together, they are
+// wrong at most 1−Level of the time (Bonferroni): a row that shows k Δ cells flags one by
+// luck in at most 5% of A/A rows, not 5% of cells. k below 2 gives Level.
+func FamilyLevel(k int) float64 {
+	if k < 2 {
+		return Level
+	}
+	return 1 - (1-Level)/float64(k)
+}
+
+// CompareAt is Compare with an interval at the given confidence (FamilyLevel for one of
+// several figures of a row).
+func CompareAt(base, head Sample, level float64) (Diff, error) {
 	if len(base) < 2 || len(head) < 2 {
 		return Diff{}, fmt.Errorf("an interval needs two runs a side at least (base %d, head %d)", len(base), len(head))
 	}
@@ -88,7 +102,7 @@ func Compare(base, head Sample) (Diff, error) {
 		return d, nil
 	}
 	d.DF = (a + b) * (a + b) / (a*a/(nh-1) + b*b/(nb-1))
-	d.Half = TQuantile(1-(1-Level)/2, d.DF) * se
+	d.Half = TQuantile(1-(1-level)/2, d.DF) * se
 	return d, nil
 }
 

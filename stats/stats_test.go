@@ -199,3 +199,20 @@ func TestPairedUnderDrift(t *testing.T) {
 		t.Error("a base run of 0 gave a ratio")
 	}
 }
+
+// TestFamilyLevel: k intervals at FamilyLevel(k) are each wider than one at Level, and
+// their misses add up to at most 1−Level.
+func TestFamilyLevel(t *testing.T) {
+	if FamilyLevel(1) != Level || FamilyLevel(0) != Level {
+		t.Errorf("FamilyLevel(1) = %v, want %v", FamilyLevel(1), Level)
+	}
+	if got := FamilyLevel(4); math.Abs(got-0.9875) > 1e-12 {
+		t.Errorf("FamilyLevel(4) = %v, want 0.9875", got)
+	}
+	base, head := Sample{100, 103, 98, 101}, Sample{104, 107, 102, 103}
+	one, _ := Compare(base, head)
+	four, _ := CompareAt(base, head, FamilyLevel(4))
+	if !(four.Half > one.Half) || four.Rel != one.Rel {
+		t.Errorf("at FamilyLevel(4) %+v, at Level %+v: want the same Rel and a wider interval", four, one)
+	}
+}
