@@ -167,9 +167,9 @@ func BenchmarkDeltas(b *testing.B) {
 					fmt.Printf("%s %s comparison %d failed: %v %+v\n", name, r.Profile.Name, i+1, r.Err, side)
 					continue
 				}
-				cells[r.Profile.Name] = append(cells[r.Profile.Name], newPairCell(r.Result, Figure(r.Profile)))
+				cells[r.Profile.Name] = append(cells[r.Profile.Name], newPairCell(r.Result, throughput(r.Profile)))
 				if out != nil {
-					figure := Figure(r.Profile)
+					figure := throughput(r.Profile)
 					out.Encode(map[string]any{"variant": name, "spin_ns": spin.Nanoseconds(), "test": r.Profile.Name, "conns": r.Conns,
 						"order": r.Result.Base.Order, "stop": r.Result.Base.Stop,
 						"base": result.Sample(r.Result.Base.Runs, figure), "head": result.Sample(r.Result.Runs, figure)})
