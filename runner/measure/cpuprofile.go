@@ -274,7 +274,7 @@ func (pr *profiler) record(ctx context.Context, s *session, p profile.Profile, m
 	if err := cpuprof.WriteFlameGraph(&svg, tr.Samples, cpuprof.FlameOptions{Title: fmt.Sprintf("%s %s %dc: CPU", s.entry, p.Name, s.spec.Conns)}); err != nil {
 		return nil, err
 	}
-	figure := Figure(p)
+	figure := throughput(p)
 	res := &result.CPUProfile{
 		Samples: sum.Samples, CPUNs: sum.CPUNs, DurationS: round2(recorded.Seconds()), Frequency: freq,
 		Kernel: round2(sum.Kernel), GC: round2(sum.GC), Own: round2(sum.Own),

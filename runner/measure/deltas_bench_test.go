@@ -22,35 +22,62 @@ import (
 
 var (
 	deltaPairs    = flag.Int("pairs", 20, "BenchmarkDeltas: comparisons of each variant with the base")
-	deltaVariants = flag.String("variants", "aa,20,10", "BenchmarkDeltas: aa (an identical copy) and/or the percent by which a spin in the baseline handler slows baseline, each with an optional @N for its own number of comparisons (aa,20,10@10)")
+	deltaVariants = flag.String("variants", "aa,20", "BenchmarkDeltas: aa (an identical copy) and/or the percent a spin in the baseline handler adds to the server CPU per request of the fixed-rate test, each with an optional @N for its own number of comparisons (aa,20,10@10)")
+	deltaTests    = flag.String("delta-tests", "baseline,json,latency-10k", "BenchmarkDeltas: the tests of each comparison, each at its first connection count")
 	deltaDuration = flag.Duration("delta-duration", 2*time.Second, "BenchmarkDeltas: the length of one run")
+	deltaFixed    = flag.Duration("fixed-duration", 0, "BenchmarkDeltas: the length of one run of a fixed-rate test; 0 means -delta-duration")
 	deltaOut      = flag.String("delta-out", "", "BenchmarkDeltas: also write every comparison's runs (JSON lines) to this file")
-	deltaSpinCost = flag.Float64("spin-cpu", 0, "BenchmarkDeltas: the server CPU per baseline request, in µs, that sizes the spins instead of the one measured (a spin of s slows a server whose requests cost c by s/(c+s)): from an earlier run's realized slowdown p with spin s, c = s(1-p)/p")
+	deltaSpinCost = flag.Float64("spin-cpu", 0, "BenchmarkDeltas: the server CPU per request of the fixed-rate test, in µs, that sizes the spins instead of the one measured (a spin of s adds s/c to a server whose requests cost c): from an earlier run's realized CPU/req increase q with spin s, c = s/q")
 )
 
 // BenchmarkDeltas is the proof that a Δ means what it says. It measures nethttp (the base)
 // against an identical copy of itself (A/A) and against copies whose baseline handler spins
-// for a fixed time per request, sized from nethttp's own server CPU per request to slow
-// baseline by about 20% and 10%; json is untouched by the spin. Each comparison is one
-// Measure of baseline and json at their first connection count, interleaved and adaptive
-// as a job measures, on the pinned CPUs. It prints, per variant and test, how many
-// comparisons were flagged as a change (and how many as a slowdown), the median interval
-// half-width (the smallest change a row could show here) and the median runs a side.
+// for a fixed time per request, sized from nethttp's own server CPU per request on the
+// fixed-rate test (latency-10k, 10,000 requests/s) to add a known share to it (20: about
+// +20%); latency-10k's requests go to the same handler as baseline's, json is untouched by
+// the spin. Each comparison is one Measure of the tests at their first connection count,
+// interleaved and adaptive as a job measures (stopping on each profile's primary figure),
+// on the pinned CPUs.
 //
-//	go test -run '^$' -bench Deltas -benchtime 1x -timeout 4h ./runner/measure -pairs 20
+// For every figure a test is judged by (profile.Figures: RPS, CPU/req and p99; CPU/req and
+// p99 on latency-10k; the score is left to the reply's tests) it prints, per variant, how
+// many comparisons flagged a change (the false-flag rate on A/A) and how many flagged the
+// figure worse (the detection rate of a spin), the median Δ and the median interval
+// half-width (the smallest change the figure can show here), each by Welch's interval over
+// the two sides and by the ratios of adjacent pairs. A row's figures are controlled as a
+// family: each interval is at stats.FamilyLevel(k) for the row's k figures, and the row line
+// counts the comparisons in which any figure flagged. The row line also says the median runs
+// a side, why the rows stopped and their median wall time.
 //
-// The model s/(c+s) takes the measured CPU per request at its word; on this host a spin
-// slowed baseline about twice as much as it predicts (a 5.47 µs spin on 21.9 µs of CPU per
-// request: -31.6%, not -20%). -spin-cpu sizes the spins from the cost a calibrating run
-// realized instead (c = s(1-p)/p: 11.84 µs there), and the summary's median Δ says what each
-// variant realized:
+//	go test -run '^$' -bench Deltas -benchtime 1x -timeout 12h ./runner/measure -pairs 20
 //
-//	go test -run '^$' -bench Deltas -benchtime 1x -timeout 4h ./runner/measure -pairs 20 -variants 20,10@10,aa -spin-cpu 11.84
+// The spin's cost is the measured CPU per request at its word; the summary's median Δ
+// CPU/req on latency-10k says what each variant realized, and -spin-cpu sizes the spins from
+// it (c = s/q for a spin s that realized an increase q):
+//
+//	go test -run '^$' -bench Deltas -benchtime 1x -timeout 12h ./runner/measure -pairs 20 -variants aa,20 -spin-cpu 40
+//
+// (On baseline alone, sized to slow it by 20% from the CPU per request measured there, a
+// 5.47 µs spin on 21.9 µs per request slowed it by 31.6%: the realized figure is the one to
+// size from.)
 func BenchmarkDeltas(b *testing.B) {
 	if *deltaPairs < 1 {
 		b.Fatalf("-pairs %d: give at least one comparison", *deltaPairs)
 	}
 	ctx := context.Background()
+	var profiles []profile.Profile
+	for _, name := range strings.Split(*deltaTests, ",") {
+		p, ok := profile.Lookup(name)
+		if !ok || !p.Runnable() || len(p.Conns) == 0 {
+			b.Fatalf("-delta-tests %q: %q is not a test this harness measures", *deltaTests, name)
+		}
+		p.Conns = p.Conns[:1]
+		p.Duration = *deltaDuration
+		if p.TargetRate > 0 && *deltaFixed > 0 {
+			p.Duration = *deltaFixed
+		}
+		profiles = append(profiles, p)
+	}
 	eng, data := benchEngine(b)
 	unlock, err := host.LockHost(ctx, func(holder string) { b.Logf("waiting for the host lock (%s)", holder) })
 	if err != nil {
@@ -72,30 +99,48 @@ func BenchmarkDeltas(b *testing.B) {
 		return e
 	}
 	base := copyEntry("nethttp")
-	var profiles []profile.Profile
-	for _, name := range []string{"baseline", "json"} {
-		p, _ := profile.Lookup(name)
-		p.Conns = p.Conns[:1]
-		profiles = append(profiles, p)
-	}
-	bn := New(eng, Config{DataDir: data, ScratchDir: b.TempDir(), Runs: 3, Duration: *deltaDuration, SkipValidation: true})
+	// Each row's wall time, from its start to its result.
+	var rowStart time.Time
+	walls := map[string]time.Duration{}
+	bn := New(eng, Config{DataDir: data, ScratchDir: b.TempDir(), Runs: 3, SkipValidation: true,
+		OnRowStart: func(Row) { rowStart = time.Now() },
+		OnRow:      func(r Row) { walls[r.Profile.Name] = time.Since(rowStart) }})
 	if err := bn.Prepare(ctx, Plan{Targets: []Target{{Entry: base, Profiles: profiles}}}); err != nil {
 		b.Fatal(err)
 	}
 
-	// nethttp's server CPU per baseline request, measured alone: a spin of s per request
-	// on a server that spends c per request slows it by s/(c+s). The image is built first,
-	// so the job's wall time below is a job's with its images in the cache, as on a host.
+	// nethttp's server CPU per request on each test, measured alone: a spin of s per
+	// request on a server that spends c per request adds s/c to it. The image is built
+	// first, so the job's wall time below is a job's with its images in the cache.
 	if _, err := bn.Build(ctx, base); err != nil {
 		b.Fatal(err)
 	}
 	t0 := time.Now()
-	alone, err := bn.Measure(ctx, Plan{Targets: []Target{{Entry: base, Profiles: profiles[:1]}}})
-	if err != nil || alone[0].Err != nil {
-		b.Fatalf("measure nethttp alone: %v %v", err, alone[0].Err)
+	alone, err := bn.Measure(ctx, Plan{Targets: []Target{{Entry: base, Profiles: profiles}}})
+	if err != nil {
+		b.Fatalf("measure nethttp alone: %v", err)
 	}
-	wallAlone := time.Since(t0)
-	cpuReq := alone[0].Result.CPUPerRequest // µs
+	cpuReq := 0.0 // µs, of the fixed-rate test, or else the first
+	for i, r := range alone {
+		if r.Err != nil {
+			b.Fatalf("measure nethttp %s alone: %v", r.Profile.Name, r.Err)
+		}
+		c := stats.Sample(result.Values(r.Result.Runs, result.ValueCPUPerReq)).Mean()
+		if i == 0 || r.Profile.TargetRate > 0 {
+			cpuReq = c
+		}
+		fmt.Printf("nethttp %s %dc alone: %.0f rps, %.2f µs server CPU per request, p99 %.0f µs (%d runs of %s)\n", r.Profile.Name, r.Conns,
+			stats.Sample(result.Values(r.Result.Runs, result.ValueRPS)).Mean(), c,
+			stats.Sample(result.Values(r.Result.Runs, result.ValueP99)).Mean(), len(r.Result.Runs), r.Profile.Duration)
+	}
+	fmt.Printf("a job of these tests without a base took %s\n", time.Since(t0).Round(time.Second))
+	if *deltaSpinCost > 0 {
+		cpuReq = *deltaSpinCost
+		fmt.Printf("the spins are sized from -spin-cpu %.2f µs per request\n", cpuReq)
+	}
+	if !(cpuReq > 0) {
+		b.Fatalf("no server CPU per request measured to size the spins from; give -spin-cpu")
+	}
 	var out *json.Encoder
 	if *deltaOut != "" {
 		f, err := os.Create(*deltaOut)
@@ -104,12 +149,6 @@ func BenchmarkDeltas(b *testing.B) {
 		}
 		defer f.Close()
 		out = json.NewEncoder(f)
-	}
-	fmt.Printf("nethttp baseline %dc alone: %d rps, %.2f µs server CPU per request; a one-test job without a base took %s (%d runs)\n",
-		profiles[0].Conns[0], alone[0].Result.RPS, cpuReq, wallAlone.Round(time.Second), len(alone[0].Result.Runs))
-	if *deltaSpinCost > 0 {
-		cpuReq = *deltaSpinCost
-		fmt.Printf("the spins are sized from -spin-cpu %.2f µs per request\n", cpuReq)
 	}
 
 	for _, v := range strings.Split(*deltaVariants, ",") {
@@ -123,10 +162,10 @@ func BenchmarkDeltas(b *testing.B) {
 		name, spin := "nethttp-aa", time.Duration(0)
 		if v != "aa" {
 			var pct float64
-			if _, err := fmt.Sscanf(v, "%g", &pct); err != nil || pct <= 0 || pct >= 100 {
+			if _, err := fmt.Sscanf(v, "%g", &pct); err != nil || pct <= 0 {
 				b.Fatalf("-variants %q: want aa or a percentage", v)
 			}
-			spin = time.Duration(cpuReq * pct / (100 - pct) * float64(time.Microsecond))
+			spin = time.Duration(cpuReq * pct / 100 * float64(time.Microsecond))
 			name = fmt.Sprintf("nethttp-spin%s", v)
 		}
 		head := copyEntry(name)
@@ -136,18 +175,8 @@ func BenchmarkDeltas(b *testing.B) {
 		if _, err := bn.Build(ctx, head); err != nil {
 			b.Fatal(err)
 		}
-		if spin == 0 {
-			// The wall time of a one-entry, one-test job with its base, beside the one
-			// without it above (both images built).
-			t0 := time.Now()
-			rows, err := bn.Measure(ctx, Plan{Targets: []Target{{Entry: head, Profiles: profiles[:1], Base: &Base{Entry: base}}}})
-			if err != nil || rows[0].Err != nil {
-				b.Fatalf("measure %s against its base: %v %v", name, err, rows[0].Err)
-			}
-			fmt.Printf("a one-test job with its base took %s (%d runs a side, %s)\n",
-				time.Since(t0).Round(time.Second), len(rows[0].Result.Runs), rows[0].Result.Base.Stop)
-		}
-		cells, failed := map[string][]pairCell{}, map[string]int{}
+		cells, failed := map[string][]rowCell{}, map[string]int{}
+		wall := map[string][]float64{}
 		start := time.Now()
 		for i := range pairs {
 			plan := Plan{Targets: []Target{{Entry: head, Profiles: profiles, Base: &Base{Entry: base}}}}
@@ -167,26 +196,37 @@ func BenchmarkDeltas(b *testing.B) {
 					fmt.Printf("%s %s comparison %d failed: %v %+v\n", name, r.Profile.Name, i+1, r.Err, side)
 					continue
 				}
-				cells[r.Profile.Name] = append(cells[r.Profile.Name], newPairCell(r.Result, Figure(r.Profile)))
+				cells[r.Profile.Name] = append(cells[r.Profile.Name], newRowCell(r.Result, r.Profile))
+				wall[r.Profile.Name] = append(wall[r.Profile.Name], walls[r.Profile.Name].Seconds())
 				if out != nil {
-					figure := Figure(r.Profile)
+					figs := map[string]any{}
+					for _, f := range r.Profile.Figures().All() {
+						figs[string(f)] = map[string][]float64{"base": result.Values(r.Result.Base.Runs, string(f)), "head": result.Values(r.Result.Runs, string(f))}
+					}
 					out.Encode(map[string]any{"variant": name, "spin_ns": spin.Nanoseconds(), "test": r.Profile.Name, "conns": r.Conns,
-						"order": r.Result.Base.Order, "stop": r.Result.Base.Stop,
-						"base": result.Sample(r.Result.Base.Runs, figure), "head": result.Sample(r.Result.Runs, figure)})
+						"order": r.Result.Base.Order, "stop": r.Result.Base.Stop, "figures": figs,
+						"base_runs": r.Result.Base.Runs, "head_runs": r.Result.Runs})
 				}
 			}
 		}
 		per := time.Since(start) / time.Duration(pairs)
 		for _, p := range profiles {
-			for _, m := range []struct {
-				name string
-				diff func(pairCell) (stats.Diff, error)
-			}{
-				{"welch", func(c pairCell) (stats.Diff, error) { return c.diff, c.err }},
-				{"paired", func(c pairCell) (stats.Diff, error) { return c.paired, c.perr }},
-			} {
-				report := summarize(cells[p.Name], bn.cfg.Rule, m.diff)
-				fmt.Printf("%-18s spin %-8s %-8s %-6s %s; %d failed; %s per comparison\n", name, spin.Round(10*time.Nanosecond), p.Name, m.name, report, failed[p.Name], per.Round(time.Second))
+			fmt.Printf("%-18s spin %-8s %-12s %s; %d failed; median %s a row, %s per comparison\n", name, spin.Round(10*time.Nanosecond), p.Name,
+				summarizeRow(cells[p.Name], bn.cfg.Rule), failed[p.Name], seconds(median(wall[p.Name])), per.Round(time.Second))
+			for i, f := range p.Figures().All() {
+				for _, m := range []struct {
+					name string
+					diff func(figureCell) (stats.Diff, error)
+				}{
+					{"welch", func(c figureCell) (stats.Diff, error) { return c.diff, c.err }},
+					{"paired", func(c figureCell) (stats.Diff, error) { return c.paired, c.perr }},
+				} {
+					var fc []figureCell
+					for _, c := range cells[p.Name] {
+						fc = append(fc, c.figures[i])
+					}
+					fmt.Printf("%-18s spin %-8s %-12s %-8s %-6s %s\n", name, spin.Round(10*time.Nanosecond), p.Name, f, m.name, summarize(fc, bn.cfg.Rule, f, m.diff))
+				}
 			}
 		}
 	}
@@ -211,44 +251,130 @@ func addSpin(b *testing.B, dir string, d time.Duration) {
 	}
 }
 
-// A pairCell is one comparison's Δ, by Welch over the two samples and by the ratios of
-// adjacent pairs.
-type pairCell struct {
+// A figureCell is one comparison's Δ of one figure, by Welch over the two samples and by the
+// ratios of adjacent pairs, each at its row's family level.
+type figureCell struct {
 	diff, paired stats.Diff
 	err, perr    error
-	runs         int // per side, the smaller
 }
 
-func newPairCell(r *result.Result, figure func(result.Run) float64) pairCell {
-	base, head := result.Sample(r.Base.Runs, figure), result.Sample(r.Runs, figure)
-	c := pairCell{runs: min(len(r.Runs), len(r.Base.Runs))}
-	c.diff, c.err = stats.Compare(base, head)
-	c.paired, c.perr = stats.ComparePaired(base, head)
+// A rowCell is one comparison of a row: each of its figures' Δ in the order of
+// profile.Figures.All, the runs a side (the smaller) and why it stopped.
+type rowCell struct {
+	figures []figureCell
+	runs    int
+	stop    string
+}
+
+func newRowCell(r *result.Result, p profile.Profile) rowCell {
+	all := p.Figures().All()
+	level := stats.FamilyLevel(len(all))
+	c := rowCell{runs: min(len(r.Runs), len(r.Base.Runs)), stop: r.Base.Stop}
+	for _, f := range all {
+		var fc figureCell
+		fc.diff, fc.err = stats.CompareAt(result.Values(r.Base.Runs, string(f)), result.Values(r.Runs, string(f)), level)
+		// Pairs are base run i and head run i, both with the figure.
+		var bp, hp stats.Sample
+		for i := range min(len(r.Runs), len(r.Base.Runs)) {
+			bv, bok := r.Base.Runs[i].Value(string(f))
+			hv, hok := r.Runs[i].Value(string(f))
+			if bok && hok {
+				bp, hp = append(bp, bv), append(hp, hv)
+			}
+		}
+		if fc.paired, fc.perr = stats.ComparePaired(bp, hp); fc.perr == nil {
+			fc.paired = atLevel(fc.paired, level)
+		}
+		c.figures = append(c.figures, fc)
+	}
 	return c
 }
 
-// summarize counts the flagged cells: "flagged 1/20 (slower 1/20), median Δ -0.4%, median
-// ±2.1%, median 4 runs a side".
-func summarize(cells []pairCell, rule stats.Rule, diff func(pairCell) (stats.Diff, error)) string {
-	var flagged, slower int
-	var rel, half, runs []float64
+// atLevel widens a t interval at stats.Level to the given confidence, on the same degrees
+// of freedom.
+func atLevel(d stats.Diff, level float64) stats.Diff {
+	if d.Half > 0 {
+		d.Half *= stats.TQuantile(1-(1-level)/2, d.DF) / stats.TQuantile(1-(1-stats.Level)/2, d.DF)
+	}
+	return d
+}
+
+// worse reports whether a Δ of the figure is for the worse: less of a rate, more CPU per
+// request or latency.
+func worse(f profile.Figure, rel float64) bool {
+	if f.LowerIsBetter() {
+		return rel > 0
+	}
+	return rel < 0
+}
+
+// summarize counts one figure's flagged cells: "flagged 1/20 (worse 1/20), median Δ
+// -0.4%, median ±2.1%".
+func summarize(cells []figureCell, rule stats.Rule, f profile.Figure, diff func(figureCell) (stats.Diff, error)) string {
+	var flagged, bad, none int
+	var rel, half []float64
 	for _, c := range cells {
 		d, err := diff(c)
 		if err != nil {
+			none++
 			continue
 		}
 		if rule.Changed(d) {
 			flagged++
-			if d.Rel < 0 {
-				slower++
+			if worse(f, d.Rel) {
+				bad++
 			}
 		}
 		rel = append(rel, d.Rel)
 		half = append(half, d.Half)
-		runs = append(runs, float64(c.runs))
 	}
-	return fmt.Sprintf("flagged %d/%d (slower %d/%d), median Δ %+.1f%%, median ±%.1f%%, median %.0f runs a side",
-		flagged, len(cells), slower, len(cells), median(rel)*100, median(half)*100, median(runs))
+	s := fmt.Sprintf("flagged %d/%d (worse %d/%d), median Δ %+.1f%%, median ±%.1f%%",
+		flagged, len(cells), bad, len(cells), median(rel)*100, median(half)*100)
+	if none > 0 {
+		s += fmt.Sprintf(", %d without an interval", none)
+	}
+	return s
+}
+
+// summarizeRow counts the comparisons in which any figure of the row flagged, by each
+// method: "3 figures at 98.3%: any flagged 1/20 by welch, 2/20 paired; median 4 runs a side;
+// stopped: interval narrow enough (rps) 12, run limit reached 8".
+func summarizeRow(cells []rowCell, rule stats.Rule) string {
+	var welch, paired int
+	var runs []float64
+	stops := map[string]int{}
+	k := 0
+	for _, c := range cells {
+		k = len(c.figures)
+		var w, p bool
+		for _, f := range c.figures {
+			w = w || f.err == nil && rule.Changed(f.diff)
+			p = p || f.perr == nil && rule.Changed(f.paired)
+		}
+		if w {
+			welch++
+		}
+		if p {
+			paired++
+		}
+		runs = append(runs, float64(c.runs))
+		stops[c.stop]++
+	}
+	why := make([]string, 0, len(stops))
+	for s, n := range stops {
+		why = append(why, fmt.Sprintf("%s %d", s, n))
+	}
+	slices.Sort(why)
+	return fmt.Sprintf("%d figures at %.1f%%: any flagged %d/%d by welch, %d/%d paired; median %.0f runs a side; stopped: %s",
+		k, stats.FamilyLevel(k)*100, welch, len(cells), paired, len(cells), median(runs), strings.Join(why, ", "))
+}
+
+// seconds renders a number of seconds as a duration: "1m4s", "-" for none.
+func seconds(s float64) string {
+	if math.IsNaN(s) {
+		return "-"
+	}
+	return time.Duration(s * float64(time.Second)).Round(time.Second).String()
 }
 
 func median(v []float64) float64 {

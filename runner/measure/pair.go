@@ -10,6 +10,7 @@ import (
 	"github.com/arenabot/arenabot/profile"
 	"github.com/arenabot/arenabot/result"
 	"github.com/arenabot/arenabot/runner/build"
+	"github.com/arenabot/arenabot/stats"
 	"github.com/arenabot/arenabot/text"
 )
 
@@ -92,15 +93,43 @@ func (t *tally) ran() {
 	t.out.step(t.desc, t.done, t.total)
 }
 
-// Figure is the number a row of p is judged by (result.Figure).
-func Figure(p profile.Profile) func(result.Run) float64 { return result.Figure(p.Bandwidth) }
+// throughput is a row's rate: responses (or echoes) per second, or bytes per second on a
+// bandwidth row (result.Figure). A profiling run's RPS is this figure; what a row is judged
+// by is its profile's Figures.
+func throughput(p profile.Profile) func(result.Run) float64 { return result.Figure(p.Bandwidth) }
+
+// stop says whether an interleaved row of p whose sides have the given runs may stop, and
+// why; "" means measure another pair. The interval the rule narrows is the profile's
+// primary figure's (profile.Figures): RPS, MB/s or echoes/s, and CPU per request on a
+// fixed-rate row, whose achieved rate is the offered rate whatever the server does (its RPS
+// interval is ±0 after any number of runs). A narrow interval says which figure it was:
+// "interval narrow enough (cpu/req)". A run without the figure (no CPU reading) adds no
+// sample to the interval but counts toward the rule's run limit, so a row whose figure is
+// never read still stops there.
+func stop(rule stats.Rule, p profile.Profile, base, head []result.Run, overBudget bool) string {
+	n := min(len(base), len(head))
+	if n < rule.MinRuns {
+		return ""
+	}
+	fig := string(p.Figures().Primary)
+	if rule.Enough(result.Values(base, fig), result.Values(head, fig), false) == stats.StopNarrow {
+		return fmt.Sprintf("%s (%s)", stats.StopNarrow, fig)
+	}
+	if n >= rule.MaxRuns {
+		return stats.StopMaxRuns
+	}
+	if overBudget {
+		return stats.StopBudget
+	}
+	return ""
+}
 
 // measurePair measures one row of the head image against its base, interleaved: each run
 // is one fresh server (with fresh sidecars), warmed up, then measured once; pairs run base
 // then head, then head then base, and so on, so that drift and warm-up fall on both sides
 // alike (base run i and head run i are always adjacent). After the rule's minimum runs a
-// side it stops when the interval is narrow enough, at the rule's maximum, or when the run's
-// time budget is spent. A base that fails leaves the head measured alone, its Side saying
+// side it stops when the interval of the profile's primary figure is narrow enough (stop),
+// at the rule's maximum, or when the run's time budget is spent. A base that fails leaves the head measured alone, its Side saying
 // why.
 //
 // A profiled row then has one profiling run of each side, base first, each on a fresh
@@ -148,8 +177,6 @@ func (b *Bencher) profileTurn(ctx context.Context, image string, e frameworks.En
 
 // interleave is measurePair's runs: base and head alternating until the rule has enough.
 func (b *Bencher) interleave(ctx context.Context, image string, e frameworks.Entry, base *baseSide, side *result.Side, p profile.Profile, conns int, t *tally) (*result.Result, error) {
-	rule := b.cfg.Rule
-	figure := Figure(p)
 	head := &headSide{image: image, entry: e, profile: p, conns: conns}
 	var order strings.Builder
 	for pair := 0; ; pair++ {
@@ -191,7 +218,7 @@ func (b *Bencher) interleave(ctx context.Context, image string, e frameworks.Ent
 			t.ran()
 		}
 		side.Order = order.String()
-		if side.Stop = rule.Enough(result.Sample(side.Runs, figure), result.Sample(head.runs, figure), overBudget(b.cfg.Budget, b.started)); side.Stop != "" {
+		if side.Stop = stop(b.cfg.Rule, p, side.Runs, head.runs, overBudget(b.cfg.Budget, b.started)); side.Stop != "" {
 			return head.result(side), nil
 		}
 		t.total += 2

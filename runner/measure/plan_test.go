@@ -23,18 +23,18 @@ func TestPlanRuns(t *testing.T) {
 	}
 }
 
-// TestFigure: a bandwidth row is judged by bytes per second, the others by requests.
-func TestFigure(t *testing.T) {
+// TestThroughput: a bandwidth row's rate is bytes per second, the others' requests.
+func TestThroughput(t *testing.T) {
 	run := result.Run{RPS: 10, Bytes: 3000, DurationS: 2}
 	dl, _ := profile.Lookup("download")
 	baseline, _ := profile.Lookup("baseline")
-	if got := Figure(dl)(run); got != 1500 {
+	if got := throughput(dl)(run); got != 1500 {
 		t.Errorf("download figure %g, want 1500 bytes/s", got)
 	}
-	if got := Figure(baseline)(run); got != 10 {
+	if got := throughput(baseline)(run); got != 10 {
 		t.Errorf("baseline figure %g, want 10 rps", got)
 	}
-	if got := Figure(dl)(result.Run{Bytes: 5}); got != 0 {
+	if got := throughput(dl)(result.Run{Bytes: 5}); got != 0 {
 		t.Errorf("a run without a duration: %g, want 0", got)
 	}
 }

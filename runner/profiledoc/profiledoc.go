@@ -64,17 +64,18 @@ checks want exactly that certificate. The load tools and the other checks verify
 as the arena's did not; over TLS on 8081 they offer no ALPN (as wrk), on 8443 ` + "`h2`" + ` then ` + "`http/1.1`" + ` (as
 h2load and ` + "`curl --http2`" + `).
 
+` + figuresSection + `
 ## Profiles
 
-| profile | port | connections (full) | connections (` + "`--lite`" + `) | load tool | runs here |
-|---|---|---|---|---|---|
+| profile | port | connections (full) | connections (` + "`--lite`" + `) | load tool | judged by | runs here |
+|---|---|---|---|---|---|---|
 `)
 	for _, p := range profile.All {
 		runs := "yes"
 		if !p.Runnable() {
 			runs = "not yet"
 		}
-		fmt.Fprintf(&b, "| [%s](#%s) | %d | %s | %s | %s | %s |\n", p.Name, p.Name, p.Port, counts(p.Conns), counts(p.LiteConns), orDash(p.Tool), runs)
+		fmt.Fprintf(&b, "| [%s](#%s) | %d | %s | %s | %s | %s | %s |\n", p.Name, p.Name, p.Port, counts(p.Conns), counts(p.LiteConns), orDash(p.Tool), judgedBy(p.Figures()), runs)
 	}
 	for _, p := range profile.All {
 		b.WriteString("\n" + section(p))
@@ -94,6 +95,7 @@ func section(p profile.Profile) string {
 		}
 	}
 	item("Port and protocol", fmt.Sprintf("%d, %s", p.Port, protocolOf(p.Scheme)))
+	item("Judged by", figures(p.Figures()))
 	if p.Endpoint != "" {
 		item("The arena's endpoint key", "`"+p.Endpoint+"`")
 	}
@@ -141,7 +143,7 @@ func section(p profile.Profile) string {
 		item("Offered rate ($RATE)", fmt.Sprintf("%d requests/s on the benchmark host; %d with `--lite`; open loop: each connection sends on its own schedule, latency is timed from each request's scheduled send, and Rate is achieved ÷ offered (below 0.98 the row is flagged)", p.TargetRate, p.LiteTargetRate))
 	}
 	if p.Bandwidth {
-		item("Figure", "bytes per second (MB/s) and server CPU seconds per GB, not requests")
+		item("Also recorded", "response bytes per second (MB/s) and server CPU seconds per GB sent")
 	}
 	if p.Timeout > 0 {
 		item("Request timeout", p.Timeout.String())
@@ -166,6 +168,73 @@ func section(p profile.Profile) string {
 		fmt.Fprintf(&b, "| %s | %s | %s |\n", text(c.Name), tier, text(rule(p.Name, c.Contract)))
 	}
 	return b.String()
+}
+
+// figureNames are the figures' short names (the table's "judged by" column) and what each
+// is, as result.Run.Value reads it from a run.
+var figureNames = map[profile.Figure][2]string{
+	profile.FigureRPS:       {"RPS", "responses per second (2xx responses ÷ the run's duration)"},
+	profile.FigureBandwidth: {"MB/s", "response MB/s (response bytes ÷ the run's duration)"},
+	profile.FigureEchoes:    {"echoes/s", "WebSocket echoes per second"},
+	profile.FigureCPUPerReq: {"CPU/req", "server CPU µs per request (the server's cgroup CPU time over the run ÷ its 2xx responses)"},
+	profile.FigureP99:       {"p99", "99th-percentile latency"},
+}
+
+// figuresSection says what the primary, scored and secondary figures are for.
+const figuresSection = `## Figures
+
+Each profile names the figures its rows are judged by (under **Judged by** below):
+
+- **primary**: the row's first Δ against a base, and the figure whose interval the adaptive runs
+  narrow: a row measured against its base stops when the primary figure's interval is narrow
+  enough (the reply says ` + "`interval narrow enough (cpu/req)`" + `, with the figure), at the run limit, or when
+  the job's time budget is spent. It is RPS, MB/s on the bandwidth rows, echoes/s on WebSocket,
+  and CPU µs per request on the fixed-rate rows: there the load generator offers a fixed rate, so
+  the achieved rate is the offered rate whatever the server does, and its RPS cannot move.
+- **scored**: the fixed-rate rows also show ` + scoreFormula + `
+- **secondary**: the other figures a row shows a Δ of, in order.
+
+The table's **judged by** column lists the primary figure (and ` + "`score`" + ` on the scored rows), then,
+after the ` + "`·`" + `, the secondary ones.
+`
+
+// scoreFormula is the arena's fixed-rate score, as its scripts/latency_score.py computes it.
+const scoreFormula = "the arena's 0–100 score for each side: " +
+	"`score = 100 × rate × (0.50·cpu + 0.25·p99 + 0.25·mean)`, where `rate` is the achieved rate ÷ 95% of the offered rate, " +
+	"`cpu` the best CPU µs per request ÷ the row's, `p99` 1 − log10(the row's p99 ÷ the best p99) ÷ 3 and " +
+	"`mean` 1 − log10(the row's mean latency ÷ the best mean), each clamped to 0…1; " +
+	"a best is the lowest among the rows scored together."
+
+// judgedBy is the table's short list of a profile's figures: "CPU/req, score · p99".
+func judgedBy(f profile.Figures) string {
+	s := figureNames[f.Primary][0]
+	if f.Scored {
+		s += ", score"
+	}
+	if len(f.Secondary) > 0 {
+		names := make([]string, len(f.Secondary))
+		for i, g := range f.Secondary {
+			names[i] = figureNames[g][0]
+		}
+		s += " · " + strings.Join(names, ", ")
+	}
+	return s
+}
+
+// figures is a section's list of a profile's figures, each with what it is.
+func figures(f profile.Figures) string {
+	s := "primary: " + figureNames[f.Primary][1]
+	if f.Scored {
+		s += "; scored: the arena's fixed-rate score (see [Figures](#figures))"
+	}
+	if len(f.Secondary) > 0 {
+		names := make([]string, len(f.Secondary))
+		for i, g := range f.Secondary {
+			names[i] = figureNames[g][1]
+		}
+		s += "; secondary: " + strings.Join(names, ", ")
+	}
+	return s
 }
 
 // rule is a check's contract without the profile's name in front and the pointer to this

@@ -61,3 +61,44 @@ func TestDocCoversEverything(t *testing.T) {
 		}
 	}
 }
+
+// TestDocNamesFigures: the table and every section name the figures the profile's rows
+// are judged by (profile.Figures): CPU per request and the score on a fixed-rate row, RPS
+// on a closed-loop one, MB/s on a bandwidth one, echoes on WebSocket; and the score's
+// formula is given once.
+func TestDocNamesFigures(t *testing.T) {
+	doc := profiledoc.Render()
+	section := func(name string) string {
+		s := doc[strings.Index(doc, "\n## "+name+"\n")+1:]
+		if end := strings.Index(s[3:], "\n## "); end >= 0 {
+			s = s[:end+3]
+		}
+		return s
+	}
+	for name, want := range map[string][2]string{
+		"latency-10k": {"| CPU/req, score · p99 |", "- **Judged by:** primary: server CPU µs per request (the server's cgroup CPU time over the run ÷ its 2xx responses); scored: the arena's fixed-rate score (see [Figures](#figures)); secondary: 99th-percentile latency\n"},
+		"baseline":    {"| RPS · CPU/req, p99 |", "- **Judged by:** primary: responses per second (2xx responses ÷ the run's duration); secondary: server CPU µs per request"},
+		"download":    {"| MB/s · CPU/req, p99 |", "- **Judged by:** primary: response MB/s"},
+		"echo-ws":     {"| echoes/s · CPU/req |", "- **Judged by:** primary: WebSocket echoes per second; secondary: server CPU µs per request"},
+	} {
+		_, row, _ := strings.Cut(doc, "\n| ["+name+"](#"+name+") |")
+		if row, _, _ = strings.Cut(row, "\n"); !strings.Contains(row, want[0]) {
+			t.Errorf("the table's row of %s is %q; want it to say %q", name, row, want[0])
+		}
+		if !strings.Contains(section(name), want[1]) {
+			t.Errorf("the section of %s does not say %q:\n%s", name, want[1], section(name))
+		}
+	}
+	for _, p := range profile.All {
+		s := section(p.Name)
+		if !strings.Contains(s, "- **Judged by:** primary: ") {
+			t.Errorf("the section of %s names no figures", p.Name)
+		}
+		if scored := strings.Contains(s, "scored: the arena's fixed-rate score"); scored != p.Figures().Scored {
+			t.Errorf("the section of %s says scored %v; its figures say %v", p.Name, scored, p.Figures().Scored)
+		}
+	}
+	if !strings.Contains(doc, "`score = 100 × rate × (0.50·cpu + 0.25·p99 + 0.25·mean)`") {
+		t.Error("the doc does not give the arena's fixed-rate score formula")
+	}
+}
