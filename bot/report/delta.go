@@ -61,8 +61,9 @@ type Delta struct {
 	// Primary is the Δ of Figures.Primary; CPU and P99 the Δ of CPU per request and p99
 	// ("—" on a row with no such figure: p99 on WebSocket rows); Mem the Δ of peak memory.
 	Primary, CPU, P99, Mem string
-	// Score is a fixed-rate row's arena score, base → head ("71.3 → 65.0"), or the head's
-	// alone without a base; DScore its Δ in points. Both "—" on other rows.
+	// Score is a fixed-rate row's arena score, base → head ("71.3 → 65.0"), or, without a
+	// base, the head's alone against committed results ("—" when there are none); DScore its
+	// Δ in points. Both "—" on other rows.
 	Score, DScore string
 	// Bests are what a fixed-rate row's score was measured against.
 	Bests ScoreBests
@@ -160,8 +161,11 @@ func (d *Delta) scores(r Row, rule stats.Rule, level float64, compared bool, bas
 	}
 	head := sidePoint(res.Runs, res)
 	if !compared {
-		d.Bests = bestsOf(r.Scored, head)
-		d.Score = formatScore(ArenaScore(head, target, d.Bests))
+		// Without a base, the score means something only against others' results: against
+		// itself alone every row would score 100.
+		if d.Bests = bestsOf(r.Scored, head); d.Bests.Committed {
+			d.Score = formatScore(ArenaScore(head, target, d.Bests))
+		}
 		return
 	}
 	base := sidePoint(baseRuns, baseSummary)

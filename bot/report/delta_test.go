@@ -212,14 +212,15 @@ func TestFigureNamesAreValues(t *testing.T) {
 func TestDeltasScoreCells(t *testing.T) {
 	head := latencyRuns([]float64{40, 40, 40}, 1000)
 	d := Deltas(latencyRow(head, nil), stats.DefaultRule)
-	if d.Score != "100.0" || d.DScore != CellNew || d.Primary != CellNew {
-		t.Errorf("new fixed-rate row: score %q, Δ score %q, Δ %q; want 100.0 (its own bests), NEW, NEW", d.Score, d.DScore, d.Primary)
+	if d.Score != "—" || d.DScore != CellNew || d.Primary != CellNew {
+		t.Errorf("new fixed-rate row: score %q, Δ score %q, Δ %q; want — (nothing to score it against), NEW, NEW", d.Score, d.DScore, d.Primary)
 	}
 	committed := &result.Result{Profile: "latency-10k", CPUPerRequest: 20, LatencyUS: result.Latency{P99: 1010, Mean: 252.5}}
 	row := latencyRow(head, nil)
 	row.Scored = []*result.Result{committed}
-	// Against the committed 20 µs: 100 × (0.5 × 20/40 + 0.25 + 0.25): the committed p99 and
-	// mean equal the head's means (1,010 and 252.5 µs), so both latency terms are 1.
+	// A new row against the committed 20 µs: 100 × (0.5 × 20/40 + 0.25 + 0.25): the
+	// committed p99 and mean equal the head's means (1,010 and 252.5 µs), so both latency
+	// terms are 1.
 	if d := Deltas(row, stats.DefaultRule); d.Score != "75.0" || !d.Bests.Committed || d.Bests.CPU != 20 {
 		t.Errorf("against committed bests: score %q, bests %+v; want 75.0 from the committed 20 µs", d.Score, d.Bests)
 	}

@@ -232,8 +232,12 @@ func (t Table) ScoreNote(source string) string {
 		if r.Result == nil || !r.figures().Scored {
 			continue
 		}
+		d := Deltas(r, t.rule())
+		if d.Score == "—" {
+			continue // no score shown
+		}
 		at := r.Profile + " " + strconv.Itoa(r.Conns)
-		if Deltas(r, t.rule()).Bests.Committed {
+		if d.Bests.Committed {
 			committed = append(committed, at)
 		} else {
 			own = append(own, at)
