@@ -28,8 +28,12 @@ var help = "These are the benchmark commands. Write one at the start of a line o
 	"\n" +
 	"By default each framework this PR changes is measured against itself built at the PR's merge base, " +
 	"in the same job on the same host, interleaved run by run (base, head, head, base, …), " +
-	"and each Δ is the relative difference of the means with its 95% interval: " +
-	"`-6.1% ±1.8%` is a change, `~0% (±2.4%)` is none, and the ± is the smallest change the row could have shown. " +
+	"and each Δ is the relative difference of the means with its interval: " +
+	"`-6.1% ±1.8% worse` is a change (better or worse for that figure: more CPU per request, p99 or memory is worse), " +
+	"`~0% (±2.4%)` is none, and the ± is the smallest change the row could have shown. " +
+	"The table's Δ is the figure each test is judged by (requests per second; CPU per request on the fixed-rate tests, " +
+	"whose rate cannot move); a second table gives Δ CPU/req, Δ p99 and, on fixed-rate tests, the arena's 0–100 score. " +
+	"A row's intervals are widened together (Bonferroni), so a row with no change shows one by luck in at most 5% of rows. " +
 	"A framework new in this PR has no base (`NEW`); one this PR does not change is measured once " +
 	"and compared with its committed results, labelled so. " +
 	"`--baseline committed` skips the base and compares every framework with the results committed on the base branch, " +

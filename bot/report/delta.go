@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/arenabot/arenabot/md"
+	"github.com/arenabot/arenabot/profile"
 	"github.com/arenabot/arenabot/result"
 	"github.com/arenabot/arenabot/stats"
 )
@@ -48,42 +49,174 @@ const (
 	CellBaseFailed = "base failed" // the base could not be built or run: why is under the table
 )
 
-// Deltas renders a measured row's Δ RPS and Δ Mem cells under rule.
-//
-// A row measured against its base in the same job compares every run of both sides
-// (stats.Compare): "-6.1% ±1.8%" for a change, "~0% (±2.4%)" for none (rule.Cell), or
-// "base failed". A row compared with another result (committed, or the --compare entry's row
-// of this run) does the same over both results' runs when each has at least two, else shows
-// the difference of the means as "+5.0% (no interval)". When there is nothing to divide by
-// (no runs, a base of 0) the cell says so. "NEW": nothing to compare with; "n/a": the
-// --compare entry does not run the profile.
-func Deltas(r Row, rule stats.Rule) (dRPS, dMem string) {
-	res := r.Result
-	switch r.against() {
-	case againstNA:
-		return CellNA, CellNA
-	case againstBaseFailed:
-		return CellBaseFailed, CellBaseFailed
-	case againstBase:
-		b := res.Base
-		return deltaCell(rule, rpsSample(b.Runs, r.Bandwidth), rpsSample(res.Runs, r.Bandwidth)),
-			deltaCell(rule, memSample(b.Runs), memSample(res.Runs))
-	case againstSameRun, againstCommitted:
-		b := r.Baseline
-		return deltaCell(rule, resultRPS(b, r.Bandwidth), resultRPS(res, r.Bandwidth)),
-			deltaCell(rule, resultMem(b), resultMem(res))
-	}
-	return CellNew, CellNew
+// A Delta is a measured row's Δ cells, each under the row's change-or-noise rule with an
+// interval at stats.FamilyLevel(K), so that a row with no change flags one of its K cells by
+// luck in at most 5% of rows.
+type Delta struct {
+	// Figures are what the row is judged by (its profile's Figures).
+	Figures profile.Figures
+	// K is how many of the row's cells may flag a change: its figures, Δ Mem and, on a
+	// fixed-rate row, Δ score.
+	K int
+	// Primary is the Δ of Figures.Primary; CPU and P99 the Δ of CPU per request and p99
+	// ("—" on a row with no such figure: p99 on WebSocket rows); Mem the Δ of peak memory.
+	Primary, CPU, P99, Mem string
+	// Score is a fixed-rate row's arena score, base → head ("71.3 → 65.0"), or, without a
+	// base, the head's alone against committed results ("—" when there are none); DScore its
+	// Δ in points. Both "—" on other rows.
+	Score, DScore string
+	// Bests are what a fixed-rate row's score was measured against.
+	Bests ScoreBests
 }
 
-// deltaCell renders head against base: the interval when both sides have two runs or more,
-// else the difference of the means, marked as having no interval.
-func deltaCell(rule stats.Rule, base, head stats.Sample) string {
-	if d, err := stats.Compare(base, head); err == nil {
+// figures is what the row is judged by: its profile's Figures, or, for a profile the table
+// does not know, those of its kind.
+func (r Row) figures() profile.Figures {
+	if p, ok := profile.Lookup(r.Profile); ok {
+		return p.Figures()
+	}
+	p := profile.Profile{WebSocket: r.WebSocket, Bandwidth: r.Bandwidth}
+	if r.Result != nil {
+		p.TargetRate = r.Result.TargetRate
+	}
+	return p.Figures()
+}
+
+// familySize is how many Δ cells of a row judged by f may flag a change: its figures, Δ
+// Mem and, when scored, Δ score.
+func familySize(f profile.Figures) int {
+	k := len(f.All()) + 1
+	if f.Scored {
+		k++
+	}
+	return k
+}
+
+// Deltas renders a measured row's Δ cells under rule.
+//
+// A row measured against its base in the same job compares every run of both sides
+// (stats.CompareAt at FamilyLevel(K)): "-6.1% ±1.8% worse" for a change, with whether it is
+// better or worse for that figure (an increase of CPU/req, p99 or Mem is worse), and "~0%
+// (±2.4%)" for none (rule.Cell), or "base failed". A row compared with another result
+// (committed, or the --compare entry's row of this run) does the same over both results'
+// runs when each has at least two, else shows the difference of the means as "+5.0% (no
+// interval)". When there is nothing to divide by (no runs, a base of 0) the cell says so;
+// "—" when neither side has the figure. "NEW": nothing to compare with; "n/a": the --compare
+// entry does not run the profile.
+func Deltas(r Row, rule stats.Rule) Delta {
+	figs := r.figures()
+	d := Delta{Figures: figs, K: familySize(figs), Score: "—", DScore: "—", P99: "—"}
+	set := func(cell string) {
+		d.Primary, d.CPU, d.Mem = cell, cell, cell
+		if slices.Contains(figs.All(), profile.FigureP99) {
+			d.P99 = cell
+		}
+		if figs.Scored {
+			d.DScore = cell
+		}
+	}
+	res := r.Result
+	var baseRuns []result.Run
+	var baseSummary *result.Result
+	switch r.against() {
+	case againstNA:
+		set(CellNA)
+	case againstBaseFailed:
+		set(CellBaseFailed)
+	case againstBase:
+		baseRuns = res.Base.Runs
+	case againstSameRun, againstCommitted:
+		baseRuns, baseSummary = r.Baseline.Runs, r.Baseline
+	default:
+		set(CellNew)
+	}
+	compared := d.Primary == ""
+	level := stats.FamilyLevel(d.K)
+	if compared {
+		cell := func(f profile.Figure) string {
+			return deltaCell(rule, level, f.LowerIsBetter(), figureSample(baseRuns, baseSummary, f, r.Bandwidth), figureSample(res.Runs, res, f, r.Bandwidth))
+		}
+		d.Primary, d.CPU = cell(figs.Primary), cell(profile.FigureCPUPerReq)
+		if slices.Contains(figs.All(), profile.FigureP99) {
+			d.P99 = cell(profile.FigureP99)
+		}
+		d.Mem = deltaCell(rule, level, true, memSample(baseRuns, baseSummary), memSample(res.Runs, res))
+	}
+	if figs.Scored {
+		d.scores(r, rule, level, compared, baseRuns, baseSummary)
+	}
+	return d
+}
+
+// scores fills a fixed-rate row's Score and, when it is compared with a base, DScore: each
+// side's score from the means of its runs, the Δ from the score of each run against the
+// same bests (Welch over the runs, in points).
+func (d *Delta) scores(r Row, rule stats.Rule, level float64, compared bool, baseRuns []result.Run, baseSummary *result.Result) {
+	res := r.Result
+	target := float64(res.TargetRate)
+	if target <= 0 {
+		if p, ok := profile.Lookup(r.Profile); ok {
+			target = float64(p.TargetRate)
+		}
+	}
+	head := sidePoint(res.Runs, res)
+	if !compared {
+		// Without a base, the score means something only against others' results: against
+		// itself alone every row would score 100.
+		if d.Bests = bestsOf(r.Scored, head); d.Bests.Committed {
+			d.Score = formatScore(ArenaScore(head, target, d.Bests))
+		}
+		return
+	}
+	base := sidePoint(baseRuns, baseSummary)
+	d.Bests = bestsOf(r.Scored, base, head)
+	sb, sh := ArenaScore(base, target, d.Bests), ArenaScore(head, target, d.Bests)
+	d.Score = formatScore(sb) + " → " + formatScore(sh)
+	bs, hs := runScores(baseRuns, target, d.Bests), runScores(res.Runs, target, d.Bests)
+	diff, err := stats.CompareAt(bs, hs, level)
+	if err != nil {
+		if sb <= 0 && sh <= 0 {
+			d.DScore = "—"
+		} else {
+			d.DScore = fmt.Sprintf("%+.1f pts (no interval)", sh-sb)
+		}
+		return
+	}
+	mb := bs.Mean()
+	pts, half := diff.Rel*mb, diff.Half*mb
+	if !rule.Changed(diff) {
+		d.DScore = fmt.Sprintf("~0 (±%.1f pts)", half)
+		return
+	}
+	d.DScore = fmt.Sprintf("%+.1f ±%.1f pts %s", pts, half, direction(diff.Rel, false))
+}
+
+// formatScore renders a 0–100 score with one decimal.
+func formatScore(s float64) string { return strconv.FormatFloat(s, 'f', 1, 64) }
+
+// direction says whether a change of rel is an improvement of a figure: "better" or
+// "worse".
+func direction(rel float64, lowerIsBetter bool) string {
+	if (rel < 0) == lowerIsBetter {
+		return "better"
+	}
+	return "worse"
+}
+
+// deltaCell renders head against base: the interval at level when both sides have two runs
+// or more, with whether a change is better or worse, else the difference of the means,
+// marked as having no interval.
+func deltaCell(rule stats.Rule, level float64, lowerIsBetter bool, base, head stats.Sample) string {
+	if d, err := stats.CompareAt(base, head, level); err == nil {
+		if rule.Changed(d) {
+			return rule.Cell(d) + " " + direction(d.Rel, lowerIsBetter)
+		}
 		return rule.Cell(d)
 	}
 	mb, mh := base.Mean(), head.Mean()
 	switch {
+	case len(base) == 0 && len(head) == 0:
+		return "—" // neither side has the figure
 	case len(base) == 0 || len(head) == 0 || math.IsNaN(mb) || math.IsNaN(mh):
 		return "no Δ (no runs)"
 	case mb == 0 && mh == 0:
@@ -94,35 +227,42 @@ func deltaCell(rule stats.Rule, base, head stats.Sample) string {
 	return fmt.Sprintf("%+.1f%% (no interval)", (mh/mb-1)*100)
 }
 
-// rpsSample is each run's figure: requests per second, or bytes per second on a bandwidth
-// row.
-func rpsSample(runs []result.Run, bandwidth bool) stats.Sample {
-	return result.Sample(runs, result.Figure(bandwidth))
+// figureSample is each run's figure f (runs without it left out), or, for a result that
+// kept no runs (a result file of the old arena's format), its summary figure alone.
+func figureSample(runs []result.Run, summary *result.Result, f profile.Figure, bandwidth bool) stats.Sample {
+	if len(runs) > 0 || summary == nil {
+		if f == profile.FigureRPS && bandwidth {
+			f = profile.FigureBandwidth
+		}
+		return stats.Sample(result.Values(runs, string(f)))
+	}
+	var v float64
+	switch f {
+	case profile.FigureRPS, profile.FigureEchoes:
+		v = float64(summary.RPS)
+		if bandwidth {
+			v = bytesPerSec(summary)
+		}
+	case profile.FigureBandwidth:
+		v = bytesPerSec(summary)
+	case profile.FigureCPUPerReq:
+		v = summary.CPUPerRequest
+	case profile.FigureP99:
+		v = summary.LatencyUS.P99
+	}
+	if v <= 0 && f != profile.FigureRPS && f != profile.FigureEchoes && f != profile.FigureBandwidth {
+		return nil // not recorded: no figure rather than a base of 0
+	}
+	return stats.Sample{v}
 }
 
-// memSample is each run's peak memory in bytes.
-func memSample(runs []result.Run) stats.Sample {
+// memSample is each run's peak memory in bytes, or the summary's peak for a result that
+// kept no runs.
+func memSample(runs []result.Run, summary *result.Result) stats.Sample {
+	if len(runs) == 0 && summary != nil {
+		return stats.Sample{float64(summary.MemoryPeak)}
+	}
 	return result.Sample(runs, func(run result.Run) float64 { return float64(run.MemoryPeak) })
-}
-
-// resultRPS is a result's runs' figures, or its summary figure alone when it kept no runs
-// (a result file of the old arena's format).
-func resultRPS(r *result.Result, bandwidth bool) stats.Sample {
-	if len(r.Runs) > 0 {
-		return rpsSample(r.Runs, bandwidth)
-	}
-	if bandwidth {
-		return stats.Sample{bytesPerSec(r)}
-	}
-	return stats.Sample{float64(r.RPS)}
-}
-
-// resultMem is resultRPS for peak memory.
-func resultMem(r *result.Result) stats.Sample {
-	if len(r.Runs) > 0 {
-		return memSample(r.Runs)
-	}
-	return stats.Sample{float64(r.MemoryPeak)}
 }
 
 // rule is the table's Δ rule.
@@ -172,6 +312,59 @@ func pairedAny(tables []Table) bool {
 	return false
 }
 
+// primaryText says what a row's first Δ is: "Δ is each row's primary figure (RPS, CPU/req
+// on fixed-rate rows)", and, when rows were measured interleaved (paired), that it is the
+// figure whose interval their runs narrowed.
+func primaryText(tables []Table, paired bool) string {
+	kinds := map[profile.Figure]bool{}
+	for _, t := range tables {
+		for _, r := range t.Rows {
+			if r.Result != nil {
+				kinds[r.figures().Primary] = true
+			}
+		}
+	}
+	primary := []string{"RPS"}
+	for _, k := range []struct {
+		f    profile.Figure
+		text string
+	}{{profile.FigureBandwidth, "MB/s on bandwidth rows"}, {profile.FigureEchoes, "echoes/s on WebSocket rows"}, {profile.FigureCPUPerReq, "CPU/req on fixed-rate rows"}} {
+		if kinds[k.f] {
+			primary = append(primary, k.text)
+		}
+	}
+	s := "Δ is each row's primary figure (" + strings.Join(primary, ", ") + ")"
+	if paired {
+		s += ", the one its runs were measured until its interval was narrow enough"
+	}
+	return s
+}
+
+// familyText says how a row's Δ cells are judged together: "each of a row's 4 Δ cells (3
+// on a WebSocket row) has a Welch interval of the relative difference of the means at
+// 98.75% (98.33%), not 95% (Bonferroni …): a row with no change flags one of them by luck
+// in at most 5% of rows; …".
+func familyText(tables []Table) string {
+	ks := map[int]bool{}
+	for _, t := range tables {
+		for _, r := range t.Rows {
+			if r.Result != nil {
+				ks[familySize(r.figures())] = true
+			}
+		}
+	}
+	const welch = " has a Welch interval of the relative difference of the means at "
+	cells := "4 Δ cells" + welch + percent(stats.FamilyLevel(4))
+	switch k3 := ks[3]; {
+	case k3 && ks[4]:
+		cells = "4 Δ cells (3 on a WebSocket row)" + welch + percent(stats.FamilyLevel(4)) + " (" + percent(stats.FamilyLevel(3)) + ")"
+	case k3:
+		cells = "3 Δ cells" + welch + percent(stats.FamilyLevel(3))
+	}
+	return "each of a row's " + cells + ", not 95% (Bonferroni over the row's cells): a row with no change flags one of them by luck in at most 5% of rows; " +
+		"a change says whether it is `better` or `worse` for that figure (more CPU/req, p99 or Mem is worse)"
+}
+
 // ruleText says what a Δ cell reads under rule: "a change is at least 2% with an interval
 // that excludes zero, else `~0% (±w)`: the smallest change the row could have shown".
 func ruleText(rule stats.Rule) string {
@@ -216,7 +409,7 @@ func (b Baseline) Note(tables []Table) string {
 		}
 	}
 	if len(bases) == 0 || b.OnlyCommitted {
-		return b.committedNote(rule)
+		return b.committedNote(rule, tables)
 	}
 	var s strings.Builder
 	if compare != "" {
@@ -246,7 +439,7 @@ func (b Baseline) Note(tables []Table) string {
 	if len(sides) == 0 {
 		s.WriteString("; the base failed on every row (why: under the tables).")
 	} else {
-		s.WriteString(", " + runCounts(sides) + "; " + stats.Method + "; " + ruleText(rule) + ".")
+		s.WriteString(", " + runCounts(sides) + "; " + primaryText(tables, true) + "; " + familyText(tables) + "; " + ruleText(rule) + ".")
 	}
 	if committed {
 		s.WriteString(" An entry unchanged from its base was measured once: its Δ is against its committed results on " +
@@ -256,12 +449,12 @@ func (b Baseline) Note(tables []Table) string {
 }
 
 // committedNote is Note when no row was measured against a base in the job.
-func (b Baseline) committedNote(rule stats.Rule) string {
+func (b Baseline) committedNote(rule stats.Rule, tables []Table) string {
 	why := ""
 	if b.OnlyCommitted {
 		why = " (`--baseline committed`)"
 	}
-	how := "; with two runs a side or more, " + stats.Method + " (" + ruleText(rule) + "), else the difference of the means, `(no interval)`."
+	how := "; " + primaryText(tables, false) + "; with two runs a side or more, " + familyText(tables) + "; " + ruleText(rule) + "; with fewer, the difference of the means, `(no interval)`."
 	if b.Compare == "" {
 		return "Δ against each framework's committed results on " + b.Source + ", measured at another time, not in this job" + why + how
 	}

@@ -37,6 +37,10 @@ type Row struct {
 	WebSocket bool
 	// Bandwidth rows show MB/s in the RPS column and server CPU per GB in CPU/req.
 	Bandwidth bool
+	// Scored are the committed results of the row's profile, every entry and connection
+	// count the report has: a fixed-rate row's score is measured against their lowest CPU
+	// per request, p99 and mean latency (and the row's own sides').
+	Scored []*result.Result
 }
 
 // A Table is one framework's rows, in profile order then connection count.
@@ -115,7 +119,14 @@ func (t Table) Failed() bool {
 }
 
 // Columns of every table, in the order the README documents.
-var Columns = []string{"Test", "Conn", "RPS", "Rate", "CPU/req", "p99", "p99.9", "CPU", "Mem", "Δ RPS", "Δ Mem"}
+// Δ is the Δ of the row's primary figure (profile.Figures): RPS, MB/s, echoes/s, or CPU per
+// request on a fixed-rate row.
+var Columns = []string{"Test", "Conn", "RPS", "Rate", "CPU/req", "p99", "p99.9", "CPU", "Mem", "Δ", "Δ Mem"}
+
+// DeltaColumns are the columns of the second table, the Δ of the figures other than the
+// primary one (a table of its own so that the first stays readable at phone width); the
+// score columns only when a row of the table is scored.
+var DeltaColumns = []string{"Test", "Conn", "Δ CPU/req", "Δ p99", "Score", "Δ Score"}
 
 // RenderTable renders one framework's table, headed by its name.
 func RenderTable(t Table) string {
@@ -165,10 +176,86 @@ func cells(t Table, r Row) []string {
 	case !r.Bandwidth && res.CPUPerRequest > 0:
 		cpuReq = FormatMicros(res.CPUPerRequest)
 	}
-	dRPS, dMem := Deltas(r, t.rule())
+	d := Deltas(r, t.rule())
 	return append(c,
 		rps, FormatRate(res), cpuReq, p99, p999,
-		fmt.Sprintf("%.0f%%", res.CPUCores*100), FormatBytes(res.MemoryPeak), dRPS, dMem)
+		fmt.Sprintf("%.0f%%", res.CPUCores*100), FormatBytes(res.MemoryPeak), d.Primary, d.Mem)
+}
+
+// scoredAny reports whether a measured row of the table is scored (fixed rate).
+func (t Table) scoredAny() bool {
+	for _, r := range t.Rows {
+		if r.Result != nil && r.figures().Scored {
+			return true
+		}
+	}
+	return false
+}
+
+// RenderDeltaTable renders the second table of a framework: for each measured row, Δ
+// CPU/req and Δ p99 and, when a row of the table is fixed-rate, the arena's score of each
+// side and its Δ. "" when no row was measured.
+func RenderDeltaTable(t Table) string {
+	cols := DeltaColumns
+	scored := t.scoredAny()
+	if !scored {
+		cols = cols[:4]
+	}
+	var b strings.Builder
+	rows := 0
+	for _, r := range t.Rows {
+		if r.Result == nil {
+			continue
+		}
+		if rows == 0 {
+			fmt.Fprintf(&b, "#### %s: Δ of the other figures\n\n", md.Code(t.Entry))
+			b.WriteString("| " + strings.Join(cols, " | ") + " |\n")
+			b.WriteString("|" + strings.Repeat("---|", len(cols)) + "\n")
+		}
+		rows++
+		d := Deltas(r, t.rule())
+		c := []string{md.Cell(r.Profile), fmt.Sprint(r.Conns), d.CPU, d.P99}
+		if scored {
+			c = append(c, d.Score, d.DScore)
+		}
+		b.WriteString("| " + strings.Join(c, " | ") + " |\n")
+	}
+	return b.String()
+}
+
+// ScoreNote is the line under the second table of a framework with a fixed-rate row: what
+// the score is and what its CPU, p99 and mean-latency terms were measured against. "" when
+// no row is scored.
+func (t Table) ScoreNote(source string) string {
+	var committed, own []string
+	for _, r := range t.Rows {
+		if r.Result == nil || !r.figures().Scored {
+			continue
+		}
+		d := Deltas(r, t.rule())
+		if d.Score == "—" {
+			continue // no score shown
+		}
+		at := r.Profile + " " + strconv.Itoa(r.Conns)
+		if d.Bests.Committed {
+			committed = append(committed, at)
+		} else {
+			own = append(own, at)
+		}
+	}
+	if len(committed)+len(own) == 0 {
+		return ""
+	}
+	s := "Score: the arena's fixed-rate score, 0–100, base → head: 100 × min(1, rate ÷ 95% of the target) × (0.50 × best CPU/req ÷ CPU/req + 0.25 × p99 term + 0.25 × mean-latency term, " +
+		"each latency term 1 at the best and 0 three decades (p99) or one decade (mean) above it), from the means of each side's runs."
+	if len(committed) > 0 {
+		s += " For " + md.Text(strings.Join(committed, ", ")) + " the bests are the lowest CPU/req, p99 and mean latency among the committed results of the profile on " + source +
+			" (every entry and connection count the job read) and the row's two sides."
+	}
+	if len(own) > 0 {
+		s += " For " + md.Text(strings.Join(own, ", ")) + " there is no committed result of the profile: the bests are the better of the row's two sides."
+	}
+	return s + " Δ Score: the score of each run against the same bests, Welch's interval over the runs, in points."
 }
 
 // RateFloor is the rate ratio below which a fixed-rate row did not get the load it was

@@ -83,34 +83,36 @@ func TestDeltas(t *testing.T) {
 		rps, mem   string
 		rpsPattern string // when the figure is not worked out by hand: a regexp
 	}{
-		// -9.08% from the means 100166.7 and 110166.7, ±2.09% (Welch: se 0.72%, 3.5 df,
-		// t 2.90); the memory peaks are alike on both sides.
-		{name: "interleaved change", row: Row{Result: slower}, rps: "-9.1% ±2.1%", mem: "~0% (±0.7%)"},
-		{name: "interleaved no change", row: Row{Result: same}, rps: "~0% (±1.6%)", mem: "~0% (±0.7%)"},
-		{name: "under the minimum effect", row: Row{Result: slower}, rule: wide, rps: "~0% (±2.1%)", mem: "~0% (±0.7%)"},
+		// -9.08% from the means 100166.7 and 110166.7, ±3.4% (Welch: se 0.72%, 3.5 df, t
+		// 4.7 at 98.75%, Bonferroni over the row's 4 cells; t 2.90 at 95% would give ±2.1%):
+		// an RPS drop, worse; the memory peaks are alike on both sides.
+		{name: "interleaved change", row: Row{Result: slower}, rps: "-9.1% ±3.4% worse", mem: "~0% (±1.1%)"},
+		{name: "interleaved no change", row: Row{Result: same}, rps: "~0% (±2.5%)", mem: "~0% (±1.1%)"},
+		{name: "under the minimum effect", row: Row{Result: slower}, rule: wide, rps: "~0% (±3.4%)", mem: "~0% (±1.1%)"},
 		{name: "base failed", row: Row{Result: failed}, rps: "base failed", mem: "base failed"},
-		{name: "base wins over committed", row: Row{Result: slower, Baseline: fromRuns(runsOf(20<<20, 1, 1))}, rps: "-9.1% ±2.1%", mem: "~0% (±0.7%)"},
+		{name: "base wins over committed", row: Row{Result: slower, Baseline: fromRuns(runsOf(20<<20, 1, 1))}, rps: "-9.1% ±3.4% worse", mem: "~0% (±1.1%)"},
 		{name: "one run a side", row: Row{Result: paired(runsOf(20<<20, 105000), runsOf(20<<20, 100000))}, rps: "+5.0% (no interval)", mem: "+0.0% (no interval)"},
 		{name: "base of zero", row: Row{Result: paired(head, make([]result.Run, 3))}, rps: "no Δ (base 0)", mem: "no Δ (base 0)"},
 		{name: "no memory either side", row: Row{Result: paired([]result.Run{{RPS: 1}, {RPS: 2}}, make([]result.Run, 2))}, rps: "no Δ (base 0)", mem: "—"},
 		{name: "base without runs", row: Row{Result: paired(head, []result.Run{})}, rps: "no Δ (no runs)", mem: "no Δ (no runs)"},
-		{name: "committed with runs", row: Row{Result: fromRuns(head), Baseline: fromRuns(runsOf(20<<20, 110000, 109000, 111500))}, rps: "-9.1% ±2.1%", mem: "~0% (±0.7%)"},
+		{name: "committed with runs", row: Row{Result: fromRuns(head), Baseline: fromRuns(runsOf(20<<20, 110000, 109000, 111500))}, rps: "-9.1% ±3.4% worse", mem: "~0% (±1.1%)"},
 		{name: "committed one run", row: Row{Result: fromRuns(head), Baseline: fromRuns(runsOf(20<<20, 95000))}, rps: "+5.4% (no interval)", mem: "+0.3% (no interval)"},
 		{name: "committed old format", row: Row{Result: fromRuns(runsOf(20<<20, 99750)), Baseline: oldFormat}, rps: "+5.0% (no interval)", mem: "+5.3% (no interval)"},
-		{name: "same run compare", row: Row{Result: fromRuns(head), Baseline: fromRuns(runsOf(20<<20, 90000, 91000, 89000)), SameRun: true}, rpsPattern: `^\+11\.3% ±\d\.\d%$`, mem: "~0% (±0.7%)"},
+		{name: "same run compare", row: Row{Result: fromRuns(head), Baseline: fromRuns(runsOf(20<<20, 90000, 91000, 89000)), SameRun: true}, rpsPattern: `^\+11\.3% ±\d\.\d% better$`, mem: "~0% (±1.1%)"},
 		{name: "new", row: Row{Result: fromRuns(head)}, rps: "NEW", mem: "NEW"},
 		{name: "compare does not run it", row: Row{Result: fromRuns(head), NotApplicable: true}, rps: "n/a", mem: "n/a"},
 		{name: "bandwidth figure", row: Row{Bandwidth: true, Result: paired(
 			[]result.Run{{RPS: 10, Bytes: 500e6, DurationS: 5}, {RPS: 10, Bytes: 510e6, DurationS: 5}, {RPS: 10, Bytes: 490e6, DurationS: 5}},
 			[]result.Run{{RPS: 10, Bytes: 600e6, DurationS: 5}, {RPS: 10, Bytes: 610e6, DurationS: 5}, {RPS: 10, Bytes: 590e6, DurationS: 5}})},
-			rpsPattern: `^-16\.7% ±\d\.\d%$`, mem: "—"},
+			rpsPattern: `^-16\.7% ±\d\.\d% worse$`, mem: "—"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			rule := tt.rule
 			if rule == (stats.Rule{}) {
 				rule = stats.DefaultRule
 			}
-			rps, mem := Deltas(tt.row, rule)
+			d := Deltas(tt.row, rule)
+			rps, mem := d.Primary, d.Mem
 			if tt.rpsPattern != "" {
 				if !regexp.MustCompile(tt.rpsPattern).MatchString(rps) {
 					t.Errorf("Δ RPS = %q, want %s", rps, tt.rpsPattern)
@@ -129,12 +131,12 @@ func TestDeltas(t *testing.T) {
 // both sides, as rule.Cell renders it: a reader can recompute it from the result file.
 func TestDeltaCellsAreTheInterval(t *testing.T) {
 	r := paired(runsOf(20<<20, 100000, 101000, 99500), runsOf(20<<20, 110000, 109000, 111500))
-	d, err := stats.Compare(stats.Sample{110000, 109000, 111500}, stats.Sample{100000, 101000, 99500})
+	d, err := stats.CompareAt(stats.Sample{110000, 109000, 111500}, stats.Sample{100000, 101000, 99500}, stats.FamilyLevel(4))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if rps, _ := Deltas(Row{Result: r}, stats.DefaultRule); rps != stats.DefaultRule.Cell(d) || !stats.DefaultRule.Changed(d) {
-		t.Errorf("Δ RPS = %q, want %q (a change)", rps, stats.DefaultRule.Cell(d))
+	if rps := Deltas(Row{Result: r}, stats.DefaultRule).Primary; rps != stats.DefaultRule.Cell(d)+" worse" || !stats.DefaultRule.Changed(d) {
+		t.Errorf("Δ RPS = %q, want %q (a change, a drop of RPS)", rps, stats.DefaultRule.Cell(d)+" worse")
 	}
 }
 
@@ -228,7 +230,7 @@ func TestNote(t *testing.T) {
 		want, not []string
 	}{
 		{name: "merge base", rows: []Measured{m(self), m(five)}, base: Baseline{Source: "`main`", Ref: "main", MergeBase: "0123456789abcdef"},
-			want: []string{"Δ of each changed entry against itself at `0123456789ab` (merge base with `main`), measured in this job, interleaved run by run (base, head, head, base, …), 3–5 runs each (median 4); " + stats.Method + "; a change is at least 2% with"},
+			want: []string{"Δ of each changed entry against itself at `0123456789ab` (merge base with `main`), measured in this job, interleaved run by run (base, head, head, base, …), 3–5 runs each (median 4); Δ is each row's primary figure (RPS), the one its runs were measured until its interval was narrow enough; each of a row's 4 Δ cells has a Welch interval of the relative difference of the means at 98.75%, not 95% (Bonferroni over the row's cells)"},
 			not:  []string{"unchanged from its base"}},
 		{name: "commit from the rows", rows: []Measured{m(five)}, base: Baseline{Source: "`main`"},
 			want: []string{"against itself at `0123456789ab` (merge base with `main`)", ", 5 runs each; "}},
@@ -238,12 +240,12 @@ func TestNote(t *testing.T) {
 			want: []string{"3 runs each; ", "An entry unchanged from its base was measured once: its Δ is against its committed results on `main` at `abc`, measured at another time"}},
 		{name: "every base failed", rows: []Measured{m(failed)}, base: Baseline{Ref: "main", MergeBase: "0123456789abcdef"},
 			want: []string{"against itself at `0123456789ab` (merge base with `main`), measured in this job, interleaved run by run (base, head, head, base, …); the base failed on every row"},
-			not:  []string{"runs each", stats.Method}},
+			not:  []string{"runs each", "Bonferroni"}},
 		{name: "compare", rows: []Measured{m(vs)}, base: Baseline{Compare: "fiber"},
 			want: []string{"Δ against `fiber`, measured in this job, interleaved run by run", "3 runs each"}, not: []string{"merge base"}},
 		{name: "compare from the rows", rows: []Measured{m(vs)}, want: []string{"Δ against `fiber`, measured in this job"}},
 		{name: "committed", rows: []Measured{committedRow}, base: Baseline{Source: "`main`", Committed: lookup},
-			want: []string{"Δ against each framework's committed results on `main`, measured at another time, not in this job; with two runs a side or more"},
+			want: []string{"Δ against each framework's committed results on `main`, measured at another time, not in this job; Δ is each row's primary figure (RPS); with two runs a side or more, each of a row's 4 Δ cells has a Welch interval"},
 			not:  []string{"interleaved", "--baseline"}},
 		{name: "asked committed", rows: []Measured{m(self)}, base: Baseline{Source: "`main`", OnlyCommitted: true},
 			want: []string{"measured at another time, not in this job (`--baseline committed`)"}, not: []string{"interleaved"}},

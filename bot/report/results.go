@@ -243,7 +243,13 @@ func resultsPieces(r Results, budget int) []piece {
 		}
 		return rep.Committed(entry, profile, conns)
 	}
-	base := Baseline{Compare: compare, Source: baselineSource(rep), Committed: committed,
+	scored := func(shown string) []*result.Result {
+		if p, ok := profiles[shown]; ok {
+			shown = p
+		}
+		return committedOf(rep, shown)
+	}
+	base := Baseline{Compare: compare, Source: baselineSource(rep), Committed: committed, Scored: scored,
 		Ref: rep.BaseRef, MergeBase: rep.MergeBase, OnlyCommitted: rep.AgainstCommitted}
 	if rep.Rule != nil {
 		rule := stats.Rule(*rep.Rule)
@@ -262,6 +268,12 @@ func resultsPieces(r Results, budget int) []piece {
 		pieces = append(pieces, tablePiece(t))
 		if t.Note != "" {
 			pieces = append(pieces, piece{text: t.Note + "\n"})
+		}
+		if second := RenderDeltaTable(t); second != "" {
+			pieces = append(pieces, gridPiece(second))
+		}
+		if n := t.ScoreNote(base.Source); n != "" {
+			pieces = append(pieces, piece{text: n + "\n"})
 		}
 		if lines := t.BaseFailures(); len(lines) > 0 {
 			pieces = append(pieces, piece{text: baseFailuresBlock(t, lines, budget)})
@@ -545,6 +557,35 @@ func errorBlock(msg string) string {
 		lines = append(lines, "…")
 	}
 	return "**Error:**\n\n" + md.Fence("text", lines)
+}
+
+// committedOf returns the committed results of a profile the report read, every entry and
+// connection count.
+func committedOf(rep result.Report, profile string) []*result.Result {
+	var out []*result.Result
+	for _, b := range rep.Baselines {
+		for i := range b.Results {
+			if b.Results[i].Profile == profile {
+				out = append(out, &b.Results[i])
+			}
+		}
+	}
+	return out
+}
+
+// gridPiece is a table rendered as a heading, a blank line, the column header (two lines)
+// and a line per row, as a piece that may be split between its rows.
+func gridPiece(text string) piece {
+	lines := strings.SplitAfter(text, "\n")
+	if lines[len(lines)-1] == "" {
+		lines = lines[:len(lines)-1]
+	}
+	if len(lines) < 4 {
+		return piece{text: text}
+	}
+	p := piece{heading: strings.TrimSuffix(lines[0], "\n"), columns: lines[2] + lines[3], rows: lines[4:]}
+	p.text = text
+	return p
 }
 
 // tablePiece renders a framework's table as a piece that may be split between its rows.

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	gocmp "github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/arenabot/arenabot/md"
 	"github.com/arenabot/arenabot/md/mdtest"
@@ -118,6 +119,35 @@ func order(n int) string {
 }
 
 const mergeBase = "89abcdef0123456789abcdef0123456789abcdef"
+
+// fixedRateRuns are runs of a fixed-rate row at 10,000 requests/s over 20 s, one per CPU µs
+// per request, with the given p99 and mean latency (µs).
+func fixedRateRuns(mem int64, cpuPerReq, p99, mean []float64) []result.Run {
+	var runs []result.Run
+	for i, c := range cpuPerReq {
+		rps := 9_990 + float64(i%3)
+		runs = append(runs, result.Run{
+			RPS: rps, Requests: int64(rps * 20), Status2xx: int64(rps * 20), DurationS: 20, Bytes: int64(rps * 20 * 160),
+			LatencyUS: result.Latency{Mean: mean[i], P50: mean[i] * 0.8, P90: p99[i] * 0.5, P99: p99[i], P999: p99[i] * 2, Max: p99[i] * 4},
+			CPUCores:  c * rps / 1e6, MemoryPeak: mem + int64(i%3)<<16,
+		})
+	}
+	return runs
+}
+
+// fixedRateRow is entry's latency-10k 1024 row measured against its merge base, interleaved.
+func fixedRateRow(entry string, head, base [3][]float64) result.Row {
+	r := &result.Result{
+		Framework: entry, Language: "Go", Connections: 1024, Threads: 4, Duration: "20s",
+		Pipeline: 1, Entry: entry, Profile: "latency-10k", Tool: "arenaload", TargetRate: 10_000,
+		Commit: "0123456789abcdef0123456789abcdef01234567", Host: "bench-1",
+		Time: time.Date(2024, 5, 3, 14, 0, 0, 0, time.UTC),
+	}
+	r.FromRuns(fixedRateRuns(14<<20, head[0], head[1], head[2]))
+	r.Base = &result.Side{Entry: entry, Ref: "main", Commit: mergeBase, Image: "arenabot-" + entry + ":89abcdef0123",
+		Runs: fixedRateRuns(14<<20, base[0], base[1], base[2]), Order: order(len(head[0])), Stop: "interval narrow enough"}
+	return result.Row{Entry: entry, Display: entry, Profile: "latency-10k", Conns: 1024, Result: r}
+}
 
 // pairedRow is a row of entry measured against itself at the merge base, interleaved: every
 // run of both sides.
@@ -239,16 +269,25 @@ func interleavedResults() Results {
 			[]float64{90800, 92600, 89700, 91900, 90300, 92800, 89500, 91400, 90600, 92100}, "run limit reached"),
 		pairedRow("nethttp", "json", 512, 19<<20, 19<<20,
 			[]float64{71250, 70900, 71600, 71100}, []float64{71000, 71500, 70700, 71300}, "interval narrow enough"),
+		// A spin of about 15% more CPU per request at the same offered rate: RPS cannot move.
+		fixedRateRow("nethttp",
+			[3][]float64{{46.1, 45.2, 47.0, 46.4}, {1180, 1090, 1240, 1150}, {292, 281, 301, 288}},
+			[3][]float64{{40.2, 39.6, 40.9, 40.1}, {1010, 1120, 980, 1060}, {262, 270, 255, 266}}),
 		pairedRow("fasthttp", "baseline", 512, 12<<20, 12<<20, []float64{182000, 181500, 183100}, nil, ""),
 		pairedRow("fasthttp", "json", 512, 13<<20, 13<<20, []float64{150200, 149800, 151000}, nil, ""),
 		row("quickhttp", "QuickHTTP", "baseline", 512, 123_400, 9<<20, 1),
 		row("gin", "gin", "baseline", 512, 182_345, 24<<20, 1.2),
 		row("gin", "gin", "json", 512, 120_400, 26<<20, 0.8),
 	}
-	r.Report.Rows[3] = baseFailed(r.Report.Rows[3])
 	r.Report.Rows[4] = baseFailed(r.Report.Rows[4])
+	r.Report.Rows[5] = baseFailed(r.Report.Rows[5])
+	// The committed latency-10k results the score's bests come from: fasthttp's spends
+	// less CPU per request than either side of nethttp's row.
+	fastLatency := &result.Result{Entry: "fasthttp", Profile: "latency-10k", Connections: 1024, TargetRate: 10_000}
+	fastLatency.FromRuns(fixedRateRuns(9<<20, []float64{31.5}, []float64{1400}, []float64{240}))
 	r.Report.Baselines = []result.Baseline{
-		baseline("nethttp", []string{"baseline", "json"}, row("nethttp", "nethttp", "baseline", 512, 150_000, 18<<20, 1)),
+		baseline("nethttp", []string{"baseline", "json", "latency-10k"}, row("nethttp", "nethttp", "baseline", 512, 150_000, 18<<20, 1)),
+		{Entry: "fasthttp", Present: true, Tests: []string{"baseline", "json", "latency-10k"}, Results: []result.Result{*fastLatency}},
 		baseline("gin", []string{"baseline", "json"},
 			row("gin", "gin", "baseline", 512, 160_000, 24<<20, 1),
 			row("gin", "gin", "json", 512, 121_000, 25<<20, 1),
@@ -435,32 +474,44 @@ func TestRenderResultsContent(t *testing.T) {
 			"✅ **Benchmark done** for @alice.", "`/benchmark -f gin -t baseline,json --save`",
 			"committed results on `main` at `abcdef012345`", "**Commit:** `0123456789ab`",
 			"[`fedcba987654`](https://github.com/o/r/commit/", "3 measured, 0 failed",
-			"| baseline | 512 | 182.3K |", "| +13.9% ±1.5% | ~0% (±0.6%) |", "NEW", "```mermaid\nxychart-beta\n",
+			"| baseline | 512 | 182.3K |", "| +13.9% ±2.3% better | ~0% (±0.9%) |", "NEW", "```mermaid\nxychart-beta\n",
 			"Δ of `gin` baseline 512, json 512 is against its committed results on `main` at `abcdef012345`, measured at another time, not in this job.",
 			`x-axis ["baseline 512", "baseline 4096", "json 512"]`, "bar [160000, 0, 121000]\n    bar [182345, 171020, 120400]\n", "<details><summary>Full log (last 5 lines)</summary>",
 		}},
 		{name: "interleaved", wantTables: 4, want: []string{
 			"- **Baseline:** Δ of each changed entry against itself at `89abcdef0123` (merge base with `main`), measured in this job, " +
 				"interleaved run by run (base, head, head, base, …), 3–10 runs each (median 4); " +
-				"Welch 95% interval of the relative difference of the means; a change is at least 2% with an interval that excludes zero, " +
+				"Δ is each row's primary figure (RPS, CPU/req on fixed-rate rows), the one its runs were measured until its interval was narrow enough; " +
+				"each of a row's 4 Δ cells has a Welch interval of the relative difference of the means at 98.75%, not 95% (Bonferroni over the row's cells): " +
+				"a row with no change flags one of them by luck in at most 5% of rows; a change says whether it is `better` or `worse` for that figure (more CPU/req, p99 or Mem is worse); " +
+				"a change is at least 2% with an interval that excludes zero, " +
 				"else `~0% (±w)`: the smallest change the row could have shown. An entry unchanged from its base was measured once",
 			"RPS: the best of each row's runs",
-			"| baseline | 512 | 101.0K | — | 39us | 1.20ms | 3.20ms | 390% | 18MiB | -9.1% ±2.1% | ~0% (±0.8%) |",
+			"| baseline | 512 | 101.0K | — | 39us | 1.20ms | 3.20ms | 390% | 18MiB | -9.1% ±3.4% worse | ~0% (±1.2%) |",
 			"| ~0% (±1.1%) |",
 			"| baseline | 512 | 183.1K | — | 21us | 1.20ms | 3.20ms | 390% | 12MiB | base failed | base failed |",
 			"Why the base of `fasthttp` failed",
 			"- baseline 512, json 512: build of fasthttp at 89abcdef0123 failed: RUN go build",
 			"| baseline | 512 | 123.4K | — | 32us | 1.20ms | 3.20ms | 390% | 9MiB | NEW | NEW |",
 			"Δ of `gin` is against its committed results on `main` at `abcdef012345`, measured at another time, not in this job: it is unchanged from its base, so it was measured once.",
-			"RPS of `nethttp` against the baseline (its base, measured in this job)", "bar [111500, 92800, 71500]\n    bar [101000, 92500, 71600]\n",
+			"RPS of `nethttp` against the baseline (its base, measured in this job)", "bar [111500, 92800, 71500, 9992]\n    bar [101000, 92500, 71600, 9992]\n",
+			// The fixed-rate row: its Δ is CPU per request (a spin: worse), and its score
+			// drops (hand-computed: the bests are fasthttp's committed 31.5 µs and mean
+			// 240 µs and the base's p99 1,042.5 µs; base 100 × (0.5 × 31.5/40.2 + 0.25 +
+			// 0.25 × (1 − log10(263.25/240))) = 88.2, head 81.6).
+			"| latency-10k | 1024 | 10.0K | 0.9992 | 47us | 1.24ms | 2.48ms | 47% | 14MiB | +14.9% ±4.3% worse | ~0% (±1.1%) |",
+			"| latency-10k | 1024 | +14.9% ±4.3% worse | ~0% (±15.7%) | 88.2 → 81.6 | -6.5 ±2.7 pts worse |",
+			"#### `nethttp`: Δ of the other figures\n\n| Test | Conn | Δ CPU/req | Δ p99 | Score | Δ Score |",
+			"#### `fasthttp`: Δ of the other figures\n\n| Test | Conn | Δ CPU/req | Δ p99 |\n",
+			"For latency-10k 1024 the bests are the lowest CPU/req, p99 and mean latency among the committed results of the profile on `main` at `abcdef012345`",
 		}, not: []string{"best of 3 runs", "Δ of `nethttp` is against", "Δ of `quickhttp`", "Why rows of"}},
 		{name: "committed", wantTables: 1, want: []string{
-			"- **Baseline:** Δ against each framework's committed results on `main` at `abcdef012345`, measured at another time, not in this job (`--baseline committed`); with two runs a side or more, Welch 95% interval",
+			"- **Baseline:** Δ against each framework's committed results on `main` at `abcdef012345`, measured at another time, not in this job (`--baseline committed`); Δ is each row's primary figure (RPS); with two runs a side or more, each of a row's 4 Δ cells has a Welch interval",
 			"Δ of `gin` baseline 512, json 512 is against its committed results on `main` at `abcdef012345`, measured at another time, not in this job (`--baseline committed`).",
 		}, not: []string{"interleaved", "merge base"}},
 		{name: "multi", wantTables: 2, want: []string{"### ✅ `gin`", "### ✅ `nethttp` (go-nethttp)", "RPS of `nethttp`"}},
 		{name: "compare", wantTables: 1, want: []string{
-			"Δ against `fasthttp`", "| +21.4% ±1.5% |", "| ~0% (±2.7%) |", "| NEW | NEW |", "| n/a | n/a |", "bar [150000, 170000, 0, 0]\n    bar [182345, 171020, 120400, 1450]\n",
+			"Δ against `fasthttp`", "| +21.4% ±2.4% better |", "| ~0% (±4.9%) |", "| NEW | NEW |", "| n/a | n/a |", "bar [150000, 170000, 0, 0]\n    bar [182345, 171020, 120400, 1450]\n",
 			"Δ of `gin` baseline 512, baseline 4096 is against `fasthttp`'s committed results on `main` at `abcdef012345`, measured at another time, not in this job.",
 		}},
 		{name: "failures", wantTables: 3, want: []string{
@@ -496,7 +547,7 @@ func TestRenderResultsContent(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			out := strings.Join(RenderResults(cases[tt.name]), "\n")
 			holds(t, "output", out, tt.want, tt.not)
-			if n := strings.Count(out, "| Test | Conn |"); n != tt.wantTables {
+			if n := strings.Count(out, "| Test | Conn | RPS |"); n != tt.wantTables {
 				t.Errorf("%d tables, want %d", n, tt.wantTables)
 			}
 		})
@@ -777,7 +828,8 @@ func checkParts(t *testing.T, r Results, parts []string) {
 		t.Fatal("no parts")
 	}
 	mentions := 0
-	var tableLines []string
+	var tableLines, deltaLines []string
+	second := false
 	for i, p := range parts {
 		name := fmt.Sprintf("part %d of %d", i+1, len(parts))
 		if len(p) >= MaxComment {
@@ -823,9 +875,17 @@ func checkParts(t *testing.T, r Results, parts []string) {
 				open = line[:len(line)-len(l)]
 				continue
 			}
-			// The results tables' lines; a <details> block's tables (CPU profiles) are not rows.
+			// The results tables' lines, and the second tables' (Δ of the other figures); a
+			// <details> block's tables (CPU profiles) are not rows.
+			if strings.HasPrefix(line, "| Test |") {
+				second = strings.HasPrefix(line, "| "+strings.Join(DeltaColumns[:4], " | ")+" |")
+			}
 			if details == 0 && strings.HasPrefix(line, "|") && !strings.HasPrefix(line, "| Test |") && !strings.HasPrefix(line, "|---") {
-				tableLines = append(tableLines, line)
+				if second {
+					deltaLines = append(deltaLines, line)
+				} else {
+					tableLines = append(tableLines, line)
+				}
 			}
 			if strings.HasPrefix(line, "<details>") {
 				details++
@@ -872,17 +932,21 @@ func checkParts(t *testing.T, r Results, parts []string) {
 	}
 	checkCharts(t, strings.Join(parts, "\n"))
 
-	// Every row of the report is exactly one table line.
-	count := map[string]int{}
-	for _, l := range tableLines {
-		cells := strings.SplitN(l, " | ", 3)
-		if len(cells) < 3 {
-			t.Errorf("odd table line %q", l)
-			continue
+	// Every row of the report is exactly one table line, and every measured row one line of
+	// the second table.
+	counts := func(lines []string) map[string]int {
+		count := map[string]int{}
+		for _, l := range lines {
+			cells := strings.SplitN(l, " | ", 3)
+			if len(cells) < 3 {
+				t.Errorf("odd table line %q", l)
+				continue
+			}
+			count[strings.TrimPrefix(cells[0], "| ")+" "+cells[1]]++
 		}
-		count[strings.TrimPrefix(cells[0], "| ")+" "+cells[1]]++
+		return count
 	}
-	wantRows := map[string]int{}
+	wantRows, wantMeasured := map[string]int{}, map[string]int{}
 	for _, row := range r.Report.Rows {
 		p, c := md.Cell(md.Clip(row.Profile, 64)), fmt.Sprint(row.Conns)
 		if p == "" {
@@ -892,8 +956,14 @@ func checkParts(t *testing.T, r Results, parts []string) {
 			c = "—"
 		}
 		wantRows[p+" "+c]++
+		if row.Result != nil {
+			wantMeasured[p+" "+c]++
+		}
 	}
-	if diff := gocmp.Diff(wantRows, count); diff != "" {
+	if diff := gocmp.Diff(wantMeasured, counts(deltaLines), cmpopts.EquateEmpty()); diff != "" {
+		t.Errorf("second-table rows differ from the report's measured rows (-want +got):\n%s", diff)
+	}
+	if diff := gocmp.Diff(wantRows, counts(tableLines)); diff != "" {
 		t.Errorf("table rows differ from the report's rows (-want +got):\n%s", diff)
 	}
 }

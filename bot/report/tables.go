@@ -47,6 +47,9 @@ type Baseline struct {
 	OnlyCommitted bool
 	// Rule is the rule the Δ cells apply (Report.Rule); nil means stats.DefaultRule.
 	Rule *stats.Rule
+	// Scored returns the committed results of a profile, every entry and connection count
+	// there are: what a fixed-rate row's score is measured against. nil: none.
+	Scored func(profile string) []*result.Result
 }
 
 // rule is the Δ rule in force.
@@ -80,6 +83,9 @@ func Tables(rows []Measured, b Baseline) []Table {
 		row := Row{Profile: m.Profile, Conns: m.Conns, Result: m.Result, Err: m.Err, Short: m.Short, WebSocket: m.WebSocket, Bandwidth: m.Bandwidth}
 		if m.Result != nil {
 			row.Baseline, row.SameRun, row.NotApplicable = b.lookup(m, sameRun)
+			if b.Scored != nil && row.figures().Scored {
+				row.Scored = b.Scored(m.Profile)
+			}
 		}
 		tables[i].Rows = append(tables[i].Rows, row)
 	}
@@ -140,6 +146,12 @@ func Render(r Summary) string {
 		b.WriteString("\n" + RenderTable(t))
 		if t.Note != "" {
 			b.WriteString("\n" + t.Note + "\n")
+		}
+		if second := RenderDeltaTable(t); second != "" {
+			b.WriteString("\n" + second)
+		}
+		if n := t.ScoreNote(r.Baseline.Source); n != "" {
+			b.WriteString("\n" + n + "\n")
 		}
 		for _, block := range ProfileBlocks(t, nil) {
 			b.WriteString("\n" + block)

@@ -362,9 +362,9 @@ var finalMarker = regexp.MustCompile(`<!-- arenabot:(results|ending) `)
 // (.ci/flaky: a 1 minute bound timed out while other tests measured).
 const lockWait = 6 * time.Minute
 
-// intervalCell is a Δ cell of a row measured against a base in the job: "-6.1% ±1.8%" or
-// "~0% (±2.4%)".
-var intervalCell = regexp.MustCompile(`^([+-]\d+\.\d% ±\d+\.\d%|~0% \(±\d+\.\d%\))$`)
+// intervalCell is a Δ cell of a row measured against a base in the job: "-6.1% ±1.8% worse"
+// or "~0% (±2.4%)".
+var intervalCell = regexp.MustCompile(`^([+-]\d+\.\d% ±\d+\.\d% (better|worse)|~0% \(±\d+\.\d%\))$`)
 
 // waitFinal waits for a final reply of any kind and returns it.
 func (l *loop) waitFinal(timeout time.Duration) githubtest.Comment {
