@@ -20,3 +20,14 @@ func TestValue(t *testing.T) {
 		t.Errorf("Values = %v, want the two runs with CPU per request", got)
 	}
 }
+
+// TestBestsLower: each figure's lowest over the results that have a CPU per request.
+func TestBestsLower(t *testing.T) {
+	var b Bests
+	b.Lower(Result{CPUPerRequest: 30, LatencyUS: Latency{P99: 700, Mean: 0}})
+	b.Lower(Result{CPUPerRequest: 0, LatencyUS: Latency{P99: 1, Mean: 1}}) // cannot be scored
+	b.Lower(Result{CPUPerRequest: 40, LatencyUS: Latency{P99: 900, Mean: 250}})
+	if want := (Bests{CPUPerRequest: 30, P99: 700, Mean: 250, Results: 2}); b != want {
+		t.Errorf("Bests = %+v, want %+v", b, want)
+	}
+}

@@ -76,10 +76,40 @@ type Report struct {
 	Tests      []string   `json:"tests,omitempty"`      // in profile order
 	Rows       []Row      `json:"rows,omitempty"`       // in plan order
 	Baselines  []Baseline `json:"baselines,omitempty"`  // every measured entry and the --compare target
-	Log        []string   `json:"log,omitempty"`        // the tail of the runner's log for this job
+	// ScoreBests are, per fixed-rate profile of the job, the lowest figures among the
+	// results committed on the base branch by every entry, at every connection count: what
+	// the arena's score measures a row against.
+	ScoreBests map[string]Bests `json:"score_bests,omitempty"`
+	Log        []string         `json:"log,omitempty"` // the tail of the runner's log for this job
 	// Error says why the job as a whole failed (a checkout that failed, a bad meta.json);
 	// "" when rows were measured (some may still have failed).
 	Error string `json:"error,omitempty"`
+}
+
+// Bests are the lowest CPU µs per request, p99 and mean latency (µs) among Results
+// committed results of one profile; a figure no result had is 0.
+type Bests struct {
+	CPUPerRequest float64 `json:"cpu_per_request_us"`
+	P99           float64 `json:"p99_us"`
+	Mean          float64 `json:"mean_us"`
+	Results       int     `json:"results"`
+}
+
+// Lower takes r's figures into b where they are lower, and counts r when it has a CPU per
+// request (a result without one cannot be scored and sets no best).
+func (b *Bests) Lower(r Result) {
+	if r.CPUPerRequest <= 0 {
+		return
+	}
+	b.Results++
+	for _, f := range []struct {
+		best *float64
+		v    float64
+	}{{&b.CPUPerRequest, r.CPUPerRequest}, {&b.P99, r.LatencyUS.P99}, {&b.Mean, r.LatencyUS.Mean}} {
+		if f.v > 0 && (*f.best <= 0 || f.v < *f.best) {
+			*f.best = f.v
+		}
+	}
 }
 
 // A Rule is the run count and interval rule of a job's interleaved rows (stats.Rule).

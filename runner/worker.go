@@ -587,6 +587,7 @@ func (j *jobRun) run(ctx context.Context) (queue.State, string) {
 		names = append(names, job.Compare)
 	}
 	j.report.Baselines = r.baselines(ctx, co.BaseCommit, names, filepath.Join(j.dir, "base"), j.log)
+	j.report.ScoreBests = r.scoreBests(ctx, co.BaseCommit, scoredProfiles(plan), filepath.Join(j.dir, "scored"), j.log)
 	if job.Baseline == queue.BaselineCommitted {
 		j.report.AgainstCommitted = true
 	} else {

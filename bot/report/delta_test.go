@@ -241,3 +241,21 @@ func TestDeltasScoreCells(t *testing.T) {
 		}
 	}
 }
+
+// TestCommittedOfScoreBests: the bests the runner read of every entry's committed results
+// (Report.ScoreBests) count among a profile's committed results, so a row's score is
+// measured against them, and the bests say they include committed results.
+func TestCommittedOfScoreBests(t *testing.T) {
+	rep := result.Report{ScoreBests: map[string]result.Bests{"latency-10k": {CPUPerRequest: 20, P99: 500, Mean: 200, Results: 7}}}
+	got := committedOf(rep, "latency-10k")
+	if len(got) != 1 || got[0].CPUPerRequest != 20 || got[0].LatencyUS.P99 != 500 || got[0].LatencyUS.Mean != 200 {
+		t.Fatalf("committedOf = %+v, want the runner's bests", got)
+	}
+	b := bestsOf(got, scorePoint{CPU: 30, P99: 400, Mean: 250})
+	if !b.Committed || b.CPU != 20 || b.P99 != 400 || b.Mean != 200 {
+		t.Errorf("bestsOf = %+v, want CPU 20 and mean 200 from the committed bests, p99 400 from the row", b)
+	}
+	if got := committedOf(rep, "latency-1m"); len(got) != 0 {
+		t.Errorf("committedOf(latency-1m) = %+v, want none", got)
+	}
+}

@@ -560,9 +560,13 @@ func errorBlock(msg string) string {
 }
 
 // committedOf returns the committed results of a profile the report read, every entry and
-// connection count.
+// connection count, and, as one more, the bests the runner read of every entry's
+// (Report.ScoreBests).
 func committedOf(rep result.Report, profile string) []*result.Result {
 	var out []*result.Result
+	if b, ok := rep.ScoreBests[profile]; ok && b.CPUPerRequest > 0 {
+		out = append(out, &result.Result{Profile: profile, CPUPerRequest: b.CPUPerRequest, LatencyUS: result.Latency{P99: b.P99, Mean: b.Mean}})
+	}
 	for _, b := range rep.Baselines {
 		for i := range b.Results {
 			if b.Results[i].Profile == profile {

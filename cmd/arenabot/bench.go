@@ -93,7 +93,7 @@ func bench(ctx context.Context, c benchConfig, stdout, stderr io.Writer) error {
 		return err
 	}
 	plan.CPUProfile = profile.CPUProfileMode(c.Profile, false)
-	baseline := report.Baseline{Compare: c.Compare, Source: "the working tree (" + root + "/<name>/results)", Committed: committed(root), Rule: &c.Rule}
+	baseline := report.Baseline{Compare: c.Compare, Source: "the working tree (" + root + "/<name>/results)", Committed: committed(root), Scored: scored(root), Rule: &c.Rule}
 	switch {
 	case c.Compare != "":
 		ce, err := frameworks.Load(root, c.Compare, profile.Names())

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io/fs"
 	"log/slog"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -80,6 +82,25 @@ func committed(root string) func(entry, profile string, conns int) (*result.Resu
 			return nil, true
 		}
 		return &r, true
+	}
+}
+
+// scored reads every entry's committed results of a profile in the working tree (every
+// connection count): what a fixed-rate row's score is measured against.
+func scored(root string) func(profile string) []*result.Result {
+	return func(test string) []*result.Result {
+		names, _ := filepath.Glob(filepath.Join(root, "*", result.Dir, test+"-*.json"))
+		var out []*result.Result
+		for _, name := range names {
+			b, err := os.ReadFile(name)
+			if err != nil {
+				continue
+			}
+			if r, err := result.Unmarshal(b); err == nil && r.Profile == test {
+				out = append(out, &r)
+			}
+		}
+		return out
 	}
 }
 
