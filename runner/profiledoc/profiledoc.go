@@ -206,33 +206,26 @@ const scoreFormula = "the arena's 0–100 score for each side: " +
 	"a best is the lowest among the rows scored together."
 
 // judgedBy is the table's short list of a profile's figures: "CPU/req, score · p99".
-func judgedBy(f profile.Figures) string {
-	s := figureNames[f.Primary][0]
-	if f.Scored {
-		s += ", score"
-	}
-	if len(f.Secondary) > 0 {
-		names := make([]string, len(f.Secondary))
-		for i, g := range f.Secondary {
-			names[i] = figureNames[g][0]
-		}
-		s += " · " + strings.Join(names, ", ")
-	}
-	return s
-}
+func judgedBy(f profile.Figures) string { return figureList(f, 0, "", ", score", " · ") }
 
 // figures is a section's list of a profile's figures, each with what it is.
 func figures(f profile.Figures) string {
-	s := "primary: " + figureNames[f.Primary][1]
+	return figureList(f, 1, "primary: ", "; scored: the arena's fixed-rate score (see [Figures](#figures))", "; secondary: ")
+}
+
+// figureList names f's figures from column col of figureNames: the primary one after lead,
+// then scored when the profile is scored, then the secondary ones after sep.
+func figureList(f profile.Figures, col int, lead, scored, sep string) string {
+	s := lead + figureNames[f.Primary][col]
 	if f.Scored {
-		s += "; scored: the arena's fixed-rate score (see [Figures](#figures))"
+		s += scored
 	}
 	if len(f.Secondary) > 0 {
 		names := make([]string, len(f.Secondary))
 		for i, g := range f.Secondary {
-			names[i] = figureNames[g][1]
+			names[i] = figureNames[g][col]
 		}
-		s += "; secondary: " + strings.Join(names, ", ")
+		s += sep + strings.Join(names, ", ")
 	}
 	return s
 }
