@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -102,7 +103,11 @@ func TestWorkerJobPastItsLimit(t *testing.T) {
 	}
 	var left []string
 	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
-		out, _ := exec.Command("pgrep", "-f", fmt.Sprintf("^sleep %d$", n)).Output()
+		out, err := exec.Command("pgrep", "-f", fmt.Sprintf("^sleep %d$", n)).Output()
+		var exit *exec.ExitError
+		if err != nil && !(errors.As(err, &exit) && exit.ExitCode() == 1) { // 1: no such process
+			t.Fatalf("pgrep (procps, which .ci/setup installs): %v", err)
+		}
 		if left = strings.Fields(string(out)); len(left) == 0 {
 			break
 		}
