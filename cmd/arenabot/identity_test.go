@@ -70,13 +70,6 @@ func identityServe(t *testing.T, gh *githubtest.Server, over map[string]string) 
 func TestServeRefusesUnknownIdentity(t *testing.T) {
 	key := appKeyFile(t)
 	app := map[string]string{"ARENA_GITHUB_TOKEN": "", "ARENA_GITHUB_APP_ID": "1234", "ARENA_GITHUB_PRIVATE_KEY_FILE": key}
-	with := func(m map[string]string, kv ...string) map[string]string {
-		m = maps.Clone(m)
-		for i := 0; i+1 < len(kv); i += 2 {
-			m[kv[i]] = kv[i+1]
-		}
-		return m
-	}
 	for _, tt := range []struct {
 		name  string
 		env   map[string]string
@@ -90,7 +83,7 @@ func TestServeRefusesUnknownIdentity(t *testing.T) {
 			wants: []string{"cannot tell the bot's own login", "GET /user", "401"}},
 		{name: "ARENA_BOT_LOGIN differs", env: map[string]string{"ARENA_REPOS": "octo/arena", "ARENA_BOT_LOGIN": "benchbot[bot]"},
 			wants: []string{`the bot's login is "arenabot[bot]" according to GitHub but ARENA_BOT_LOGIN says "benchbot[bot]"`}},
-		{name: "App without a slug", env: with(app, "ARENA_REPOS", "octo/arena"),
+		{name: "App without a slug", env: withEnv(app, "ARENA_REPOS", "octo/arena"),
 			fake:  func(gh *githubtest.Server) { gh.SetApp("") },
 			wants: []string{"cannot tell the bot's own login", "GET /app", "no slug"}},
 		{name: "App on two repositories", env: app,

@@ -28,16 +28,7 @@ func TestParseServe(t *testing.T) {
 	secretFile := filepath.Join(dir, "secret")
 	os.WriteFile(secretFile, []byte("from-file\n"), 0o600)
 	base := map[string]string{"ARENA_WEBHOOK_SECRET": "s3cret", "ARENA_GITHUB_TOKEN": "tok"}
-	with := func(kv ...string) map[string]string {
-		m := map[string]string{}
-		for k, v := range base {
-			m[k] = v
-		}
-		for i := 0; i+1 < len(kv); i += 2 {
-			m[kv[i]] = kv[i+1]
-		}
-		return m
-	}
+	with := func(kv ...string) map[string]string { return withEnv(base, kv...) }
 	for _, tt := range []struct {
 		name    string
 		env     map[string]string
@@ -507,4 +498,13 @@ func get(t *testing.T, url string) string {
 		t.Fatalf("GET %s = %d %s", url, resp.StatusCode, b)
 	}
 	return string(b)
+}
+
+// withEnv is a copy of base with the key-value pairs kv set.
+func withEnv(base map[string]string, kv ...string) map[string]string {
+	m := maps.Clone(base)
+	for i := 0; i+1 < len(kv); i += 2 {
+		m[kv[i]] = kv[i+1]
+	}
+	return m
 }
