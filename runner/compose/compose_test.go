@@ -404,15 +404,7 @@ services:
 			}
 			msg := strings.ReplaceAll(err.Error(), root+string(filepath.Separator), "")
 			t.Log(msg)
-			rest := msg
-			for _, w := range tt.want {
-				i := strings.Index(rest, w)
-				if i < 0 {
-					t.Errorf("Load error = %q\nwant it to contain, in order, %q", msg, w)
-					break
-				}
-				rest = rest[i+len(w):]
-			}
+			containsInOrder(t, msg, tt.want)
 			if tt.is != nil && !errors.Is(err, tt.is) {
 				t.Errorf("errors.Is(%v, %v) = false", err, tt.is)
 			}
@@ -468,5 +460,19 @@ func TestRelax(t *testing.T) {
 		Healthcheck: &Healthcheck{StartInterval: time.Second}}}}
 	if notes := st.Relax(Host{Ulimits: map[string]int64{"memlock": -1}}); len(notes) != 0 {
 		t.Errorf("Relax on a host that grants all = %v", notes)
+	}
+}
+
+// containsInOrder fails the test unless msg, a Load error, holds each of want in order.
+func containsInOrder(t *testing.T, msg string, want []string) {
+	t.Helper()
+	rest := msg
+	for _, w := range want {
+		i := strings.Index(rest, w)
+		if i < 0 {
+			t.Errorf("Load error = %q\nwant it to contain, in order, %q", msg, w)
+			return
+		}
+		rest = rest[i+len(w):]
 	}
 }

@@ -119,15 +119,7 @@ func TestConfineRefusals(t *testing.T) {
 			if strings.Contains(msg, "root:x:0:0") || strings.Contains(msg, "root:x:0:") {
 				t.Errorf("error %q quotes a host file", msg)
 			}
-			rest := msg
-			for _, w := range tt.want {
-				i := strings.Index(rest, w)
-				if i < 0 {
-					t.Errorf("Load error = %q\nwant it to contain, in order, %q", msg, w)
-					break
-				}
-				rest = rest[i+len(w):]
-			}
+			containsInOrder(t, msg, tt.want)
 		})
 	}
 }
