@@ -44,5 +44,16 @@ func (p Profile) Figures() Figures {
 // All returns the primary figure and then the secondary ones.
 func (f Figures) All() []Figure { return append([]Figure{f.Primary}, f.Secondary...) }
 
+// Cells is how many Δ cells a row judged by f shows, each of which may flag a change: its
+// figures, Δ memory and, when scored, Δ score. The reply's intervals are at the family level
+// of this many (stats.FamilyLevel), and BenchmarkDeltas counts a row as flagged over as many.
+func (f Figures) Cells() int {
+	k := len(f.All()) + 1
+	if f.Scored {
+		k++
+	}
+	return k
+}
+
 // LowerIsBetter reports whether a smaller value of the figure is the better one.
 func (f Figure) LowerIsBetter() bool { return f == FigureCPUPerReq || f == FigureP99 }

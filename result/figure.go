@@ -8,6 +8,7 @@ const (
 	ValueEchoes    = "msg/s"   // WebSocket echoes per second (the run's RPS)
 	ValueCPUPerReq = "cpu/req" // server CPU µs per 2xx response
 	ValueP99       = "p99"     // 99th-percentile latency, µs
+	ValueMem       = "mem"     // the server's peak memory, bytes
 )
 
 // Value returns the named figure of a run, and false when the run has none (an unknown
@@ -29,6 +30,8 @@ func (r Run) Value(name string) (float64, bool) {
 		return r.CPUCores * r.DurationS * 1e6 / float64(r.Status2xx), true
 	case ValueP99:
 		return r.LatencyUS.P99, r.LatencyUS.P99 > 0
+	case ValueMem:
+		return float64(r.MemoryPeak), r.MemoryPeak > 0
 	}
 	return 0, false
 }

@@ -102,10 +102,16 @@ func (b *Bests) Lower(r Result) {
 		return
 	}
 	b.Results++
+	b.LowerPoint(ScorePoint{CPU: r.CPUPerRequest, P99: r.LatencyUS.P99, Mean: r.LatencyUS.Mean})
+}
+
+// LowerPoint takes a point's figures into b where they are lower, without counting a
+// result: the two sides of a row measured against each other.
+func (b *Bests) LowerPoint(p ScorePoint) {
 	for _, f := range []struct {
 		best *float64
 		v    float64
-	}{{&b.CPUPerRequest, r.CPUPerRequest}, {&b.P99, r.LatencyUS.P99}, {&b.Mean, r.LatencyUS.Mean}} {
+	}{{&b.CPUPerRequest, p.CPU}, {&b.P99, p.P99}, {&b.Mean, p.Mean}} {
 		if f.v > 0 && (*f.best <= 0 || f.v < *f.best) {
 			*f.best = f.v
 		}

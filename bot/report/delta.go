@@ -82,16 +82,6 @@ func (r Row) figures() profile.Figures {
 	return p.Figures()
 }
 
-// familySize is how many Δ cells of a row judged by f may flag a change: its figures, Δ
-// Mem and, when scored, Δ score.
-func familySize(f profile.Figures) int {
-	k := len(f.All()) + 1
-	if f.Scored {
-		k++
-	}
-	return k
-}
-
 // Deltas renders a measured row's Δ cells under rule.
 //
 // A row measured against its base in the same job compares every run of both sides
@@ -105,7 +95,7 @@ func familySize(f profile.Figures) int {
 // entry does not run the profile.
 func Deltas(r Row, rule stats.Rule) Delta {
 	figs := r.figures()
-	d := Delta{Figures: figs, K: familySize(figs), Score: "—", DScore: "—", P99: "—"}
+	d := Delta{Figures: figs, K: figs.Cells(), Score: "—", DScore: "—", P99: "—"}
 	set := func(cell string) {
 		d.Primary, d.CPU, d.Mem = cell, cell, cell
 		if slices.Contains(figs.All(), profile.FigureP99) {
@@ -349,7 +339,7 @@ func familyText(tables []Table) string {
 	for _, t := range tables {
 		for _, r := range t.Rows {
 			if r.Result != nil {
-				ks[familySize(r.figures())] = true
+				ks[r.figures().Cells()] = true
 			}
 		}
 	}

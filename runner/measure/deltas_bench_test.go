@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -27,6 +28,7 @@ var (
 	deltaDuration = flag.Duration("delta-duration", 2*time.Second, "BenchmarkDeltas: the length of one run")
 	deltaFixed    = flag.Duration("fixed-duration", 0, "BenchmarkDeltas: the length of one run of a fixed-rate test; 0 means -delta-duration")
 	deltaOut      = flag.String("delta-out", "", "BenchmarkDeltas: also write every comparison's runs (JSON lines) to this file")
+	deltaIn       = flag.String("delta-in", "", "BenchmarkDeltas: measure nothing; summarize the comparisons an earlier -delta-out wrote")
 	deltaSpinCost = flag.Float64("spin-cpu", 0, "BenchmarkDeltas: the server CPU per request of the fixed-rate test, in µs, that sizes the spins instead of the one measured (a spin of s adds s/c to a server whose requests cost c): from an earlier run's realized CPU/req increase q with spin s, c = s/q")
 )
 
@@ -61,6 +63,14 @@ var (
 // 5.47 µs spin on 21.9 µs per request slowed it by 31.6%: the realized figure is the one to
 // size from.)
 func BenchmarkDeltas(b *testing.B) {
+	if *deltaIn != "" {
+		cs, err := readComparisons(*deltaIn)
+		if err != nil {
+			b.Fatal(err)
+		}
+		summarizeAll(cs, stats.DefaultRule)
+		return
+	}
 	if *deltaPairs < 1 {
 		b.Fatalf("-pairs %d: give at least one comparison", *deltaPairs)
 	}
@@ -151,6 +161,7 @@ func BenchmarkDeltas(b *testing.B) {
 		out = json.NewEncoder(f)
 	}
 
+	var all []comparison
 	for _, v := range strings.Split(*deltaVariants, ",") {
 		pairs := *deltaPairs
 		if at := strings.Index(v, "@"); at >= 0 {
@@ -175,9 +186,6 @@ func BenchmarkDeltas(b *testing.B) {
 		if _, err := bn.Build(ctx, head); err != nil {
 			b.Fatal(err)
 		}
-		cells, failed := map[string][]rowCell{}, map[string]int{}
-		wall := map[string][]float64{}
-		start := time.Now()
 		for i := range pairs {
 			plan := Plan{Targets: []Target{{Entry: head, Profiles: profiles, Base: &Base{Entry: base}}}}
 			rows, err := bn.Measure(ctx, plan)
@@ -186,47 +194,118 @@ func BenchmarkDeltas(b *testing.B) {
 			}
 			fmt.Fprintf(os.Stderr, "%s %s comparison %d/%d done\n", time.Now().Format("15:04:05"), name, i+1, pairs)
 			for _, r := range rows {
-				if r.Err != nil || r.Result.Base == nil || r.Result.Base.Err != "" {
-					// A comparison that failed is counted, not a reason to lose the others.
-					failed[r.Profile.Name]++
-					var side *result.Side
-					if r.Result != nil {
-						side = r.Result.Base
-					}
-					fmt.Printf("%s %s comparison %d failed: %v %+v\n", name, r.Profile.Name, i+1, r.Err, side)
-					continue
+				c := comparison{Variant: name, SpinNS: spin.Nanoseconds(), Pair: i + 1, Test: r.Profile.Name, Conns: r.Conns,
+					WallS: walls[r.Profile.Name].Seconds()}
+				switch {
+				case r.Err != nil:
+					c.Error = r.Err.Error()
+				case r.Result.Base == nil:
+					c.Error = "no base side"
+				case r.Result.Base.Err != "":
+					c.Error = "base: " + r.Result.Base.Err
+				default:
+					c.Order, c.Stop = r.Result.Base.Order, r.Result.Base.Stop
+					c.BaseRuns, c.HeadRuns = r.Result.Base.Runs, r.Result.Runs
 				}
-				cells[r.Profile.Name] = append(cells[r.Profile.Name], newRowCell(r.Result, r.Profile))
-				wall[r.Profile.Name] = append(wall[r.Profile.Name], walls[r.Profile.Name].Seconds())
+				if c.Error != "" {
+					// A comparison that failed is counted, not a reason to lose the others.
+					fmt.Printf("%s %s comparison %d failed: %s\n", name, r.Profile.Name, i+1, c.Error)
+				}
+				all = append(all, c)
 				if out != nil {
-					figs := map[string]any{}
-					for _, f := range r.Profile.Figures().All() {
-						figs[string(f)] = map[string][]float64{"base": result.Values(r.Result.Base.Runs, string(f)), "head": result.Values(r.Result.Runs, string(f))}
+					if err := out.Encode(c); err != nil {
+						b.Fatal(err)
 					}
-					out.Encode(map[string]any{"variant": name, "spin_ns": spin.Nanoseconds(), "test": r.Profile.Name, "conns": r.Conns,
-						"order": r.Result.Base.Order, "stop": r.Result.Base.Stop, "figures": figs,
-						"base_runs": r.Result.Base.Runs, "head_runs": r.Result.Runs})
 				}
 			}
 		}
-		per := time.Since(start) / time.Duration(pairs)
-		for _, p := range profiles {
-			fmt.Printf("%-18s spin %-8s %-12s %s; %d failed; median %s a row, %s per comparison\n", name, spin.Round(10*time.Nanosecond), p.Name,
-				summarizeRow(cells[p.Name], bn.cfg.Rule), failed[p.Name], seconds(median(wall[p.Name])), per.Round(time.Second))
-			for i, f := range p.Figures().All() {
-				for _, m := range []struct {
-					name string
-					diff func(figureCell) (stats.Diff, error)
-				}{
-					{"welch", func(c figureCell) (stats.Diff, error) { return c.diff, c.err }},
-					{"paired", func(c figureCell) (stats.Diff, error) { return c.paired, c.perr }},
-				} {
-					var fc []figureCell
-					for _, c := range cells[p.Name] {
-						fc = append(fc, c.figures[i])
-					}
-					fmt.Printf("%-18s spin %-8s %-12s %-8s %-6s %s\n", name, spin.Round(10*time.Nanosecond), p.Name, f, m.name, summarize(fc, bn.cfg.Rule, f, m.diff))
+	}
+	summarizeAll(all, bn.cfg.Rule)
+}
+
+// A comparison is one row of one comparison of a variant with the base: what -delta-out
+// writes, a JSON line each, and -delta-in reads back.
+type comparison struct {
+	Variant  string       `json:"variant"`
+	SpinNS   int64        `json:"spin_ns"`
+	Pair     int          `json:"pair"`
+	Test     string       `json:"test"`
+	Conns    int          `json:"conns"`
+	Order    string       `json:"order,omitempty"`
+	Stop     string       `json:"stop,omitempty"`
+	WallS    float64      `json:"wall_s"`
+	Error    string       `json:"error,omitempty"`
+	BaseRuns []result.Run `json:"base_runs"`
+	HeadRuns []result.Run `json:"head_runs"`
+}
+
+// readComparisons reads the JSON lines -delta-out wrote.
+func readComparisons(path string) ([]comparison, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	var cs []comparison
+	dec := json.NewDecoder(f)
+	for {
+		var c comparison
+		if err := dec.Decode(&c); err == io.EOF {
+			return cs, nil
+		} else if err != nil {
+			return nil, fmt.Errorf("%s: comparison %d: %w", path, len(cs)+1, err)
+		}
+		cs = append(cs, c)
+	}
+}
+
+// summarizeAll prints, per variant and test in the order they were measured, the row line
+// and each cell's line by Welch's interval and by the paired one.
+func summarizeAll(all []comparison, rule stats.Rule) {
+	type key struct{ variant, test string }
+	var keys []key
+	groups := map[key][]comparison{}
+	for _, c := range all {
+		k := key{c.Variant, c.Test}
+		if _, ok := groups[k]; !ok {
+			keys = append(keys, k)
+		}
+		groups[k] = append(groups[k], c)
+	}
+	for _, k := range keys {
+		p, ok := profile.Lookup(k.test)
+		if !ok {
+			fmt.Printf("%s %s: not a test of the profile table\n", k.variant, k.test)
+			continue
+		}
+		var cells []rowCell
+		var wall []float64
+		failed := 0
+		spin := time.Duration(0)
+		for _, c := range groups[k] {
+			spin = time.Duration(c.SpinNS)
+			if c.Error != "" {
+				failed++
+				continue
+			}
+			cells = append(cells, newRowCell(c, p))
+			wall = append(wall, c.WallS)
+		}
+		label := fmt.Sprintf("%-18s spin %-8s %-12s", k.variant, spin.Round(10*time.Nanosecond), k.test)
+		fmt.Printf("%s %s; %d failed; median %s a row\n", label, summarizeRow(cells, rule), failed, seconds(median(wall)))
+		for i, name := range cellNames(p) {
+			for _, m := range []struct {
+				name string
+				diff func(figureCell) (stats.Diff, error)
+			}{
+				{"welch", func(c figureCell) (stats.Diff, error) { return c.diff, c.err }},
+				{"paired", func(c figureCell) (stats.Diff, error) { return c.paired, c.perr }},
+			} {
+				var fc []figureCell
+				for _, c := range cells {
+					fc = append(fc, c.figures[i])
 				}
+				fmt.Printf("%s %-8s %-6s %s\n", label, name, m.name, summarize(fc, rule, name, m.diff))
 			}
 		}
 	}
@@ -251,43 +330,94 @@ func addSpin(b *testing.B, dir string, d time.Duration) {
 	}
 }
 
-// A figureCell is one comparison's Δ of one figure, by Welch over the two samples and by the
-// ratios of adjacent pairs, each at its row's family level.
+// A figureCell is one comparison's Δ of one of a row's cells, by Welch over the two samples
+// and by the ratios of adjacent pairs, each at its row's family level.
 type figureCell struct {
 	diff, paired stats.Diff
 	err, perr    error
 }
 
-// A rowCell is one comparison of a row: each of its figures' Δ in the order of
-// profile.Figures.All, the runs a side (the smaller) and why it stopped.
+// A rowCell is one comparison of a row: the Δ of each of its cells in the order of
+// cellNames, the runs a side (the smaller) and why it stopped.
 type rowCell struct {
 	figures []figureCell
 	runs    int
 	stop    string
 }
 
-func newRowCell(r *result.Result, p profile.Profile) rowCell {
-	all := p.Figures().All()
-	level := stats.FamilyLevel(len(all))
-	c := rowCell{runs: min(len(r.Runs), len(r.Base.Runs)), stop: r.Base.Stop}
-	for _, f := range all {
-		var fc figureCell
-		fc.diff, fc.err = stats.CompareAt(result.Values(r.Base.Runs, string(f)), result.Values(r.Runs, string(f)), level)
-		// Pairs are base run i and head run i, both with the figure.
-		var bp, hp stats.Sample
-		for i := range min(len(r.Runs), len(r.Base.Runs)) {
-			bv, bok := r.Base.Runs[i].Value(string(f))
-			hv, hok := r.Runs[i].Value(string(f))
-			if bok && hok {
-				bp, hp = append(bp, bv), append(hp, hv)
+// The cells a row shows beside its profile's figures: Δ memory, and Δ score on a scored
+// row (profile.Figures.Cells).
+const (
+	cellMem   = result.ValueMem
+	cellScore = "score"
+)
+
+// cellNames are a row's Δ cells as the reply shows them: its figures, then Δ memory and,
+// when scored, Δ score.
+func cellNames(p profile.Profile) []string {
+	figs := p.Figures()
+	var names []string
+	for _, f := range figs.All() {
+		names = append(names, string(f))
+	}
+	names = append(names, cellMem)
+	if figs.Scored {
+		names = append(names, cellScore)
+	}
+	return names
+}
+
+// cellValues are each run's value of a cell (0 where a run has none); a score is against
+// the bests of both sides' means, as the reply scores a row with no committed results.
+func cellValues(name string, runs []result.Run, target float64, bests result.Bests) (v []float64, ok []bool) {
+	for _, r := range runs {
+		var x float64
+		var has bool
+		if name == cellScore {
+			x, has = result.Score(r.Point(), target, bests), true
+		} else {
+			x, has = r.Value(name)
+		}
+		v, ok = append(v, x), append(ok, has)
+	}
+	return v, ok
+}
+
+func newRowCell(c comparison, p profile.Profile) rowCell {
+	names := cellNames(p)
+	level := stats.FamilyLevel(p.Figures().Cells())
+	var bests result.Bests
+	bests.LowerPoint(result.MeanPoint(c.BaseRuns))
+	bests.LowerPoint(result.MeanPoint(c.HeadRuns))
+	rc := rowCell{runs: min(len(c.HeadRuns), len(c.BaseRuns)), stop: c.Stop}
+	for _, name := range names {
+		bv, bok := cellValues(name, c.BaseRuns, float64(p.TargetRate), bests)
+		hv, hok := cellValues(name, c.HeadRuns, float64(p.TargetRate), bests)
+		var bs, hs, bp, hp stats.Sample
+		for i := range bv {
+			if bok[i] {
+				bs = append(bs, bv[i])
 			}
 		}
+		for i := range hv {
+			if hok[i] {
+				hs = append(hs, hv[i])
+			}
+		}
+		// Pairs are base run i and head run i, both with the figure.
+		for i := range min(len(bv), len(hv)) {
+			if bok[i] && hok[i] {
+				bp, hp = append(bp, bv[i]), append(hp, hv[i])
+			}
+		}
+		var fc figureCell
+		fc.diff, fc.err = stats.CompareAt(bs, hs, level)
 		if fc.paired, fc.perr = stats.ComparePaired(bp, hp); fc.perr == nil {
 			fc.paired = atLevel(fc.paired, level)
 		}
-		c.figures = append(c.figures, fc)
+		rc.figures = append(rc.figures, fc)
 	}
-	return c
+	return rc
 }
 
 // atLevel widens a t interval at stats.Level to the given confidence, on the same degrees
@@ -299,10 +429,10 @@ func atLevel(d stats.Diff, level float64) stats.Diff {
 	return d
 }
 
-// worse reports whether a Δ of the figure is for the worse: less of a rate, more CPU per
-// request or latency.
-func worse(f profile.Figure, rel float64) bool {
-	if f.LowerIsBetter() {
+// worse reports whether a Δ of a cell is for the worse: less of a rate or a score, more CPU
+// per request, latency or memory.
+func worse(cell string, rel float64) bool {
+	if cell == cellMem || profile.Figure(cell).LowerIsBetter() {
 		return rel > 0
 	}
 	return rel < 0
@@ -310,7 +440,7 @@ func worse(f profile.Figure, rel float64) bool {
 
 // summarize counts one figure's flagged cells: "flagged 1/20 (worse 1/20), median Δ
 // -0.4%, median ±2.1%".
-func summarize(cells []figureCell, rule stats.Rule, f profile.Figure, diff func(figureCell) (stats.Diff, error)) string {
+func summarize(cells []figureCell, rule stats.Rule, f string, diff func(figureCell) (stats.Diff, error)) string {
 	var flagged, bad, none int
 	var rel, half []float64
 	for _, c := range cells {
