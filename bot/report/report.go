@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/arenabot/arenabot/md"
+	"github.com/arenabot/arenabot/profile"
 	"github.com/arenabot/arenabot/result"
 	"github.com/arenabot/arenabot/stats"
 	"github.com/arenabot/arenabot/text"
@@ -192,8 +193,12 @@ func (t Table) scoredAny() bool {
 	return false
 }
 
+// SameAsDelta is the second table's Δ CPU/req cell of a row whose primary figure is CPU per
+// request: its first table's Δ is that figure's.
+const SameAsDelta = "= Δ"
+
 // RenderDeltaTable renders the second table of a framework: for each measured row, Δ
-// CPU/req and Δ p99 and, when a row of the table is fixed-rate, the arena's score of each
+// CPU/req (SameAsDelta where it is the row's Δ) and Δ p99 and, when a row of the table is fixed-rate, the arena's score of each
 // side and its Δ. "" when no row was measured.
 func RenderDeltaTable(t Table) string {
 	cols := DeltaColumns
@@ -214,7 +219,11 @@ func RenderDeltaTable(t Table) string {
 		}
 		rows++
 		d := Deltas(r, t.rule())
-		c := []string{md.Cell(r.Profile), fmt.Sprint(r.Conns), d.CPU, d.P99}
+		cpu := d.CPU
+		if d.Figures.Primary == profile.FigureCPUPerReq {
+			cpu = SameAsDelta // the first table's Δ already
+		}
+		c := []string{md.Cell(r.Profile), fmt.Sprint(r.Conns), cpu, d.P99}
 		if scored {
 			c = append(c, d.Score, d.DScore)
 		}

@@ -636,7 +636,8 @@ func buildLog(rows []result.Row, entry string) []string {
 
 // charts renders mermaid bar charts of a table's measured rows: a bar series of the
 // baseline's RPS (0 where there is none) when any row has one, then a series of this run's,
-// at most maxChartBars bars a chart and maxCharts charts; none when no row was measured.
+// at most maxChartBars bars a chart and maxCharts charts; none when no row was measured. A
+// fixed-rate row is left out: its RPS is the rate offered, whatever the server did.
 func charts(t Table, base Baseline) []string {
 	type bar struct {
 		label     string
@@ -644,8 +645,13 @@ func charts(t Table, base Baseline) []string {
 	}
 	var bars []bar
 	inJob, other := false, false // bases measured in this job; other results
+	fixed := 0
 	for _, row := range t.Rows {
 		if row.Result == nil {
+			continue
+		}
+		if row.figures().Scored {
+			fixed++
 			continue
 		}
 		b := bar{label: chartText(fmt.Sprintf("%s %d", row.Profile, row.Conns), 40), rps: max(row.Result.RPS, 0)}
@@ -665,6 +671,9 @@ func charts(t Table, base Baseline) []string {
 	if len(bars) > maxChartBars*maxCharts {
 		note = fmt.Sprintf(" (the first %d of %d measured rows)", maxChartBars*maxCharts, len(bars))
 		bars = bars[:maxChartBars*maxCharts]
+	}
+	if fixed > 0 {
+		note += "; fixed-rate rows are not drawn, their RPS being the rate offered (their CPU/req and score are in the tables)"
 	}
 	what := "its committed results"
 	switch {
