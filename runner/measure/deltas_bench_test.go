@@ -41,15 +41,17 @@ var (
 // interleaved and adaptive as a job measures (stopping on each profile's primary figure),
 // on the pinned CPUs.
 //
-// For every figure a test is judged by (profile.Figures: RPS, CPU/req and p99; CPU/req and
-// p99 on latency-10k; the score is left to the reply's tests) it prints, per variant, how
+// For every Δ cell the reply shows of a row (profile.Figures.Cells: the figures a test is
+// judged by, Δ memory and, on the fixed-rate row, Δ score against the bests of the row's two
+// sides, as the reply scores a row with no committed results) it prints, per variant, how
 // many comparisons flagged a change (the false-flag rate on A/A) and how many flagged the
-// figure worse (the detection rate of a spin), the median Δ and the median interval
-// half-width (the smallest change the figure can show here), each by Welch's interval over
-// the two sides and by the ratios of adjacent pairs. A row's figures are controlled as a
-// family: each interval is at stats.FamilyLevel(k) for the row's k figures, and the row line
-// counts the comparisons in which any figure flagged. The row line also says the median runs
-// a side, why the rows stopped and their median wall time.
+// cell worse (the detection rate of a spin), the median Δ and the median interval
+// half-width (the smallest change the cell can show), each by Welch's interval over the two
+// sides and by the ratios of adjacent pairs. A row's cells are controlled as a family: each
+// interval is at stats.FamilyLevel(k) for the row's k cells, and the row line counts the
+// comparisons in which any cell flagged. The row line also says the median runs a side, why
+// the rows stopped and their median wall time. -delta-out keeps every comparison's runs;
+// -delta-in summarizes such a file again without measuring.
 //
 //	go test -run '^$' -bench Deltas -benchtime 1x -timeout 12h ./runner/measure -pairs 20
 //
