@@ -10,6 +10,8 @@
 // The tree, as it is mounted into the containers (read-only):
 //
 //	dataset.json          50 items, /data/dataset.json
+//	dataset-large.json    6,000 items of the same shape, mounted by the arena's gateway-64
+//	                      stacks as /data/dataset-large.json
 //	static/<name>         20 files, each with <name>.gz and <name>.br, /data/static
 //	db/seed.sql           the items (100,000 rows) and users tables, run by the Postgres
 //	                      sidecar as /docker-entrypoint-initdb.d/seed.sql
@@ -20,6 +22,11 @@
 //	                      1 MiB and 2 MiB of text that gzip compresses several-fold
 //	                      (static-large)
 //	certs/server.{crt,key} a self-signed pair for localhost, /certs
+//	requests/gateway-64-uris.txt, requests/production-stack-*, jwt-token.txt
+//	                      the compose-stack profiles' URI lists, write body and token
+//	redis-seed.txt, redis-entrypoint.sh
+//	                      production-stack's cache service: its entrypoint (sh
+//	                      /entrypoint.sh) and the commands it seeds Redis with (/seed.txt)
 package arenadata
 
 import (
@@ -78,6 +85,7 @@ type file struct {
 func tree() []file {
 	var fs []file
 	fs = append(fs, file{DatasetFile, writeDataset})
+	fs = append(fs, file{DatasetLargeFile, writeDatasetLarge})
 	fs = append(fs, file{DBSeedFile, writeSeed})
 	fs = append(fs, staticFiles()...)
 	fs = append(fs, requestFiles()...)

@@ -209,7 +209,8 @@ func TestFiles(t *testing.T) {
 		"requests/static-large-1m.raw", "requests/static-large-2m.raw",
 		"large/download.bin", "large/page-1m.html", "large/bundle-2m.js",
 		"requests/gateway-64-uris.txt", "requests/production-stack-reads.txt", "requests/production-stack-writes.txt",
-		"requests/production-stack-write-body.json", "jwt-token.txt")
+		"requests/production-stack-write-body.json", "jwt-token.txt",
+		"dataset-large.json", "redis-seed.txt", "redis-entrypoint.sh")
 	slices.Sort(want)
 	got := arenadata.Files()
 	if !slices.IsSorted(got) {

@@ -28,6 +28,15 @@ type Rating struct {
 // DatasetSize is the number of items in dataset.json.
 const DatasetSize = 50
 
+// DatasetLargeFile is the large item dataset, relative to the data tree's root: the
+// arena's data/dataset-large.json, which its gateway-64 stacks mount into their server
+// (${DATA_DIR}/dataset-large.json:/data/dataset-large.json:ro). No profile's check or load
+// asks for it here; a stack that mounts it must find it, or its container cannot start.
+const DatasetLargeFile = "dataset-large.json"
+
+// DatasetLargeSize is the number of items in DatasetLargeFile.
+const DatasetLargeSize = 6000
+
 var (
 	categories = []string{"electronics", "office", "home", "sports", "books", "clothing", "toys", "garden"}
 	nouns      = map[string][]string{
@@ -50,6 +59,18 @@ var (
 func Dataset() []Item {
 	r := newRNG(DatasetFile)
 	items := make([]Item, DatasetSize)
+	for i := range items {
+		items[i] = randomItem(r, i+1)
+	}
+	return items
+}
+
+// DatasetLarge returns the DatasetLargeSize items of dataset-large.json, in file order (ids 1
+// to 6000): dataset.json's shape, drawn the same way from a source of their own, so neither
+// file changes the other.
+func DatasetLarge() []Item {
+	r := newRNG(DatasetLargeFile)
+	items := make([]Item, DatasetLargeSize)
 	for i := range items {
 		items[i] = randomItem(r, i+1)
 	}
@@ -80,8 +101,14 @@ func randomItem(r *rng, id int) Item {
 	}
 }
 
-func writeDataset(w io.Writer) error {
-	b, err := json.MarshalIndent(Dataset(), "", "  ")
+func writeDataset(w io.Writer) error { return writeItems(w, Dataset()) }
+
+func writeDatasetLarge(w io.Writer) error { return writeItems(w, DatasetLarge()) }
+
+// writeItems writes items as the arena's dataset files are: a JSON array indented by two
+// spaces, ending with a newline.
+func writeItems(w io.Writer, items []Item) error {
+	b, err := json.MarshalIndent(items, "", "  ")
 	if err != nil {
 		return err
 	}

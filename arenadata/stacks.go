@@ -3,13 +3,16 @@ package arenadata
 import (
 	"crypto/hmac"
 	"crypto/sha256"
+	_ "embed"
 	"encoding/base64"
+	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
 )
 
-// The compose-stack profiles' files, in requests/ (and the token at the top of the tree).
+// The compose-stack profiles' files, in requests/ (and the token and production-stack's
+// cache files at the top of the tree).
 const (
 	// GatewayURIs is the URI list of gateway-64 and gateway-h3: 6 static files, 4 sums, 7
 	// json pairs and 3 async-db queries, 20 lines, all through the edge on 8443.
@@ -25,7 +28,58 @@ const (
 	// JWTTokenFile is the bearer token production-stack's loads and checks send: an HS256
 	// JWT signed with JWTSecret for user 42, expiring in 2100.
 	JWTTokenFile = "jwt-token.txt"
+	// RedisEntrypointFile is production-stack's cache entrypoint, which the arena's stacks
+	// mount at /entrypoint.sh and run as sh /entrypoint.sh on redis:7-alpine: Redis with
+	// no port until the seed (RedisSeedFile, at /seed.txt) is in, then 127.0.0.1:6379 (and
+	// ::1 where there is one); a seed command that fails stops the container. No persistence.
+	RedisEntrypointFile = "redis-entrypoint.sh"
+	// RedisSeedFile is what RedisEntrypointFile loads: Redis inline commands, one a line
+	// (redis-cli --pipe), setting user:<id> to the JSON of each row of the users table
+	// ({"id":42,"name":"Arena Bench","email":"bench@example.com"}, what GET /api/me
+	// answers), and nothing under item:, so a stack's first read of an item is a MISS, as
+	// production-stack's checks want.
+	RedisSeedFile = "redis-seed.txt"
 )
+
+// redisEntrypoint is RedisEntrypointFile's text.
+//
+//go:embed redis-entrypoint.sh
+var redisEntrypoint string
+
+// RedisSeedUser is the value RedisSeedFile sets under user:<ID>, a row of the users table.
+type RedisSeedUser struct {
+	ID    int    `json:"id"`
+	Name  string `json:"name"`
+	Email string `json:"email"`
+}
+
+// RedisSeed returns the users RedisSeedFile sets, in file order.
+func RedisSeed() []RedisSeedUser {
+	users := make([]RedisSeedUser, len(dbUsers))
+	for i, u := range dbUsers {
+		users[i] = RedisSeedUser{ID: u.id, Name: u.name, Email: u.email}
+	}
+	return users
+}
+
+// writeRedisSeed writes RedisSeedFile: SET user:<id> '<json>' per user. The JSON goes in
+// single quotes, which Redis's inline parser takes literally; the users' names and emails
+// hold no quote or backslash (db.go), so it needs no escapes.
+func writeRedisSeed(w io.Writer) error {
+	for _, u := range RedisSeed() {
+		b, err := json.Marshal(u)
+		if err != nil {
+			return err
+		}
+		if strings.ContainsAny(string(b), `'\`) {
+			return fmt.Errorf("%s: user %d's JSON %s needs escaping", RedisSeedFile, u.ID, b)
+		}
+		if _, err := fmt.Fprintf(w, "SET user:%d '%s'\n", u.ID, b); err != nil {
+			return err
+		}
+	}
+	return nil
+}
 
 // JWTSecret is the key the stacks' authsvc checks tokens with (the arena's, public).
 const JWTSecret = "httparena-bench-secret-do-not-use-in-production"
@@ -107,6 +161,11 @@ func stackFiles() []file {
 		}},
 		{JWTTokenFile, func(w io.Writer) error {
 			_, err := io.WriteString(w, strings.TrimSpace(JWTToken())+"\n")
+			return err
+		}},
+		{RedisSeedFile, writeRedisSeed},
+		{RedisEntrypointFile, func(w io.Writer) error {
+			_, err := io.WriteString(w, redisEntrypoint)
 			return err
 		}},
 	}

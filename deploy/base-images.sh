@@ -349,6 +349,13 @@ if want nginx && ! have "arenabot/nginx:$tag"; then
 	rm -rf "$ndir"
 fi
 
+# XDG_DATA_HOME=/data as in the official image: caddy keeps its storage in /data/caddy, beside
+# the /data/static the stacks mount, and the two do not meet. With the arena's Caddyfile (site
+# https://localhost:8443, root * /data, file_server precompressed br gzip) Debian's caddy 2.6
+# serves every static file and its .br and .gz twins as the official image does; the empty
+# 200s (Content-Length: 0) gateway-h3's checks once got were caddy's answer to a request for a
+# host no site matches, the checks naming the edge 127.0.0.1 (validate's authority), not
+# something of this image.
 if want caddy && ! have "arenabot/caddy:$tag"; then
 	cdir=$(from_base caddy caddy)
 	mkdir -p "$cdir/config/caddy" "$cdir/data/caddy" "$cdir/srv"

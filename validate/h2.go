@@ -6,6 +6,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/textproto"
 	"strings"
@@ -20,12 +21,31 @@ func isStream(p protocol.Protocol) bool {
 	return ok
 }
 
+// authority is the Host (h2's and h3's :authority) of a request to addr: the arena's suite
+// names every server localhost (curl https://localhost:8443/...), its URI lists do too, and
+// so do this harness's (arenadata's) and its HTTP/1.1 requests (Host: localhost:8080). A
+// server that routes by host name sees the name it was configured for: the arena's caddy
+// edges serve their site for https://localhost:8443 only, and caddy answers a request for
+// any other host, 127.0.0.1:8443 among them, with an empty 200 (Content-Length: 0), which
+// made every static file of gateway-h3 come back empty. Only a loopback addr is named
+// localhost; another keeps its address.
+func authority(addr string) string {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return addr
+	}
+	if ip := net.ParseIP(host); ip == nil || !ip.IsLoopback() {
+		return addr
+	}
+	return net.JoinHostPort("localhost", port)
+}
+
 // roundTrip sends the raw HTTP/1.1 request raw through the client c of an HTTP protocol:
 // it is parsed back into its method, target, header fields and body and sent as the
 // protocol frames it (so the checks of the HTTP/1.1 profiles that are not about HTTP/1.1's
-// framing run unchanged over h2). Host and the HTTP/1.1 connection fields are dropped (the
-// authority is addr); the body is sent with its length. The response is read within the
-// parser's body limit.
+// framing run unchanged over h2). The HTTP/1.1 connection fields are dropped and Host is
+// the arena's (authority); the body is sent with its length. The response is read within
+// the parser's body limit.
 func roundTrip(ctx context.Context, c *http.Client, p protocol.HTTP, addr string, raw []byte) (*response, error) {
 	in, err := http.ReadRequest(bufio.NewReader(bytes.NewReader(raw)))
 	if err != nil {
@@ -43,6 +63,7 @@ func roundTrip(ctx context.Context, c *http.Client, p protocol.HTTP, addr string
 	if err != nil {
 		return nil, fmt.Errorf("cannot check: %w", err)
 	}
+	req.Host = authority(addr)
 	for name, vs := range in.Header {
 		switch strings.ToLower(name) {
 		case "host", "connection", "keep-alive", "transfer-encoding", "content-length", "te", "upgrade":

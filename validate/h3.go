@@ -29,6 +29,7 @@ func h3Checks(p string) []check {
 				if err != nil {
 					return failed(req, exp, err.Error())
 				}
+				hr.Host = authority(e.addr)
 				resp, err := c.Do(hr)
 				if err != nil {
 					return failed(req, exp, err.Error())

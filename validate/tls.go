@@ -107,6 +107,7 @@ func h2TLSChecks(p, path string) []check {
 				if err != nil {
 					return failed(req, exp, err.Error())
 				}
+				hr.Host = authority(e.addr)
 				resp, err := c.Do(hr)
 				if err != nil {
 					return failed(req, exp, err.Error())

@@ -43,6 +43,7 @@ func spec(p profile.Profile, conns, threads int) Spec {
 
 func TestArgs(t *testing.T) {
 	const req = "/srv/arena/data/requests/"
+	lookup := func(name string) profile.Profile { p, _ := profile.Lookup(name); return p }
 	tests := []struct {
 		name string
 		tool Tool
@@ -77,6 +78,14 @@ func TestArgs(t *testing.T) {
 		{"h2load h2 over TLS with header", H2load{}, spec(staticH2Profile, 256, 64), []string{
 			"-c", "256", "-t", "64", "-m", "32", "-D", "5s", "-H", "Accept-Encoding: br;q=1, gzip;q=0.8",
 			"-i", req + "static-h2-uris.txt", "-B", "https://127.0.0.1:8443"}},
+		// A compose stack's edge is named localhost (SNI and :authority), as the arena
+		// names it, and reached on 127.0.0.1; on another host it keeps its address.
+		{"h2load gateway-64 edge", H2load{}, spec(lookup("gateway-64"), 64, 4), []string{
+			"-c", "64", "-t", "4", "-m", "32", "-D", "5s", "-H", "Accept-Encoding: br;q=1, gzip;q=0.8",
+			"--connect-to", "127.0.0.1:8443", "-i", req + "gateway-64-uris.txt", "-B", "https://localhost:8443"}},
+		{"h2load gateway-64 edge elsewhere", H2load{}, func() Spec { s := spec(lookup("gateway-64"), 64, 4); s.Host = "10.0.0.2"; return s }(), []string{
+			"-c", "64", "-t", "4", "-m", "32", "-D", "5s", "-H", "Accept-Encoding: br;q=1, gzip;q=0.8",
+			"-i", req + "gateway-64-uris.txt", "-B", "https://10.0.0.2:8443"}},
 		{"h2load h2 path with request log", H2load{}, func() Spec {
 			s := spec(profile.Profile{Name: "baseline-h2", Tool: profile.ToolH2load, Streams: 100, Scheme: profile.SchemeH2, Port: profile.PortTLS,
 				Path: "/baseline2?a=1&b=1"}, 512, 2)

@@ -97,7 +97,7 @@ func (a Arenaload) Args(spec Spec) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	hostPort := net.JoinHostPort(spec.Host, strconv.Itoa(p.Port))
+	hostPort := net.JoinHostPort(edgeHost(spec), strconv.Itoa(p.Port))
 	d := strconv.FormatInt(secs, 10) + "s"
 	conns := strconv.Itoa(spec.Conns)
 	timeout := spec.timeout().String()

@@ -88,6 +88,9 @@ func TestArenaloadArgs(t *testing.T) {
 		{"static-h3", func(s Spec) Spec { s.Profile, s.Conns = look("static-h3"), 64; return s },
 			[]string{"h3", "-c", "64", "-m", "64", "-D", "5s", "--timeout", "2s", "-i", "/data/requests/static-h2-uris.txt",
 				"-H", "Accept-Encoding: br;q=1, gzip;q=0.8", "--insecure", "https://127.0.0.1:8443"}, ""},
+		{"gateway-h3 names the edge localhost", func(s Spec) Spec { s.Profile, s.Conns = look("gateway-h3"), 16; return s },
+			[]string{"h3", "-c", "16", "-m", "32", "-D", "5s", "--timeout", "2s", "-i", "/data/requests/gateway-64-uris.txt",
+				"-H", "Accept-Encoding: br;q=1, gzip;q=0.8", "--insecure", "https://localhost:8443"}, ""},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			got, err := Arenaload{}.Args(tt.spec(base))

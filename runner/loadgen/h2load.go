@@ -144,6 +144,7 @@ func (H2load) Args(spec Spec) ([]string, error) {
 		}
 		args = append(args, "-d", path)
 	}
+	args = append(args, connectTo(spec)...)
 	base := baseURL(scheme, spec)
 	if len(p.Requests) == 0 && strings.HasPrefix(p.Path, "/") {
 		return append(args, base+p.Path), nil

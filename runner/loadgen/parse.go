@@ -167,9 +167,32 @@ func wholeSeconds(d time.Duration) (int64, error) {
 	return int64(d / time.Second), nil
 }
 
-// baseURL is scheme://host:port.
+// baseURL is scheme://host:port, the host named as edgeHost says.
 func baseURL(scheme string, spec Spec) string {
-	return scheme + "://" + net.JoinHostPort(spec.Host, strconv.Itoa(spec.Profile.Port))
+	return scheme + "://" + net.JoinHostPort(edgeHost(spec), strconv.Itoa(spec.Profile.Port))
+}
+
+// edgeHost is the host name the load gives the server: spec.Host, except that a compose
+// stack's edge on 127.0.0.1 is named localhost, as the arena's harness and its URI files
+// name it (https://localhost:8443). The edges run the stacks' own proxy configurations, and
+// a caddy site address https://localhost:8443 answers that name only: a TLS handshake
+// without SNI localhost fails, and a request for 127.0.0.1:8443 gets an empty 200. The
+// tools still reach 127.0.0.1: h2load connects there (connectTo), and arenaload resolves
+// localhost to its IPv4 address first (net.ResolveUDPAddr prefers IPv4).
+func edgeHost(spec Spec) string {
+	if spec.Profile.Compose && spec.Host == "127.0.0.1" {
+		return "localhost"
+	}
+	return spec.Host
+}
+
+// connectTo is h2load's --connect-to for a run whose URLs name the edge localhost
+// (edgeHost): the address it connects to instead; nil otherwise.
+func connectTo(spec Spec) []string {
+	if edgeHost(spec) == spec.Host {
+		return nil
+	}
+	return []string{"--connect-to", net.JoinHostPort(spec.Host, strconv.Itoa(spec.Profile.Port))}
 }
 
 // requestPath is the absolute path of a file in the data directory's requests/.

@@ -17,8 +17,9 @@ import (
 	"github.com/arenabot/arenabot/runner/runnertest"
 )
 
-// stackMap is deploy/base-images.sh's map for what the stacks build on and run.
-const stackMap = "golang:*=arenabot/golang:local,postgres:*=arenabot/postgres:local,redis:*=arenabot/redis:local,nginx:*=arenabot/nginx:local,caddy:*=arenabot/caddy:local"
+// stackMap is deploy/base-images.sh's map for what the stacks build on and run (alpine for
+// the arena-style entries' servers).
+const stackMap = "alpine:*=arenabot/debian:local,golang:*=arenabot/golang:local,postgres:*=arenabot/postgres:local,redis:*=arenabot/redis:local,nginx:*=arenabot/nginx:local,caddy:*=arenabot/caddy:local"
 
 // stackHost is sidecarHost plus the edges' stand-ins, the Postgres port free and the
 // compose stacks' ports (8080, 8443, 9090) free.
@@ -48,7 +49,9 @@ func stackBencher(t *testing.T, eng Engine, data string, cfg Config) *Bencher {
 	}
 	cfg.DataDir, cfg.ImageMap, cfg.Lite = data, m, true
 	cfg.Labels = map[string]string{labelJob: runnertest.JobLabel(t)}
-	cfg.Root = filepath.Join("..", "..")
+	if cfg.Root == "" {
+		cfg.Root = filepath.Join("..", "..")
+	}
 	if cfg.ScratchDir == "" {
 		cfg.ScratchDir = t.TempDir()
 	}

@@ -101,7 +101,7 @@ func section(p profile.Profile) string {
 	}
 	if p.Compose {
 		files := compose.FileNames(p.Name)
-		item("Server", "the entry's docker compose stack (`"+strings.Join(files, "` or `")+"`), not one container: the runner starts its services itself, in dependency order, on the host network, with `CERTS_DIR`, `DATA_DIR` and `DATABASE_URL` set (and the `*_CPUSET` variables left to their defaults where this host has those CPUs); the load and the checks go to the edge on 8443, the readiness probe to the server on 8080, then `GET /static/reset.css` over h2 to the edge; CPU and memory are the sum over the stack's containers")
+		item("Server", "the entry's docker compose stack (`"+strings.Join(files, "` or `")+"`), not one container: the runner starts its services itself, in dependency order, on the host network, with `CERTS_DIR`, `DATA_DIR` and `DATABASE_URL` set (and the `*_CPUSET` variables left to their defaults where this host has those CPUs); the load and the checks go to the edge on 8443, named `localhost` (TLS SNI and Host) as the arena's harness names it, the readiness probe to the server on 8080, then `GET /static/reset.css` over h2 to the edge; CPU and memory are the sum over the stack's containers")
 		if n, ok := stackNotes[p.Name]; ok {
 			item("Beside the load", n)
 		}
