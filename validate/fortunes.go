@@ -215,11 +215,12 @@ func fortunesChecks() []check {
 	}
 }
 
-// fortunesBodyCheck gets /fortunes and judges the answer: judge returns what was expected, and
-// either a problem or what was found.
+// fortunesBodyCheck judges the answer to GET /fortunes: judge returns what was expected, and
+// either a problem or what was found. The profile's checks share one answer, fetched by the
+// first of them (the arena's validation judges one body too).
 func fortunesBodyCheck(ctx context.Context, e *env, judge func(r *response) (exp, problem, got string)) result {
 	raw := request("GET", fortunesPath, nil, nil)
-	r, err := exchange(ctx, e, "GET", raw)
+	r, err := e.shared.get(func() (*response, error) { return exchange(ctx, e, "GET", raw) })
 	if err != nil {
 		return failed(show(raw), "200 with the fortunes page", err.Error())
 	}

@@ -385,6 +385,21 @@ type env struct {
 	data    *data
 	source  string // Target.Source
 	tuned   bool   // Target.Tuned
+	// shared is the one answer the profile's checks judge together (fortunes' page).
+	shared sharedResponse
+}
+
+// A sharedResponse is fetched once, by the first check that asks, and then judged by each.
+type sharedResponse struct {
+	once sync.Once
+	r    *response
+	err  error
+}
+
+// get returns the response, fetching it first if no check has.
+func (s *sharedResponse) get(fetch func() (*response, error)) (*response, error) {
+	s.once.Do(func() { s.r, s.err = fetch() })
+	return s.r, s.err
 }
 
 // rand returns a new random source for one check (checks run concurrently).
