@@ -13,8 +13,8 @@
 //	dataset-large.json    6,000 items of the same shape, mounted by the arena's gateway-64
 //	                      stacks as /data/dataset-large.json
 //	static/<name>         20 files, each with <name>.gz and <name>.br, /data/static
-//	db/seed.sql           the items (100,000 rows) and users tables, run by the Postgres
-//	                      sidecar as /docker-entrypoint-initdb.d/seed.sql
+//	db/seed.sql           the items (100,000 rows), users and fortune (200 rows) tables, run
+//	                      by the Postgres sidecar as /docker-entrypoint-initdb.d/seed.sql
 //	requests/*.raw        raw HTTP/1.1 requests for the load tools, and echo-10k.bin, the
 //	                      body the 8gbit profile posts
 //	large/download.bin    170 MiB of incompressible bytes, /data/large (the download profile)

@@ -191,7 +191,7 @@ func TestFiles(t *testing.T) {
 		want = append(want, fmt.Sprintf("requests/json-%d.raw", n))
 	}
 	want = append(want, "db/seed.sql", "requests/json-get.raw", "requests/async-db-get.raw",
-		"requests/crud-list-rand-1.raw", "requests/crud-create-1.raw")
+		"requests/crud-list-rand-1.raw", "requests/crud-create-1.raw", "requests/fortunes.raw")
 	for _, n := range []int{5, 10, 20, 35, 50} {
 		want = append(want, fmt.Sprintf("requests/async-db-%d.raw", n))
 	}

@@ -9,8 +9,8 @@ import (
 const DBItemCount = 100000
 
 // DBSeedFile is the Postgres seed, relative to the data tree's root: the database the
-// async-db, api-4, api-16 and crud profiles query. The Postgres sidecar runs it at its first
-// start (mounted as /docker-entrypoint-initdb.d/seed.sql).
+// async-db, api-4, api-16, crud and fortunes profiles query. The Postgres sidecar runs it at
+// its first start (mounted as /docker-entrypoint-initdb.d/seed.sql).
 //
 // It is plain SQL in exactly this shape, which other code reads line by line (the
 // validation takes the rows it expects from the items COPY block), so keep it:
@@ -24,12 +24,16 @@ const DBItemCount = 100000
 //	COPY users (id, name, email) FROM stdin;
 //	42<TAB>Arena Bench<TAB>bench@example.com  one line per user (4, one of them id 42)
 //	\.
+//	CREATE TABLE fortune (id integer PRIMARY KEY, message text NOT NULL);
+//	COPY fortune (id, message) FROM stdin;
+//	1<TAB>fortune: No such file or directory  one line per row (DBFortunes), ids 1 to FortuneCount
+//	\.
 //	ANALYZE;
 //
 // Lines end in LF; fields are separated by one tab, in the column order of the COPY line.
 // Integers are decimal; active is t or f; tags is a compact JSON array of strings
-// (["new","sale"], no spaces). Names, categories, tags and emails contain no tab, newline or
-// backslash, so COPY's text format needs no escapes. There is deliberately no index on
+// (["new","sale"], no spaces). Names, categories, tags, emails and fortune messages contain no
+// tab, newline or backslash, so COPY's text format needs no escapes (messages are UTF-8). There is deliberately no index on
 // price: the async-db query (price BETWEEN min AND max) scans, as in the arena.
 const DBSeedFile = DBDir + "/seed.sql"
 
@@ -82,11 +86,13 @@ const (
 	seedItemsTable = "CREATE TABLE items (id integer PRIMARY KEY, name text NOT NULL, category text NOT NULL, " +
 		"price integer NOT NULL, quantity integer NOT NULL, active boolean NOT NULL, tags jsonb NOT NULL, " +
 		"rating_score integer NOT NULL, rating_count integer NOT NULL);\n"
-	seedItemsCopy  = "COPY items (id, name, category, price, quantity, active, tags, rating_score, rating_count) FROM stdin;\n"
-	seedUsersTable = "CREATE TABLE users (id integer PRIMARY KEY, name text NOT NULL, email text NOT NULL);\n"
-	seedUsersCopy  = "COPY users (id, name, email) FROM stdin;\n"
-	seedEndCopy    = "\\.\n"
-	seedAnalyze    = "ANALYZE;\n"
+	seedItemsCopy    = "COPY items (id, name, category, price, quantity, active, tags, rating_score, rating_count) FROM stdin;\n"
+	seedUsersTable   = "CREATE TABLE users (id integer PRIMARY KEY, name text NOT NULL, email text NOT NULL);\n"
+	seedUsersCopy    = "COPY users (id, name, email) FROM stdin;\n"
+	seedFortuneTable = "CREATE TABLE fortune (id integer PRIMARY KEY, message text NOT NULL);\n"
+	seedFortuneCopy  = "COPY fortune (id, message) FROM stdin;\n"
+	seedEndCopy      = "\\.\n"
+	seedAnalyze      = "ANALYZE;\n"
 )
 
 // writeSeed writes DBSeedFile. Rows are appended to one buffer, written in chunks: the
@@ -144,6 +150,15 @@ func writeSeed(w io.Writer) error {
 		buf = append(buf, u.name...)
 		buf = append(buf, '\t')
 		buf = append(buf, u.email...)
+		buf = append(buf, '\n')
+	}
+	buf = append(buf, seedEndCopy...)
+	buf = append(buf, seedFortuneTable...)
+	buf = append(buf, seedFortuneCopy...)
+	for _, f := range DBFortunes() {
+		buf = strconv.AppendInt(buf, int64(f.ID), 10)
+		buf = append(buf, '\t')
+		buf = append(buf, f.Message...)
 		buf = append(buf, '\n')
 	}
 	buf = append(buf, seedEndCopy...)

@@ -3,11 +3,14 @@ package arenadata_test
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
+	"html"
 	"io"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/arenabot/arenabot/arenadata"
 )
@@ -21,12 +24,15 @@ const (
 	seedUsersHead = "\\.\n" +
 		"CREATE TABLE users (id integer PRIMARY KEY, name text NOT NULL, email text NOT NULL);\n" +
 		"COPY users (id, name, email) FROM stdin;\n"
+	seedFortuneHead = "\\.\n" +
+		"CREATE TABLE fortune (id integer PRIMARY KEY, message text NOT NULL);\n" +
+		"COPY fortune (id, message) FROM stdin;\n"
 	seedTail = "\\.\nANALYZE;\n"
 )
 
 // parseSeed reads db/seed.sql the way a consumer of the documented format would: the items
-// COPY block, then the users COPY block.
-func parseSeed(t *testing.T, b []byte) (items []arenadata.DBItem, users [][]string) {
+// COPY block, then the users COPY block, then the fortune COPY block.
+func parseSeed(t *testing.T, b []byte) (items []arenadata.DBItem, users [][]string, fortunes []arenadata.Fortune) {
 	t.Helper()
 	s, ok := strings.CutPrefix(string(b), seedItemsHead)
 	if !ok {
@@ -36,9 +42,13 @@ func parseSeed(t *testing.T, b []byte) (items []arenadata.DBItem, users [][]stri
 	if !ok {
 		t.Fatalf("the seed has no users table after the items rows")
 	}
-	userRows, ok := strings.CutSuffix(rest, seedTail)
-	if !ok || strings.Contains(userRows, "\\.") {
-		t.Fatalf("the seed does not end with one users block and %q", seedTail)
+	userRows, rest, ok := strings.Cut(rest, seedFortuneHead)
+	if !ok {
+		t.Fatalf("the seed has no fortune table after the users rows")
+	}
+	fortuneRows, ok := strings.CutSuffix(rest, seedTail)
+	if !ok || strings.Contains(fortuneRows, "\\.") {
+		t.Fatalf("the seed does not end with one fortune block and %q", seedTail)
 	}
 	for line := range strings.Lines(rows) {
 		f := strings.Split(strings.TrimSuffix(line, "\n"), "\t")
@@ -71,17 +81,28 @@ func parseSeed(t *testing.T, b []byte) (items []arenadata.DBItem, users [][]stri
 	for line := range strings.Lines(userRows) {
 		users = append(users, strings.Split(strings.TrimSuffix(line, "\n"), "\t"))
 	}
-	return items, users
+	for line := range strings.Lines(fortuneRows) {
+		id, msg, ok := strings.Cut(strings.TrimSuffix(line, "\n"), "\t")
+		n, err := strconv.Atoi(id)
+		if !ok || err != nil || strconv.Itoa(n) != id || strings.Contains(msg, "\t") {
+			t.Fatalf("fortune row %q, want id<TAB>message", line)
+		}
+		fortunes = append(fortunes, arenadata.Fortune{ID: n, Message: msg})
+	}
+	return items, users, fortunes
 }
 
 // TestSeed checks db/seed.sql: its exact shape, that its rows are DBItems(), and that each
 // query the checks and the load send finds what it expects.
 func TestSeed(t *testing.T) {
 	b := readFile(t, tree(t), arenadata.DBSeedFile)
-	if bytes.Count(b, []byte("\\")) != 2 || bytes.ContainsRune(b, '\r') {
-		t.Errorf("the seed has a CR or a backslash outside the two \\. lines")
+	if bytes.Count(b, []byte("\\")) != 3 || bytes.ContainsRune(b, '\r') {
+		t.Errorf("the seed has a CR or a backslash outside the three \\. lines")
 	}
-	items, users := parseSeed(t, b)
+	items, users, fortunes := parseSeed(t, b)
+	if !slices.Equal(fortunes, arenadata.DBFortunes()) {
+		t.Errorf("the seed's %d fortune rows are not DBFortunes()", len(fortunes))
+	}
 
 	want := arenadata.DBItems()
 	if len(want) != arenadata.DBItemCount || arenadata.DBItemCount != 100000 {
@@ -179,5 +200,84 @@ func BenchmarkSeed(b *testing.B) {
 		if err := arenadata.WriteFileForTest(io.Discard, arenadata.DBSeedFile); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// TestFortunes checks the fortune table against the fortunes profile's contract: 200 rows,
+// ids 1 to 200; rows 1 to 12 the TechEmpower seed, byte for byte; every later row holding &,
+// ', " and an em dash; the <script> row first and the multi-byte row last in byte order, a
+// sort that ignores case differing from it; and a page of all 201 rows, escaped, inside the
+// size the arena's validation accepts.
+func TestFortunes(t *testing.T) {
+	tfb := []string{
+		"fortune: No such file or directory",
+		"A computer scientist is someone who fixes things that aren't broken.",
+		"After enough decimal places, nobody gives a damn.",
+		"A bad random number generator: 1, 1, 1, 1, 1, 4.33e+67, 1, 1, 1",
+		"A computer program does what you tell it to do, not what you want it to do.",
+		"Emacs is a nice operating system, but I prefer UNIX. \u2014 Tom Christaensen",
+		"Any program that runs right is obsolete.",
+		"A list is only as strong as its weakest link. \u2014 Donald Knuth",
+		"Feature: A bug with seniority.",
+		"Computers make very fast, very accurate mistakes.",
+		"<script>alert(\"This should not be displayed in a browser alert box.\");</script>",
+		"\u30d5\u30ec\u30fc\u30e0\u30ef\u30fc\u30af\u306e\u30d9\u30f3\u30c1\u30de\u30fc\u30af",
+	}
+	rows := arenadata.DBFortunes()
+	if len(rows) != arenadata.FortuneCount || arenadata.FortuneCount != 200 {
+		t.Fatalf("%d fortunes, FortuneCount %d; want 200", len(rows), arenadata.FortuneCount)
+	}
+	seen := map[string]bool{}
+	for i, f := range rows {
+		if f.ID != i+1 {
+			t.Fatalf("row %d has id %d, want %d", i, f.ID, i+1)
+		}
+		if i < len(tfb) && f.Message != tfb[i] {
+			t.Errorf("row %d is %q, want TechEmpower's %q", f.ID, f.Message, tfb[i])
+		}
+		if i >= len(tfb) {
+			for _, c := range []string{"&", "'", `"`, "\u2014"} {
+				if !strings.Contains(f.Message, c) {
+					t.Errorf("row %d %q lacks %q", f.ID, f.Message, c)
+				}
+			}
+		}
+		if seen[f.Message] || !utf8.ValidString(f.Message) || strings.ContainsAny(f.Message, "\t\n\r\\") || f.Message == "" {
+			t.Errorf("row %d %q: repeated, not UTF-8, or holding a tab, newline or backslash", f.ID, f.Message)
+		}
+		seen[f.Message] = true
+	}
+	if again := arenadata.DBFortunes(); !slices.Equal(again, rows) {
+		t.Error("DBFortunes() differs between calls")
+	}
+
+	msgs := make([]string, 0, len(rows)+1)
+	for _, f := range rows {
+		msgs = append(msgs, f.Message)
+	}
+	msgs = append(msgs, "Additional fortune added at request time.")
+	byBytes := slices.Sorted(slices.Values(msgs))
+	if byBytes[0] != tfb[10] || byBytes[len(byBytes)-1] != tfb[11] {
+		t.Errorf("in byte order %q is first and %q last; want the <script> row first and the Japanese row last", byBytes[0], byBytes[len(byBytes)-1])
+	}
+	if i := slices.Index(byBytes, msgs[len(msgs)-1]); i < 10 || i > len(byBytes)-10 {
+		t.Errorf("the runtime row sorts to %d of %d; want it among the others, not at an end", i, len(byBytes))
+	}
+	noCase := slices.Clone(msgs)
+	slices.SortFunc(noCase, func(a, b string) int { return strings.Compare(strings.ToLower(a), strings.ToLower(b)) })
+	if slices.Equal(noCase, byBytes) {
+		t.Error("a sort that ignores case orders the rows as the byte order does; the data cannot tell them apart")
+	}
+
+	var page strings.Builder
+	page.WriteString("<!DOCTYPE html><html><head><title>Fortunes</title></head><body><table><tr><th>id</th><th>message</th></tr>")
+	for _, f := range rows {
+		fmt.Fprintf(&page, "<tr><td>%d</td><td>%s</td></tr>", f.ID, html.EscapeString(f.Message))
+	}
+	page.WriteString("<tr><td>0</td><td>Additional fortune added at request time.</td></tr></table></body></html>")
+	if n := utf8.RuneCountInString(page.String()); n < 18432+2000 || n > 40000 {
+		t.Errorf("a compact page of every row is %d characters; want well inside the arena's 18,432 to 65,536", n)
+	} else {
+		t.Logf("a compact page of every row: %d characters, %d bytes", n, page.Len())
 	}
 }

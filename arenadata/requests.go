@@ -90,6 +90,8 @@ func requestFiles() []file {
 	for i, body := range crudUpdates {
 		fs = append(fs, jsonFile(fmt.Sprintf("crud-update-%d.raw", i+1), "PUT", "/crud/items/"+crudItem, body))
 	}
+	// fortunes asks for one URL, as the arena's gcannon did in its URL mode.
+	fs = append(fs, rawFile("fortunes.raw", "GET", "/fortunes", nil, ""))
 	fs = append(fs,
 		rawFile("crud-list-rand-1.raw", "GET", "/crud/items?category=office&page={RAND:1:10}&limit=10", nil, ""),
 		jsonFile("crud-create-1.raw", "POST", "/crud/items", crudCreate))

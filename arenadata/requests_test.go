@@ -71,6 +71,7 @@ func rawRequests() map[string]rawWant {
 		m["static-"+name+".raw"] = rawWant{method: "GET", target: "/static/" + name,
 			header: map[string]string{"Accept-Encoding": "br;q=1, gzip;q=0.8"}}
 	}
+	m["fortunes.raw"] = rawWant{method: "GET", target: "/fortunes", header: plain}
 	m["async-delay.raw"] = rawWant{method: "GET", target: "/delay/10", header: plain}
 	m["download.raw"] = rawWant{method: "GET", target: "/large/download.bin", header: plain}
 	m["static-large-1m.raw"] = rawWant{method: "GET", target: "/large/page-1m.html", header: map[string]string{"Accept-Encoding": "gzip"}}

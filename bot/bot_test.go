@@ -471,7 +471,7 @@ func TestUsageErrorAndHelp(t *testing.T) {
 		t.Fatalf("comments = %+v", cs)
 	}
 	// The help names every test that runs, the newest and the compose stacks included.
-	for _, want := range []string{"### Tests", "36 tests run", "`baseline`, `pipelined`", "`baseline-h3`", "`stream-grpc-tls`",
+	for _, want := range []string{"### Tests", "37 tests run", "`baseline`, `pipelined`", "`baseline-h3`", "`stream-grpc-tls`",
 		"`latency-1m`", "`8gbit`", "`static-large`", "`echo-ws-limited`", "`gateway-64`", "`gateway-h3`", "`production-stack`"} {
 		if !strings.Contains(cs[1].Body, want) {
 			t.Errorf("help lacks %q:\n%s", want, cs[1].Body)

@@ -20,7 +20,7 @@ import (
 // this package must not import profile.
 var profiles = []string{
 	"baseline", "pipelined", "limited-conn", "json", "json-comp", "json-tls", "upload",
-	"api-4", "api-16", "static", "static-tls", "async-db", "crud", "baseline-h2", "static-h2",
+	"api-4", "api-16", "static", "static-tls", "async-db", "crud", "fortunes", "baseline-h2", "static-h2",
 	"baseline-h2c", "json-h2c", "baseline-h3", "static-h3", "gateway-64", "gateway-h3",
 	"production-stack", "unary-grpc", "unary-grpc-tls", "stream-grpc", "stream-grpc-tls",
 	"latency-10k", "latency-1m", "latency-500k-8cpu", "8gbit", "async", "download", "static-large",

@@ -11,6 +11,7 @@ import (
 func TestFigures(t *testing.T) {
 	want := map[string]Figures{
 		"baseline":    {Primary: FigureRPS, Secondary: []Figure{FigureCPUPerReq, FigureP99}},
+		"fortunes":    {Primary: FigureRPS, Secondary: []Figure{FigureCPUPerReq, FigureP99}},
 		"latency-10k": {Primary: FigureCPUPerReq, Scored: true, Secondary: []Figure{FigureP99}},
 		"8gbit":       {Primary: FigureCPUPerReq, Scored: true, Secondary: []Figure{FigureP99}},
 		"download":    {Primary: FigureBandwidth, Secondary: []Figure{FigureCPUPerReq, FigureP99}},

@@ -8,7 +8,7 @@ import (
 
 // Sidecars a profile can need beside the server.
 const (
-	SidecarPostgres = "postgres" // postgres:18 seeded with the items table, on 5432
+	SidecarPostgres = "postgres" // postgres:18 seeded with the items, users and fortune tables, on 5432
 	SidecarRedis    = "redis"    // redis:7-alpine on 6379
 )
 
@@ -192,6 +192,18 @@ var All = []Profile{
 		Scheme:     SchemeHTTP, Port: PortH1, Probe: probeBaseline11,
 		Requests: crudRequests,
 		Sidecars: []string{SidecarPostgres, SidecarRedis},
+	},
+	{
+		// GET /fortunes, kept alive (the arena's gcannon in URL mode, -c 1024, no -r): the 200
+		// rows of the fortune table, a row added at request time, sorted and rendered as an
+		// escaped HTML table. The arena has no lite fortunes; 256 connections are ours, as
+		// crud's.
+		Name: "fortunes", Endpoint: "fortunes", Tool: ToolWrk,
+		Conns: []int{1024}, LiteConns: []int{256},
+		Pipeline: 1, RequestsPerConn: 0,
+		Scheme: SchemeHTTP, Port: PortH1, Probe: probeBaseline11,
+		Requests: []string{"fortunes.raw"},
+		Sidecars: []string{SidecarPostgres},
 	},
 	{
 		// The arena's lite count is 512; ours is 64 (6,400 streams in flight), for a 2-core

@@ -16,7 +16,7 @@ import (
 // order is the arena's PROFILE_ORDER (docs/profiles.md lists it).
 var order = []string{
 	"baseline", "pipelined", "limited-conn", "json", "json-comp", "json-tls", "upload",
-	"api-4", "api-16", "static", "static-tls", "async-db", "crud", "baseline-h2", "static-h2",
+	"api-4", "api-16", "static", "static-tls", "async-db", "crud", "fortunes", "baseline-h2", "static-h2",
 	"baseline-h2c", "json-h2c", "baseline-h3", "static-h3", "gateway-64", "gateway-h3",
 	"production-stack", "unary-grpc", "unary-grpc-tls", "stream-grpc", "stream-grpc-tls",
 	"latency-10k", "latency-1m", "latency-500k-8cpu", "8gbit", "async", "download", "static-large",
@@ -25,7 +25,7 @@ var order = []string{
 
 // runnable are the profiles this harness can measure now.
 var runnable = []string{"baseline", "pipelined", "limited-conn", "json", "json-comp", "json-tls", "upload", "api-4", "api-16",
-	"static", "static-tls", "async-db", "crud", "baseline-h2", "static-h2", "baseline-h2c", "json-h2c",
+	"static", "static-tls", "async-db", "crud", "fortunes", "baseline-h2", "static-h2", "baseline-h2c", "json-h2c",
 	"baseline-h3", "static-h3", "gateway-64", "gateway-h3", "production-stack",
 	"unary-grpc", "unary-grpc-tls", "stream-grpc", "stream-grpc-tls",
 	"latency-10k", "latency-1m", "latency-500k-8cpu", "8gbit", "async", "download", "static-large",
@@ -47,8 +47,8 @@ var loads = map[string]string{
 }
 
 func TestOrder(t *testing.T) {
-	if len(profile.All) != 36 {
-		t.Errorf("%d profiles, want 36 (the arena's 34 and this arena's download and static-large)", len(profile.All))
+	if len(profile.All) != 37 {
+		t.Errorf("%d profiles, want 37 (the arena's 35 and this arena's download and static-large)", len(profile.All))
 	}
 	if got := profile.Names(); !slices.Equal(got, order) {
 		t.Errorf("Names() = %q\nwant      %q", got, order)
@@ -143,7 +143,8 @@ func TestStreams(t *testing.T) {
 
 // TestDatabaseRequests checks the request lists of the database profiles against the
 // arena's command lines: api-4 and api-16 weight get ×3, json-get ×3, async-db-get ×2;
-// async-db rotates its five limits; crud sends its 20 templates sorted by name.
+// async-db rotates its five limits; crud sends its 20 templates sorted by name; fortunes
+// asks for its one URL.
 func TestDatabaseRequests(t *testing.T) {
 	api := []string{"get.raw", "get.raw", "get.raw", "json-get.raw", "json-get.raw", "json-get.raw",
 		"async-db-get.raw", "async-db-get.raw"}
@@ -157,6 +158,7 @@ func TestDatabaseRequests(t *testing.T) {
 		"api-16":   api,
 		"async-db": {"async-db-5.raw", "async-db-10.raw", "async-db-20.raw", "async-db-35.raw", "async-db-50.raw"},
 		"crud":     crud,
+		"fortunes": {"fortunes.raw"},
 	}
 	for name, w := range want {
 		p, _ := profile.Lookup(name)
@@ -270,12 +272,15 @@ func TestArenaNumbers(t *testing.T) {
 		"upload":   {"upload", "wrk", []int{32, 256}, []int{128}, 1, 5, 0, "", 0, 8080, b11, 0, nil, false, "upload-20m.raw"},
 		// The arena has no lite api-4, api-16 or crud; their lite counts (64, 128, 256) are
 		// ours, for a 2-core machine.
-		"api-4":            {"api-4", "wrk", []int{256}, []int{64}, 1, 5, 15 * time.Second, "0-3", 16 * gib, 8080, b11, 0, []string{"postgres"}, false, "async-db-get.raw"},
-		"api-16":           {"api-16", "wrk", []int{1024}, []int{128}, 1, 5, 15 * time.Second, "0-7,64-71", 32 * gib, 8080, b11, 0, []string{"postgres"}, false, "json-get.raw"},
-		"static":           {"static", "wrk", []int{1024, 4096, 6800}, []int{512}, 1, 0, 0, "", 0, 8080, "/static/reset.css", 0, nil, false, "static-reset.css.raw"},
-		"static-tls":       {"static-tls", "wrk", []int{1024, 4096, 6800}, []int{256}, 1, 0, 0, "", 0, 8081, "/static/reset.css", 0, nil, false, "static-app.js.raw"},
-		"async-db":         {"async-db", "wrk", []int{1024}, []int{512}, 1, 25, 10 * time.Second, "", 0, 8080, b11, 0, []string{"postgres"}, false, "async-db-35.raw"},
-		"crud":             {"crud", "wrk", []int{4096}, []int{256}, 1, 200, 15 * time.Second, "1-31,65-95", 0, 8080, b11, 0, []string{"postgres", "redis"}, false, "crud-create-1.raw"},
+		"api-4":      {"api-4", "wrk", []int{256}, []int{64}, 1, 5, 15 * time.Second, "0-3", 16 * gib, 8080, b11, 0, []string{"postgres"}, false, "async-db-get.raw"},
+		"api-16":     {"api-16", "wrk", []int{1024}, []int{128}, 1, 5, 15 * time.Second, "0-7,64-71", 32 * gib, 8080, b11, 0, []string{"postgres"}, false, "json-get.raw"},
+		"static":     {"static", "wrk", []int{1024, 4096, 6800}, []int{512}, 1, 0, 0, "", 0, 8080, "/static/reset.css", 0, nil, false, "static-reset.css.raw"},
+		"static-tls": {"static-tls", "wrk", []int{1024, 4096, 6800}, []int{256}, 1, 0, 0, "", 0, 8081, "/static/reset.css", 0, nil, false, "static-app.js.raw"},
+		"async-db":   {"async-db", "wrk", []int{1024}, []int{512}, 1, 25, 10 * time.Second, "", 0, 8080, b11, 0, []string{"postgres"}, false, "async-db-35.raw"},
+		"crud":       {"crud", "wrk", []int{4096}, []int{256}, 1, 200, 15 * time.Second, "1-31,65-95", 0, 8080, b11, 0, []string{"postgres", "redis"}, false, "crud-create-1.raw"},
+		// The arena's fortunes: GET /fortunes kept alive on 1,024 connections for 5 s; the lite
+		// count is ours.
+		"fortunes":         {"fortunes", "wrk", []int{1024}, []int{256}, 1, 0, 0, "", 0, 8080, b11, 0, []string{"postgres"}, false, "fortunes.raw"},
 		"baseline-h2":      {"h2", "h2load", []int{256, 1024}, []int{64}, 1, 0, 0, "", 0, 8443, b2, 0, nil, false, ""},
 		"static-h2":        {"static-h2", "h2load", []int{256, 1024}, []int{64}, 1, 0, 0, "", 0, 8443, "/static/reset.css", 0, nil, false, "static-h2-uris.txt"},
 		"baseline-h2c":     {"h2c", "h2load", []int{256, 1024, 4096}, []int{64}, 1, 0, 0, "", 0, 8082, b2, 0, nil, false, ""},

@@ -38,6 +38,7 @@ var suites = map[string][]check{
 	"static":       staticChecks("static"),
 	"async-db":     asyncDBChecks("async-db", true),
 	"crud":         crudChecks(),
+	"fortunes":     fortunesChecks(),
 
 	"json-tls":     append(tlsChecks("json-tls", "/json/1?m=1", "/json/5?m=7"), jsonChecks("json-tls", "")...),
 	"static-tls":   staticChecks("static-tls"),

@@ -8,8 +8,10 @@
 // asked for and only then, pipelined responses in order, uploads of several sizes, static
 // files byte for byte (the 170 MiB download streamed against the data directory's copy,
 // never held in memory), echoed bodies, delays that must not serialize, requests that
-// arrive in fragments, and malformed requests, after
-// which the server must still answer. [Run] sends them to a server and returns one
+// arrive in fragments, an HTML page's table rows, their order and their escaping against the
+// seeded fortune table, and malformed requests, after
+// which the server must still answer. One check reads the entry's source rather than its
+// answers (Target.Source: fortunes' template file in standard mode). [Run] sends them to a server and returns one
 // [Outcome] per check: PASS, FAIL with the request sent, what was expected, what came back
 // and the contract, or SKIP with the reason.
 //

@@ -123,6 +123,12 @@ type Target struct {
 	Ports   map[int]int
 	DataDir string        // the arena data directory the server was started with (dataset.json, static/)
 	Timeout time.Duration // per read and per write; 0 means 5s
+	// Source is the entry's directory ("frameworks/nethttp"), for the checks that look at how
+	// it is built (fortunes' template file); "": those checks are skipped.
+	Source string
+	// Tuned: the entry declares the tuned mode, which may hand-roll what a standard entry
+	// must render from a template (fortunes' page).
+	Tuned bool
 }
 
 // defaultTimeout is Target.Timeout's zero value.
@@ -224,6 +230,8 @@ func Run(ctx context.Context, t Target, profiles []string) []Outcome {
 			addr:    net.JoinHostPort(t.Host, strconv.Itoa(port)),
 			timeout: t.Timeout,
 			data:    data,
+			source:  t.Source,
+			tuned:   t.Tuned,
 		}
 		for _, c := range checks {
 			j := job{len(out), c, e}
@@ -375,6 +383,23 @@ type env struct {
 	addr    string            // "127.0.0.1:8080"
 	timeout time.Duration
 	data    *data
+	source  string // Target.Source
+	tuned   bool   // Target.Tuned
+	// shared is the one answer the profile's checks judge together (fortunes' page).
+	shared sharedResponse
+}
+
+// A sharedResponse is fetched once, by the first check that asks, and then judged by each.
+type sharedResponse struct {
+	once sync.Once
+	r    *response
+	err  error
+}
+
+// get returns the response, fetching it first if no check has.
+func (s *sharedResponse) get(fetch func() (*response, error)) (*response, error) {
+	s.once.Do(func() { s.r, s.err = fetch() })
+	return s.r, s.err
 }
 
 // rand returns a new random source for one check (checks run concurrently).
@@ -420,14 +445,17 @@ type data struct {
 	dir     string
 	dataset func() (dataset, error)
 	seed    func() (*seed, error) // the database's items table
-	cert    func() (*arenaCert, error)
+	// fortunes is the database's fortune table, id → message.
+	fortunes func() (map[int]string, error)
+	cert     func() (*arenaCert, error)
 }
 
 func newData(dir string) *data {
 	return &data{
-		dir:     dir,
-		dataset: sync.OnceValues(func() (dataset, error) { return loadDataset(dir) }),
-		seed:    sync.OnceValues(func() (*seed, error) { return cachedSeed(dir) }),
-		cert:    sync.OnceValues(func() (*arenaCert, error) { return loadCert(dir) }),
+		dir:      dir,
+		dataset:  sync.OnceValues(func() (dataset, error) { return loadDataset(dir) }),
+		seed:     sync.OnceValues(func() (*seed, error) { return cachedSeed(dir) }),
+		fortunes: sync.OnceValues(func() (map[int]string, error) { return loadFortunes(dir) }),
+		cert:     sync.OnceValues(func() (*arenaCert, error) { return loadCert(dir) }),
 	}
 }

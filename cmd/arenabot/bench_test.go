@@ -332,16 +332,17 @@ func assertNoResults(t *testing.T, root string) {
 func itoa(n int) string { return strconv.Itoa(n) }
 
 // TestBenchDatabaseProfiles measures the database profiles in --lite on real sidecars:
-// a Postgres stand-in seeded with the arena's 100,000 items for async-db, api-4 and api-16,
-// and Postgres with a Redis stand-in for crud. Every row is validated against the seeded
-// table first, measured with every response a 2xx, and records the sidecars' versions.
+// a Postgres stand-in seeded with the arena's 100,000 items for async-db, api-4 and api-16
+// and with its fortune table for fortunes, and Postgres with a Redis stand-in for crud. Every
+// row is validated against the seeded tables first, measured with every response a 2xx, and
+// records the sidecars' versions.
 func TestBenchDatabaseProfiles(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds images, starts sidecars and runs load")
 	}
 	needDocker(t)
 	root := arena(t, "nethttp")
-	stdout, stderr, err := runBench(t, nil, "nethttp", "-t", "async-db,api-4,api-16,crud", "--lite", "--runs", "1", "--duration", "1s", "--save", "--root", root)
+	stdout, stderr, err := runBench(t, nil, "nethttp", "-t", "async-db,api-4,api-16,crud,fortunes", "--lite", "--runs", "1", "--duration", "1s", "--save", "--root", root)
 	if err != nil {
 		t.Fatalf("bench: %v\n%s", err, stdout)
 	}
@@ -355,6 +356,7 @@ func TestBenchDatabaseProfiles(t *testing.T) {
 		{"api-16", 128, []string{"postgres"}},
 		{"async-db", 512, []string{"postgres"}},
 		{"crud", 256, []string{"postgres", "redis"}},
+		{"fortunes", 256, []string{"postgres"}},
 	} {
 		r, err := result.Read(dir, tt.profile, tt.conns)
 		if err != nil {

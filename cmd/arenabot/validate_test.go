@@ -56,8 +56,9 @@ func TestValidateRealEntries(t *testing.T) {
 				profiles = append(profiles, "echo-ws", "echo-ws-pipeline", "echo-ws-limited")
 			}
 			if e == "nethttp" || e == "fasthttp" {
-				// On real Postgres and Redis sidecars, seeded with the arena's items table.
-				profiles = append(profiles, "api-4", "api-16", "async-db", "crud")
+				// On real Postgres and Redis sidecars, seeded with the arena's items and fortune
+				// tables; fortunes rendered from a template file (its advisory checks pass too).
+				profiles = append(profiles, "api-4", "api-16", "async-db", "crud", "fortunes")
 			}
 			if e == "nethttp" || e == "gin" {
 				// net/http: h2 over TLS on 8443, h2c with prior knowledge on 8082.

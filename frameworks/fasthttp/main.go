@@ -2,7 +2,7 @@
 // and over TLS on 8081) with its
 // own compression handler and file server, which sends precompressed static
 // files, and Postgres (pgx) with a Redis or in-process item cache (go-redis)
-// for /async-db and /crud.
+// for /async-db and /crud, and /fortunes rendered with html/template.
 package main
 
 import (
@@ -207,6 +207,10 @@ func (s *server) handle(ctx *fasthttp.RequestCtx) {
 			} else {
 				s.crudGet(ctx, id)
 			}
+		}
+	case string(path) == "/fortunes":
+		if allow(ctx, fasthttp.MethodGet, fasthttp.MethodHead) {
+			s.fortunesPage(ctx)
 		}
 	case bytes.HasPrefix(path, []byte("/static/")):
 		if allow(ctx, fasthttp.MethodGet, fasthttp.MethodHead) {

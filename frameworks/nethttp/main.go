@@ -1,7 +1,7 @@
 // Command server is the arena's Go net/http entry: the standard library's
 // server (HTTP/1.1, over TLS, h2 and h2c; listen.go) with gzip from klauspost/compress/gzhttp and precompressed
 // static files, and Postgres (pgx) with a Redis or in-process item cache
-// (go-redis) for /async-db and /crud.
+// (go-redis) for /async-db and /crud, and /fortunes rendered with html/template.
 package main
 
 import (
@@ -124,6 +124,7 @@ func (s *server) routes(staticDir, largeDir string) http.Handler {
 	mux.HandleFunc("POST /crud/items", s.crudCreate)
 	mux.HandleFunc("GET /crud/items/{id}", s.crudGet)
 	mux.HandleFunc("PUT /crud/items/{id}", s.crudUpdate)
+	mux.HandleFunc("GET /fortunes", s.fortunesPage)
 	s.stackRoutes(mux)
 	staticFS := os.DirFS(staticDir)
 	mux.Handle("GET /static/", http.StripPrefix("/static", staticFiles{

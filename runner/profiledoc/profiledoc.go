@@ -7,6 +7,7 @@ package profiledoc
 
 import (
 	"fmt"
+	"regexp"
 	"strconv"
 	"strings"
 
@@ -374,10 +375,16 @@ func orDash(s string) string {
 	return s
 }
 
-// text escapes what Markdown would take for markup in prose and table cells.
+// text escapes what Markdown would take for markup in prose and table cells, and the & of a
+// character reference written out (fortunes' "&lt;script&gt;"), which would show as the
+// character it names.
 func text(s string) string {
+	s = charRef.ReplaceAllString(s, "&amp;$1")
 	return strings.NewReplacer("|", "\\|", "<", "&lt;", ">", "&gt;", "*", "\\*", "`", "\\`").Replace(s)
 }
+
+// charRef is a character reference: its text after the &.
+var charRef = regexp.MustCompile(`&(#[0-9]+;|#[xX][0-9A-Fa-f]+;|[A-Za-z][A-Za-z0-9]*;)`)
 
 // stackNotes say what a compose-stack profile's load does beyond its row (runner/measure).
 var stackNotes = map[string]string{

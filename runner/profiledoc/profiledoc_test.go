@@ -102,3 +102,16 @@ func TestDocNamesFigures(t *testing.T) {
 		t.Error("the doc does not give the arena's fixed-rate score formula")
 	}
 }
+
+// TestDocShowsReferencesAsWritten: a check that asks for a character reference written out
+// (fortunes wants "&lt;script&gt;" in the body) shows it as written, not as the character it
+// names, while a bare & (a query's) stays as it is.
+func TestDocShowsReferencesAsWritten(t *testing.T) {
+	doc := profiledoc.Render()
+	if !strings.Contains(doc, `the body contains "&amp;lt;script&amp;gt;" and not "&lt;script&gt;alert"`) {
+		t.Error(`the fortunes section does not show "&lt;script&gt;" as written`)
+	}
+	if !strings.Contains(doc, "| probe GET /baseline11?a=1&b=1 | required |") {
+		t.Error("a query's & is escaped")
+	}
+}

@@ -119,6 +119,7 @@ var modes = func() map[string]string {
 	}
 	protocolModes(m)
 	newerModes(m)
+	fortunesModes(m)
 	wsModes(m)
 	h3Modes(m)
 	return m

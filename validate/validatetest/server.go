@@ -2,7 +2,8 @@
 // server on raw TCP that implements the contract of every profile validate checks
 // (baseline, pipelined, limited-conn, json, json-comp, upload, static, and the database
 // profiles async-db, api-4, api-16 and crud over an in-memory copy of the seeded items
-// table, and /echo, /delay/{ms} and /large/ for 8gbit, async, download and static-large;
+// table and fortunes over the seeded fortune table (fortunes.go, with a directory of the
+// entry's source for the template check), and /echo, /delay/{ms} and /large/ for 8gbit, async, download and static-large;
 // newer.go; a WebSocket echo at /ws for the echo-ws profiles, ws.go), and the same handlers
 // over TLS, h2 and h2c for the TLS, h2 and h2c profiles (protocols.go) and over HTTP/3 on
 // the h2 port's number in UDP for the h3 profiles (h3.go), reading the dataset, the static files, the database seed and the TLS pair
@@ -41,6 +42,9 @@ import (
 type Server struct {
 	Addr string // "127.0.0.1:41234"
 	Port int    // 41234
+	// Source is the directory of the fixture entry's source (validate.Target.Source): a
+	// template file for the fortunes page, or code that builds it (fortunes-no-template).
+	Source string
 
 	// The same contracts over the other protocols (protocols.go): HTTP/1.1 over TLS,
 	// h2 over TLS, h2c with prior knowledge.
@@ -127,6 +131,7 @@ func New(dataDir, mode string) (*Server, error) {
 		if _, err := loadTable(dataDir); err != nil {
 			return nil, fmt.Errorf("validatetest: %w", err)
 		}
+		loadFortunes(dataDir) // read now too; /fortunes answers 503 for a seed without them
 	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -140,6 +145,10 @@ func New(dataDir, mode string) (*Server, error) {
 		dataset: ds,
 		ln:      ln,
 		conns:   map[net.Conn]struct{}{},
+	}
+	if err := s.writeSource(); err != nil {
+		s.Close()
+		return nil, fmt.Errorf("validatetest: %w", err)
 	}
 	if err := s.startProtocols(); err != nil {
 		s.Close()
@@ -160,6 +169,9 @@ func (s *Server) Close() {
 	s.ln.Close()
 	s.closeProtocols()
 	s.wg.Wait()
+	if s.Source != "" {
+		os.RemoveAll(s.Source)
+	}
 }
 
 func (s *Server) acceptOn(ln net.Listener) {
@@ -666,6 +678,8 @@ func (s *Server) handle(r *req) reply {
 		return s.asyncDB(r)
 	case r.path == "/crud/items" || strings.HasPrefix(r.path, "/crud/items/"):
 		return s.crud(r)
+	case r.path == "/fortunes":
+		return s.fortunes(r)
 	case r.path == "/echo":
 		return s.echo(r)
 	case strings.HasPrefix(r.path, "/delay/"):
