@@ -24,7 +24,7 @@ import (
 // no item key (a stack's first read of an item must be a MISS).
 func TestRedisSeedFile(t *testing.T) {
 	dir := tree(t)
-	_, users := parseSeed(t, readFile(t, dir, arenadata.DBSeedFile))
+	_, users, _ := parseSeed(t, readFile(t, dir, arenadata.DBSeedFile))
 	b := readFile(t, dir, arenadata.RedisSeedFile)
 	lines := strings.Split(strings.TrimSuffix(string(b), "\n"), "\n")
 	if len(lines) != len(users) || !bytes.HasSuffix(b, []byte("\n")) {
