@@ -17,6 +17,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"os"
 	"path"
 	"path/filepath"
@@ -29,17 +30,124 @@ import (
 	"github.com/arenabot/arenabot/text"
 )
 
-// Meta is an entry's meta.json, in the arena's existing format.
+// Meta is an entry's meta.json: the arena's April 2026 fields and those it has added since
+// (mode, completeness, tls_check, website). docs/meta-json.md says what each does here.
 type Meta struct {
-	DisplayName string   `json:"display_name"`
-	Language    string   `json:"language"`
-	Type        string   `json:"type"` // production, tuned, engine, infrastructure
+	DisplayName string `json:"display_name"`
+	Language    string `json:"language"`
+	// Type is the league as written: one of Tiers, or April's "production" or "tuned"
+	// (AprilTypes); "emerging" when meta.json has none. Tier and Tuned read it.
+	Type        string   `json:"type"`
 	Engine      string   `json:"engine"`
 	Description string   `json:"description"`
 	Repo        string   `json:"repo"`
 	Enabled     bool     `json:"enabled"`
 	Tests       []string `json:"tests"`
 	Maintainers []string `json:"maintainers"`
+
+	// Mode is "standard" or "tuned" as written; "" when meta.json has none (standard, or
+	// tuned for April's "type": "tuned"; see Tuned).
+	Mode string `json:"mode,omitempty"`
+	// Completeness is what the entry declares it does of the four axes (routing,
+	// middleware, request, response); nil when meta.json has no completeness (unassessed).
+	Completeness *Completeness `json:"completeness,omitempty"`
+	// TLSCheck opts the entry into the TLS hardening checks: it serves HTTP/1.1 over TLS on
+	// :9000 with the pair it reads from /certs-tls (TLSCheckPort, CertsTLSDir).
+	TLSCheck bool `json:"tls_check,omitempty"`
+	// Website is the project's home page, carried into the site's metadata.
+	Website string `json:"website,omitempty"`
+}
+
+// Completeness is meta.json's completeness object: the axes the entry declares, each true
+// (the framework does it) or false (the entry does it by hand); nil for an axis left out,
+// which counts as done. Unknown keys are not kept (Entry.Warnings names them).
+type Completeness struct {
+	Routing    *bool `json:"routing,omitempty"`
+	Middleware *bool `json:"middleware,omitempty"`
+	Request    *bool `json:"request,omitempty"`
+	Response   *bool `json:"response,omitempty"`
+}
+
+// CompletenessAxes are the keys of meta.json's completeness object, in the arena's order.
+var CompletenessAxes = []string{"routing", "middleware", "request", "response"}
+
+// axis returns the field of the named axis.
+func (c *Completeness) axis(name string) **bool {
+	switch name {
+	case "routing":
+		return &c.Routing
+	case "middleware":
+		return &c.Middleware
+	case "request":
+		return &c.Request
+	case "response":
+		return &c.Response
+	}
+	return nil
+}
+
+// Missing returns the axes declared false, in CompletenessAxes order: the ones the arena's
+// board charges 2.5% each for (framework tiers, h1/h2/h3/gateway boards only).
+func (c *Completeness) Missing() []string {
+	if c == nil {
+		return nil
+	}
+	var out []string
+	for _, a := range CompletenessAxes {
+		if v := *c.axis(a); v != nil && !*v {
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
+// Tiers are the leagues meta.json's "type" names today, in the arena's order: three framework
+// tiers that share one pool on the board, then engines and infrastructure, each a pool of its
+// own. DefaultTier is the one an entry without a type is in.
+var Tiers = []string{"flagship", "emerging", "experimental", "engine", "infrastructure"}
+
+// DefaultTier is the tier of an entry whose meta.json has no "type".
+const DefaultTier = "emerging"
+
+// AprilTypes are the framework types of the April 2026 arena, still accepted so that its
+// entries load unedited: "production" is a framework of the default tier, "tuned" a
+// framework of the default tier in tuned mode (Meta.Tier, Meta.Tuned).
+var AprilTypes = []string{"production", "tuned"}
+
+// Types are every value meta.json's "type" may take: Tiers, then AprilTypes.
+var Types = append(slices.Clone(Tiers), AprilTypes...)
+
+// Modes are the values of meta.json's "mode" (frameworks only); standard is the default.
+var Modes = []string{"standard", "tuned"}
+
+// TLSCheckPort is the port a tls_check entry serves HTTP/1.1 over TLS on, and CertsTLSDir
+// where it reads its pair from: a private copy of /certs that the TLS checks rotate.
+const (
+	TLSCheckPort = 9000
+	CertsTLSDir  = "/certs-tls"
+)
+
+// Tier returns the entry's league today: its type, with April's "production" and "tuned"
+// read as DefaultTier (they were framework types; the arena has no tier to map them to
+// more exactly).
+func (m Meta) Tier() string {
+	if slices.Contains(AprilTypes, m.Type) || m.Type == "" {
+		return DefaultTier
+	}
+	return m.Type
+}
+
+// Framework reports whether the entry is in one of the framework tiers (flagship, emerging,
+// experimental; April's production and tuned), rather than an engine or infrastructure.
+func (m Meta) Framework() bool {
+	t := m.Tier()
+	return t != "engine" && t != "infrastructure"
+}
+
+// Tuned reports whether the entry is in tuned mode: "mode": "tuned", or April's
+// "type": "tuned", which is what that mode was called then.
+func (m Meta) Tuned() bool {
+	return m.Mode == "tuned" || (m.Mode == "" && m.Type == "tuned")
 }
 
 // Entry is one loaded, checked entry.
@@ -47,10 +155,11 @@ type Entry struct {
 	Name string // directory name, the identifier used on the CLI and in commands (-f name)
 	Dir  string // path of the entry directory as given to Load (joined with the root)
 	Meta Meta
+	// Warnings are what is odd in meta.json but does not refuse it (an unknown completeness
+	// axis, which the arena ignores with a warning; a mode on an engine): validate prints
+	// them as WARN and a benchmark reply lists them with the advisory checks.
+	Warnings []*MetaError
 }
-
-// Types are the values meta.json's "type" may take, in the arena's order.
-var Types = []string{"production", "tuned", "engine", "infrastructure"}
 
 // Retired are legacy test names that real arena entries still list. They are
 // accepted in meta.json, so an existing entry loads without edits, but they
@@ -113,14 +222,14 @@ func LoadFS(fsys fs.FS, root, name string, tests []string) (Entry, error) {
 	if err != nil {
 		return Entry{}, fmt.Errorf("read %s: %w", file, err)
 	}
-	m, err := parseMeta(file, data, tests)
+	m, warnings, err := parseMeta(file, data, tests)
 	if err != nil {
 		return Entry{}, err
 	}
 	if err := checkModule(fsys, root, name); err != nil {
 		return Entry{}, err
 	}
-	return Entry{Name: name, Dir: filepath.Join(root, name), Meta: m}, nil
+	return Entry{Name: name, Dir: filepath.Join(root, name), Meta: m, Warnings: warnings}, nil
 }
 
 // validName reports whether name is one directory name an entry may have.
@@ -159,14 +268,15 @@ func readMeta(fsys fs.FS, name string) ([]byte, error) {
 // for the arena's Python scripts (encoding/json alone would fold case).
 type rawMeta map[string]json.RawMessage
 
-// parseMeta decodes and checks one meta.json. file names it in errors.
-func parseMeta(file string, data []byte, tests []string) (Meta, error) {
+// parseMeta decodes and checks one meta.json, and returns what is odd in it but does not
+// refuse it as warnings. file names it in errors.
+func parseMeta(file string, data []byte, tests []string) (Meta, []*MetaError, error) {
 	whole := func(msg, fix string) error { return &MetaError{File: file, Msg: msg, Fix: fix} }
 	if len(data) > maxMetaSize {
-		return Meta{}, whole(fmt.Sprintf("file is larger than %d bytes", maxMetaSize), "keep meta.json to the arena's fields")
+		return Meta{}, nil, whole(fmt.Sprintf("file is larger than %d bytes", maxMetaSize), "keep meta.json to the arena's fields")
 	}
 	if bytes.HasPrefix(data, []byte("\xef\xbb\xbf")) {
-		return Meta{}, whole("file starts with a UTF-8 byte order mark", "save meta.json as UTF-8 without a BOM")
+		return Meta{}, nil, whole("file starts with a UTF-8 byte order mark", "save meta.json as UTF-8 without a BOM")
 	}
 	var raw rawMeta
 	if err := json.Unmarshal(data, &raw); err != nil {
@@ -175,17 +285,17 @@ func parseMeta(file string, data []byte, tests []string) (Meta, error) {
 		switch {
 		case errors.As(err, &syn):
 			line, col := position(data, syn.Offset)
-			return Meta{}, whole(fmt.Sprintf("invalid JSON at line %d, column %d: %s", line, col, syn.Error()),
+			return Meta{}, nil, whole(fmt.Sprintf("invalid JSON at line %d, column %d: %s", line, col, syn.Error()),
 				"correct the JSON syntax there (a missing comma or quote, or a trailing comma)")
 		case errors.As(err, &typ):
-			return Meta{}, whole(fmt.Sprintf("the file holds a JSON %s, not an object", typ.Value),
+			return Meta{}, nil, whole(fmt.Sprintf("the file holds a JSON %s, not an object", typ.Value),
 				`make meta.json one JSON object: {"display_name": ..., "tests": [...], ...}`)
 		default:
-			return Meta{}, whole(fmt.Sprintf("invalid JSON: %v", err), "correct the JSON syntax")
+			return Meta{}, nil, whole(fmt.Sprintf("invalid JSON: %v", err), "correct the JSON syntax")
 		}
 	}
 	if raw == nil { // the file is the JSON literal null
-		return Meta{}, whole("the file holds JSON null, not an object",
+		return Meta{}, nil, whole("the file holds JSON null, not an object",
 			`make meta.json one JSON object: {"display_name": ..., "tests": [...], ...}`)
 	}
 
@@ -225,12 +335,13 @@ func parseMeta(file string, data []byte, tests []string) (Meta, error) {
 	if decode("language", &m.Language, true, "a string", `"Go"`) {
 		checkName(add, "language", m.Language, `"Go"`)
 	}
-	if decode("type", &m.Type, true, "a string", `"production"`) && !slices.Contains(Types, m.Type) {
+	m.Type = DefaultTier
+	if decode("type", &m.Type, false, "a string", `"emerging"`) && !slices.Contains(Types, m.Type) {
 		msg := "unknown type " + short(m.Type)
 		if near := Closest(m.Type, Types, 1); len(near) > 0 {
 			msg += fmt.Sprintf(" (did you mean %q?)", near[0])
 		}
-		add("type", msg, "set it to one of "+quoteList(Types, "or"))
+		add("type", msg, "set it to one of "+quoteList(Tiers, "or")+", or leave it out for "+strconv.Quote(DefaultTier))
 	}
 	decode("engine", &m.Engine, true, "a string", `"net/http"`)
 	decode("enabled", &m.Enabled, true, "true or false", "true")
@@ -240,14 +351,104 @@ func parseMeta(file string, data []byte, tests []string) (Meta, error) {
 	decode("description", &m.Description, false, "a string", `"A short description."`)
 	decode("repo", &m.Repo, false, "a string", `"https://github.com/owner/project"`)
 	decode("maintainers", &m.Maintainers, false, "an array of strings", `["github-login"]`)
+
+	var warnings []*MetaError
+	warn := func(field, msg, fix string) {
+		warnings = append(warnings, &MetaError{File: file, Field: field, Msg: msg, Fix: fix})
+	}
+	if decode("mode", &m.Mode, false, "a string", `"standard"`) {
+		checkMode(add, warn, m)
+	}
+	if v, ok := raw["completeness"]; ok && !isNull(v) {
+		m.Completeness = decodeCompleteness(add, warn, v)
+	}
+	decode("tls_check", &m.TLSCheck, false, "true or false", "true")
+	if decode("website", &m.Website, false, "a string", `"https://example.com"`) && m.Website != "" {
+		checkName(add, "website", m.Website, `"https://example.com"`)
+	}
 	switch len(errs) {
 	case 0:
-		return m, nil
+		return m, warnings, nil
 	case 1:
-		return Meta{}, errs[0]
+		return Meta{}, nil, errs[0]
 	default:
-		return Meta{}, errors.Join(errs...)
+		return Meta{}, nil, errors.Join(errs...)
 	}
+}
+
+// checkMode checks meta.json's mode: standard or tuned; not "standard" beside April's
+// "type": "tuned", which says the opposite; and (a warning) only on a framework tier.
+func checkMode(add, warn func(field, msg, fix string), m Meta) {
+	switch {
+	case !slices.Contains(Modes, m.Mode):
+		msg := "unknown mode " + short(m.Mode)
+		if near := Closest(m.Mode, Modes, 1); len(near) > 0 {
+			msg += fmt.Sprintf(" (did you mean %q?)", near[0])
+		}
+		add("mode", msg, `set it to "standard" or "tuned", or leave it out for "standard"`)
+	case m.Type == "tuned" && m.Mode != "tuned":
+		add("mode", fmt.Sprintf("%q contradicts \"type\": \"tuned\", the April arena's way of saying tuned mode", m.Mode),
+			`write today's form, "type": "emerging" (or another framework tier) and "mode": "tuned", or drop "mode"`)
+	case !m.Framework():
+		warn("mode", fmt.Sprintf("%q is ignored: the mode applies to the framework tiers only, and the type is %q", m.Mode, m.Type),
+			`drop "mode", or set "type" to a framework tier (flagship, emerging or experimental)`)
+	}
+}
+
+// decodeCompleteness decodes meta.json's completeness: an object whose known axes must be
+// true or false. An unknown key is a warning (the arena ignores it with one).
+func decodeCompleteness(add, warn func(field, msg, fix string), v json.RawMessage) *Completeness {
+	const example = `{"routing": true, "middleware": true, "request": true, "response": false}`
+	var obj map[string]json.RawMessage
+	if err := json.Unmarshal(v, &obj); err != nil {
+		add("completeness", "must be an object of the axes "+strings.Join(CompletenessAxes, ", ")+", got "+jsonKind(v),
+			`write it as "completeness": `+example+", or leave it out (unassessed)")
+		return nil
+	}
+	c := &Completeness{}
+	var unknown []string
+	for _, k := range slices.Sorted(maps.Keys(obj)) {
+		field := c.axis(k)
+		if field == nil {
+			unknown = append(unknown, k)
+			continue
+		}
+		var b bool
+		if isNull(obj[k]) || json.Unmarshal(obj[k], &b) != nil {
+			add("completeness", fmt.Sprintf("axis %s must be true or false, got %s", short(k), jsonKind(obj[k])),
+				fmt.Sprintf("write %q: true if the framework does it, false if the entry does it by hand, or leave the axis out (done)", k))
+			continue
+		}
+		*field = &b
+	}
+	for _, k := range unknown {
+		msg := "unknown axis " + short(k) + " is ignored"
+		if near := Closest(k, CompletenessAxes, 1); len(near) > 0 {
+			msg += fmt.Sprintf(" (did you mean %q?)", near[0])
+		}
+		warn("completeness", msg, "use only the axes "+strings.Join(CompletenessAxes, ", "))
+	}
+	return c
+}
+
+// jsonKind names the JSON type of v for a message: "a JSON string", "a JSON number", ….
+func jsonKind(v json.RawMessage) string {
+	t := bytes.TrimSpace(v)
+	switch {
+	case len(t) == 0:
+		return "nothing"
+	case t[0] == '"':
+		return "a JSON string"
+	case t[0] == '{':
+		return "a JSON object"
+	case t[0] == '[':
+		return "a JSON array"
+	case t[0] == 't' || t[0] == 'f':
+		return "a JSON boolean"
+	case t[0] == 'n':
+		return "JSON null"
+	}
+	return "a JSON number"
 }
 
 func isNull(v json.RawMessage) bool {
@@ -267,7 +468,8 @@ func checkName(add func(field, msg, fix string), field, v, example string) {
 // maxTests bounds the tests list; the arena has 26 profiles.
 const maxTests = 100
 
-// checkTests reports unknown names in an entry's tests list.
+// checkTests reports unknown names in an entry's tests list, as the arena does today (in
+// April it skipped them); the fix lists known, the profiles of this arena's table.
 func checkTests(add func(field, msg, fix string), got, known []string) {
 	switch {
 	case len(got) == 0:
@@ -301,9 +503,14 @@ func checkTests(add func(field, msg, fix string), got, known []string) {
 	} else if len(hints) > 0 {
 		msg += " (did you mean " + strings.Join(hints, ", ") + "?)"
 	}
-	fix := "use profile names only"
+	if len(unknown) == 1 {
+		msg += ": no profile of this arena has that name"
+	} else {
+		msg += ": no profile of this arena has these names"
+	}
+	fix := "remove it, or use the name of a profile this arena knows"
 	if len(known) > 0 {
-		fix = "use profile names only: " + strings.Join(known, ", ")
+		fix += ": " + strings.Join(known, ", ")
 	}
 	add("tests", msg, fix)
 }

@@ -59,20 +59,46 @@ const arenaMeta = `{
 }
 `
 
+// todayMeta is a meta.json as the arena's documentation has contributors write it today:
+// a tier, a mode, completeness, tls_check and website beside April's fields.
+const todayMeta = `{
+  "display_name": "go-nethttp",
+  "language": "Go",
+  "type": "flagship",
+  "mode": "tuned",
+  "engine": "net/http",
+  "description": "Go's standard library server.",
+  "repo": "https://github.com/golang/go",
+  "website": "https://go.dev",
+  "enabled": true,
+  "completeness": {"routing": true, "middleware": false, "request": true, "response": true},
+  "tls_check": true,
+  "tests": ["baseline", "json", "json-tls"],
+  "maintainers": ["someone"]
+}
+`
+
 // minimalMeta has only the required fields.
 const minimalMeta = `{"display_name":"x","language":"Go","type":"engine","engine":"raw","enabled":false,"tests":["baseline"]}`
 
 // withField returns minimalMeta with field set to the raw JSON value, or
 // removed when value is "".
 func withField(field, value string) string {
+	return withFields(field, value)
+}
+
+// withFields is withField for several field, value pairs.
+func withFields(pairs ...string) string {
 	m := map[string]string{
 		"display_name": `"x"`, "language": `"Go"`, "type": `"engine"`,
 		"engine": `"raw"`, "enabled": `false`, "tests": `["baseline"]`,
 	}
-	if value == "" {
-		delete(m, field)
-	} else {
-		m[field] = value
+	for i := 0; i+1 < len(pairs); i += 2 {
+		if pairs[i+1] == "" {
+			delete(m, pairs[i])
+		} else {
+			m[pairs[i]] = pairs[i+1]
+		}
 	}
 	var parts []string
 	for _, k := range slices.Sorted(maps.Keys(m)) {
@@ -104,9 +130,10 @@ var rejectTests = []struct {
 	{"language missing", meta(withField("language", "")), "language"},
 	{"language bool", meta(withField("language", "true")), "language"},
 	{"language empty", meta(withField("language", `""`)), "language"},
-	{"type missing", meta(withField("type", "")), "type"},
-	{"type unknown", meta(withField("type", `"flagship"`)), "type"},
+	{"type unknown", meta(withField("type", `"flagshp"`)), "type"},
+	{"type April's default", meta(withField("type", `"realistic"`)), "type"},
 	{"type wrong case", meta(withField("type", `"Production"`)), "type"},
+	{"type empty", meta(withField("type", `""`)), "type"},
 	{"type array", meta(withField("type", `["production"]`)), "type"},
 	{"engine missing", meta(withField("engine", "")), "engine"},
 	{"engine number", meta(withField("engine", "3")), "engine"},
@@ -126,6 +153,20 @@ var rejectTests = []struct {
 	{"repo array", meta(withField("repo", `["https://example.com"]`)), "repo"},
 	{"maintainers string", meta(withField("maintainers", `"someone"`)), "maintainers"},
 	{"maintainers numbers", meta(withField("maintainers", `[1]`)), "maintainers"},
+	{"mode unknown", meta(withField("mode", `"turbo"`)), "mode"},
+	{"mode wrong case", meta(withField("mode", `"Tuned"`)), "mode"},
+	{"mode empty", meta(withField("mode", `""`)), "mode"},
+	{"mode bool", meta(withField("mode", `true`)), "mode"},
+	{"mode contradicts April's tuned type", meta(withFields("type", `"tuned"`, "mode", `"standard"`)), "mode"},
+	{"completeness array", meta(withField("completeness", `["routing"]`)), "completeness"},
+	{"completeness bool", meta(withField("completeness", `true`)), "completeness"},
+	{"completeness axis string", meta(withField("completeness", `{"routing": "yes"}`)), "completeness"},
+	{"completeness axis number", meta(withField("completeness", `{"routing": true, "request": 0}`)), "completeness"},
+	{"completeness axis null", meta(withField("completeness", `{"response": null}`)), "completeness"},
+	{"tls_check string", meta(withField("tls_check", `"true"`)), "tls_check"},
+	{"tls_check number", meta(withField("tls_check", `1`)), "tls_check"},
+	{"website number", meta(withField("website", `1`)), "website"},
+	{"website two lines", meta(withField("website", `"https://a.example\nb"`)), "website"},
 	{"case folded key", meta(strings.Replace(minimalMeta, `"display_name"`, `"Display_Name"`, 1)), "display_name"},
 
 	{"go source without go.mod", with(meta(minimalMeta), "main.go", "package main"), "go.mod"},
@@ -232,14 +273,60 @@ func TestLoadFSAccepts(t *testing.T) {
 			"_tools/b.go", "package b"), Meta{
 			DisplayName: "x", Language: "Go", Type: "engine", Engine: "raw", Tests: []string{"baseline"},
 		}},
+		{"type missing", meta(withField("type", "")), Meta{
+			DisplayName: "x", Language: "Go", Type: "emerging", Engine: "raw", Tests: []string{"baseline"},
+		}},
+		{"type null", meta(withField("type", "null")), Meta{
+			DisplayName: "x", Language: "Go", Type: "emerging", Engine: "raw", Tests: []string{"baseline"},
+		}},
+		{"April's tuned type", meta(withField("type", `"tuned"`)), Meta{
+			DisplayName: "x", Language: "Go", Type: "tuned", Engine: "raw", Tests: []string{"baseline"},
+		}},
+		{"April's tuned type, mode tuned", meta(withFields("type", `"tuned"`, "mode", `"tuned"`)), Meta{
+			DisplayName: "x", Language: "Go", Type: "tuned", Mode: "tuned", Engine: "raw", Tests: []string{"baseline"},
+		}},
+		{"experimental, standard", meta(withFields("type", `"experimental"`, "mode", `"standard"`)), Meta{
+			DisplayName: "x", Language: "Go", Type: "experimental", Mode: "standard", Engine: "raw", Tests: []string{"baseline"},
+		}},
+		{"completeness partial", meta(withField("completeness", `{"middleware": false}`)), Meta{
+			DisplayName: "x", Language: "Go", Type: "engine", Engine: "raw", Tests: []string{"baseline"},
+			Completeness: &Completeness{Middleware: new(false)},
+		}},
+		{"completeness empty", meta(withField("completeness", `{}`)), Meta{
+			DisplayName: "x", Language: "Go", Type: "engine", Engine: "raw", Tests: []string{"baseline"},
+			Completeness: &Completeness{},
+		}},
+		{"completeness null", meta(withField("completeness", `null`)), Meta{
+			DisplayName: "x", Language: "Go", Type: "engine", Engine: "raw", Tests: []string{"baseline"},
+		}},
+		{"tls_check false, website empty", meta(withFields("tls_check", `false`, "website", `""`)), Meta{
+			DisplayName: "x", Language: "Go", Type: "engine", Engine: "raw", Tests: []string{"baseline"},
+		}},
+		{"today's entry", meta(todayMeta), Meta{
+			DisplayName:  "go-nethttp",
+			Language:     "Go",
+			Type:         "flagship",
+			Mode:         "tuned",
+			Engine:       "net/http",
+			Description:  "Go's standard library server.",
+			Repo:         "https://github.com/golang/go",
+			Website:      "https://go.dev",
+			Enabled:      true,
+			Tests:        []string{"baseline", "json", "json-tls"},
+			Maintainers:  []string{"someone"},
+			Completeness: &Completeness{Routing: new(true), Middleware: new(false), Request: new(true), Response: new(true)},
+			TLSCheck:     true,
+		}},
 		{"arena entry", meta(arenaMeta), Meta{
-			DisplayName: "go-fasthttp",
-			Language:    "Go",
-			Type:        "production",
-			Engine:      "fasthttp",
-			Description: "High-performance Go HTTP server using fasthttp with zero-allocation design and buffer reuse.",
-			Repo:        "https://github.com/valyala/fasthttp",
-			Enabled:     true,
+			DisplayName:  "go-fasthttp",
+			Language:     "Go",
+			Type:         "production",
+			Mode:         "standard",
+			Completeness: &Completeness{Routing: new(false), Middleware: new(false), Request: new(true), Response: new(true)},
+			Engine:       "fasthttp",
+			Description:  "High-performance Go HTTP server using fasthttp with zero-allocation design and buffer reuse.",
+			Repo:         "https://github.com/valyala/fasthttp",
+			Enabled:      true,
 			Tests: []string{"baseline", "pipelined", "limited-conn", "noisy", "short-lived", "mixed",
 				"json", "json-comp", "json-lts", "upload", "sync-db", "tcp-frag", "async-db", "static"},
 			Maintainers: []string{},
@@ -486,6 +573,20 @@ func TestEntries(t *testing.T) {
 	}
 }
 
+// TestOldArenaEntry loads the April arena's entry the command's tests build
+// (cmd/arenabot/testdata/oldarena), unedited: April's "type": "production" is a framework of
+// the default tier.
+func TestOldArenaEntry(t *testing.T) {
+	e, err := Load(filepath.Join("..", "cmd", "arenabot", "testdata"), "oldarena", profiles)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e.Meta.Type != "production" || e.Meta.Tier() != DefaultTier || e.Meta.Tuned() || len(e.Warnings) != 0 {
+		t.Errorf("oldarena: type %q, tier %q, tuned %v, warnings %v; want production, %s, false, none",
+			e.Meta.Type, e.Meta.Tier(), e.Meta.Tuned(), e.Warnings, DefaultTier)
+	}
+}
+
 func TestTouched(t *testing.T) {
 	tests := []struct {
 		name  string
@@ -559,6 +660,7 @@ func TestClosest(t *testing.T) {
 func FuzzLoadFS(f *testing.F) {
 	f.Add([]byte(arenaMeta))
 	f.Add([]byte(minimalMeta))
+	f.Add([]byte(todayMeta))
 	for _, tt := range rejectTests {
 		if len(tt.files["x/meta.json"].Data) < 4096 {
 			f.Add(tt.files["x/meta.json"].Data)
@@ -593,6 +695,14 @@ func FuzzLoadFS(f *testing.F) {
 		if !slices.Contains(Types, e.Meta.Type) {
 			t.Errorf("LoadFS(%q) accepted type %q", data, e.Meta.Type)
 		}
+		if e.Meta.Mode != "" && !slices.Contains(Modes, e.Meta.Mode) {
+			t.Errorf("LoadFS(%q) accepted mode %q", data, e.Meta.Mode)
+		}
+		for _, w := range e.Warnings {
+			if w.Msg == "" || w.Fix == "" || strings.Contains(w.Error(), "\n") {
+				t.Errorf("LoadFS(%q): warning %#v lacks Msg or Fix or is not one line", data, w)
+			}
+		}
 	})
 }
 
@@ -600,4 +710,166 @@ func FuzzLoadFS(f *testing.F) {
 // this module, no test code in the build.
 func TestDeps(t *testing.T) {
 	deptest.Check(t, deptest.Rules{Module: []string{"text"}, StdOnly: true})
+}
+
+// TestLoadFSWarnings: what the arena warns about and ignores is loaded, with a warning
+// that names the field, the problem and the fix.
+func TestLoadFSWarnings(t *testing.T) {
+	tests := []struct {
+		name  string
+		data  string
+		want  []string // parts of the one warning, in order; nil for none
+		field string
+	}{
+		{"unknown axis", withField("completeness", `{"routng": false, "response": true}`),
+			[]string{`unknown axis "routng" is ignored`, `did you mean "routing"?`, "fix: use only the axes routing, middleware, request, response"}, "completeness"},
+		{"unknown far axis", withField("completeness", `{"database": false}`),
+			[]string{`unknown axis "database" is ignored; fix: use only the axes`}, "completeness"},
+		{"mode on an engine", withField("mode", `"tuned"`),
+			[]string{`"tuned" is ignored`, `the type is "engine"`, `fix: drop "mode"`}, "mode"},
+		{"mode on a framework", withFields("type", `"flagship"`, "mode", `"tuned"`), nil, ""},
+		{"known axes only", withField("completeness", `{"routing": false}`), nil, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e, err := LoadFS(meta(tt.data), "frameworks", "x", profiles)
+			if err != nil {
+				t.Fatalf("LoadFS: %v; want it loaded", err)
+			}
+			if tt.want == nil {
+				if len(e.Warnings) != 0 {
+					t.Errorf("Warnings = %v, want none", e.Warnings)
+				}
+				return
+			}
+			if len(e.Warnings) != 1 {
+				t.Fatalf("Warnings = %v, want one", e.Warnings)
+			}
+			w := e.Warnings[0]
+			if w.Field != tt.field || w.File != filepath.Join("frameworks", "x", "meta.json") || w.Fix == "" {
+				t.Errorf("warning %#v: want field %q, the file and a fix", w, tt.field)
+			}
+			if !containsInOrder(w.Error(), tt.want) {
+				t.Errorf("warning %q, want %q in order", w.Error(), tt.want)
+			}
+		})
+	}
+	// An unknown axis is ignored: the known ones are kept.
+	e, err := LoadFS(meta(withField("completeness", `{"routng": false, "response": false}`)), "frameworks", "x", profiles)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(&Completeness{Response: new(false)}, e.Meta.Completeness); diff != "" {
+		t.Errorf("Completeness (-want +got):\n%s", diff)
+	}
+}
+
+func containsInOrder(s string, parts []string) bool {
+	for _, p := range parts {
+		i := strings.Index(s, p)
+		if i < 0 {
+			return false
+		}
+		s = s[i+len(p):]
+	}
+	return true
+}
+
+// TestLoadFSErrorsSayTheFix checks the words of the errors of today's fields: the field, the
+// value and the fix.
+func TestLoadFSErrorsSayTheFix(t *testing.T) {
+	tests := []struct {
+		name string
+		data string
+		want []string
+	}{
+		{"type", withField("type", `"flagshp"`), []string{`field "type": unknown type "flagshp" (did you mean "flagship"?)`,
+			`fix: set it to one of "flagship", "emerging", "experimental", "engine" or "infrastructure", or leave it out for "emerging"`}},
+		{"mode", withField("mode", `"tunned"`), []string{`field "mode": unknown mode "tunned" (did you mean "tuned"?)`,
+			`fix: set it to "standard" or "tuned", or leave it out for "standard"`}},
+		{"mode contradiction", withFields("type", `"tuned"`, "mode", `"standard"`), []string{`field "mode": "standard" contradicts "type": "tuned"`,
+			`fix: write today's form, "type": "emerging"`, `"mode": "tuned", or drop "mode"`}},
+		{"completeness", withField("completeness", `"all"`), []string{`field "completeness": must be an object of the axes routing, middleware, request, response, got a JSON string`,
+			`fix: write it as "completeness": {"routing": true`}},
+		{"completeness axis", withField("completeness", `{"request": "no"}`), []string{`field "completeness": axis "request" must be true or false, got a JSON string`,
+			`fix: write "request": true if the framework does it, false if the entry does it by hand`}},
+		{"tls_check", withField("tls_check", `"yes"`), []string{`field "tls_check": must be true or false, got a JSON string`, `fix: write it as "tls_check": true`}},
+		{"website", withField("website", `["https://go.dev"]`), []string{`field "website": must be a string, got a JSON array`, `fix: write it as "website": "https://example.com"`}},
+		{"unknown test", withField("tests", `["baseline", "fortune"]`), []string{`field "tests": unknown test "fortune"`,
+			"no profile of this arena has that name", "fix: remove it, or use the name of a profile this arena knows: " + strings.Join(profiles, ", ")}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := LoadFS(meta(tt.data), "frameworks", "x", profiles)
+			if err == nil {
+				t.Fatal("LoadFS: nil error")
+			}
+			if !containsInOrder(err.Error(), tt.want) {
+				t.Errorf("LoadFS error\n%s\nwant in order %q", err, tt.want)
+			}
+		})
+	}
+}
+
+// TestUnknownTestListsTheTable: the profiles the error offers are the ones passed in (the
+// profile table's names), whatever they are.
+func TestUnknownTestListsTheTable(t *testing.T) {
+	table := append(slices.Clone(profiles), "fortunes")
+	_, err := LoadFS(meta(withField("tests", `["fortune"]`)), "frameworks", "x", table)
+	if err == nil || !strings.Contains(err.Error(), `(did you mean "fortunes"?)`) || !strings.HasSuffix(err.Error(), ", echo-ws-limited, fortunes") {
+		t.Errorf("LoadFS error %v; want the closest name and the table's names, fortunes last", err)
+	}
+	if _, err := LoadFS(meta(withField("tests", `["fortunes"]`)), "frameworks", "x", table); err != nil {
+		t.Errorf("LoadFS with fortunes in the table: %v", err)
+	}
+}
+
+func TestTierAndMode(t *testing.T) {
+	tests := []struct {
+		typ, mode string
+		tier      string
+		framework bool
+		tuned     bool
+	}{
+		{"flagship", "", "flagship", true, false},
+		{"emerging", "tuned", "emerging", true, true},
+		{"experimental", "standard", "experimental", true, false},
+		{"engine", "", "engine", false, false},
+		{"infrastructure", "", "infrastructure", false, false},
+		{"production", "", "emerging", true, false},
+		{"production", "tuned", "emerging", true, true},
+		{"tuned", "", "emerging", true, true},
+		{"tuned", "tuned", "emerging", true, true},
+		{"", "", "emerging", true, false},
+	}
+	for _, tt := range tests {
+		m := Meta{Type: tt.typ, Mode: tt.mode}
+		if got := m.Tier(); got != tt.tier {
+			t.Errorf("Meta{Type: %q}.Tier() = %q, want %q", tt.typ, got, tt.tier)
+		}
+		if got := m.Framework(); got != tt.framework {
+			t.Errorf("Meta{Type: %q}.Framework() = %v, want %v", tt.typ, got, tt.framework)
+		}
+		if got := m.Tuned(); got != tt.tuned {
+			t.Errorf("Meta{Type: %q, Mode: %q}.Tuned() = %v, want %v", tt.typ, tt.mode, got, tt.tuned)
+		}
+	}
+	for _, tier := range Tiers {
+		if !slices.Contains(Types, tier) {
+			t.Errorf("Types lacks the tier %q", tier)
+		}
+	}
+	if !slices.Contains(Tiers, DefaultTier) {
+		t.Errorf("DefaultTier %q is not a tier", DefaultTier)
+	}
+}
+
+func TestCompletenessMissing(t *testing.T) {
+	if got := (*Completeness)(nil).Missing(); got != nil {
+		t.Errorf("nil.Missing() = %q", got)
+	}
+	c := &Completeness{Routing: new(false), Middleware: new(true), Response: new(false)}
+	if diff := cmp.Diff([]string{"routing", "response"}, c.Missing()); diff != "" {
+		t.Errorf("Missing (-want +got):\n%s", diff)
+	}
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/arenabot/arenabot/profile"
 	"github.com/arenabot/arenabot/profile/selection"
 	"github.com/arenabot/arenabot/runner/measure"
+	"github.com/arenabot/arenabot/validate"
 )
 
 // ErrInput is wrapped by every error that is the user's to fix (an unknown framework or
@@ -96,7 +97,9 @@ func setCounts(p profile.Profile, lite bool, counts []int) (conns, liteConns []i
 }
 
 // ValidationTests resolves what `arenabot validate` checks for one entry: the named tests
-// (each must be known and subscribed), or every test the entry subscribes to. Unlike
+// (each must be known and subscribed; validate.TLSCheck names the section meta.json's
+// tls_check opts into), or every test the entry subscribes to, and that section when it opts
+// into it. Unlike
 // NewPlan it keeps tests the harness cannot run yet, which validate reports as skipped.
 func ValidationTests(root, name string, tests []string) (frameworks.Entry, []string, error) {
 	e, err := frameworks.Load(root, name, profile.Names())
@@ -110,10 +113,23 @@ func ValidationTests(root, name string, tests []string) (frameworks.Entry, []str
 				out = append(out, p.Name)
 			}
 		}
+		if e.Meta.TLSCheck {
+			out = append(out, validate.TLSCheck)
+		}
 		return e, out, nil
 	}
 	var out []string
 	for _, t := range tests {
+		if t == validate.TLSCheck { // not a profile: the section meta.json's tls_check opts into
+			if !e.Meta.TLSCheck {
+				return e, nil, fmt.Errorf("%w: %s does not opt into the %s checks; set \"tls_check\": true in its meta.json (%s) or leave %s out of -t",
+					ErrInput, e.Name, validate.TLSCheck, validate.MetaDoc, validate.TLSCheck)
+			}
+			if !slices.Contains(out, t) {
+				out = append(out, t)
+			}
+			continue
+		}
 		// A test the harness cannot run yet is validated all the same: validate reports it
 		// as skipped.
 		if r, bad := selection.Check(e, t); bad && r.Cause != selection.Unsupported {

@@ -195,3 +195,33 @@ func planStrings(p measure.Plan) []string {
 	}
 	return out
 }
+
+// TestValidationTestsTLSCheck: an entry whose meta.json sets tls_check is validated on that
+// section too (all its tests, or -t tls_check); another entry asked for it is told how to opt in.
+func TestValidationTestsTLSCheck(t *testing.T) {
+	root := t.TempDir()
+	writeEntry(t, root, "plain", meta("plain", `"json","baseline"`))
+	writeEntry(t, root, "hardened", strings.Replace(meta("hardened", `"json","baseline"`), `"enabled":true`, `"enabled":true,"tls_check":true`, 1))
+	for _, tt := range []struct {
+		entry string
+		tests []string
+		want  []string
+		err   string
+	}{
+		{"plain", nil, []string{"baseline", "json"}, ""},
+		{"hardened", nil, []string{"baseline", "json", "tls_check"}, ""},
+		{"hardened", []string{"tls_check", "json", "tls_check"}, []string{"tls_check", "json"}, ""},
+		{"plain", []string{"json", "tls_check"}, nil, `plain does not opt into the tls_check checks; set "tls_check": true in its meta.json (docs/meta-json.md) or leave tls_check out of -t`},
+	} {
+		_, got, err := ValidationTests(root, tt.entry, tt.tests)
+		if tt.err != "" {
+			if err == nil || !errors.Is(err, ErrInput) || !strings.Contains(err.Error(), tt.err) {
+				t.Errorf("ValidationTests(%s, %q) error = %v, want %q", tt.entry, tt.tests, err, tt.err)
+			}
+			continue
+		}
+		if err != nil || !slices.Equal(got, tt.want) {
+			t.Errorf("ValidationTests(%s, %q) = %q, %v; want %q", tt.entry, tt.tests, got, err, tt.want)
+		}
+	}
+}

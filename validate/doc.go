@@ -24,6 +24,13 @@
 // the same requests go through net/http's HTTP/2 (roundTrip), and the TLS checks compare the
 // server's certificate with the arena's (certs/server.crt in the data directory).
 //
+// The section [TLSCheck] is not a profile: an entry opts into it with meta.json's tls_check,
+// and Run runs it after the profiles against HTTP/1.1 over TLS on :9000 (the TLS posture and
+// quality, with ClientHellos of its own making for what crypto/tls cannot offer; SNI; session
+// resumption; close_notify; testssl.sh -U where it is installed; and a rotation of the pair in
+// the server's /certs-tls copy, Target.CertsTLSDir). [MetaWarnings] turns what is odd in an
+// entry's meta.json into advisory outcomes.
+//
 // The gRPC profiles' checks ([GRPCClient]) call the arena's BenchmarkService through grpc-go
 // over the profile's protocol unit (h2c on 8080, TLS on 8443), with messages built from a
 // descriptor rather than generated code, and want grpc-status 0 with the exact sum or

@@ -129,6 +129,12 @@ type Target struct {
 	// Tuned: the entry declares the tuned mode, which may hand-roll what a standard entry
 	// must render from a template (fortunes' page).
 	Tuned bool
+	// CertsTLSDir is the host directory mounted into the server at /certs-tls (an entry with
+	// tls_check: a private copy of the data directory's certs), where the TLSCheck section's
+	// rotation checks write a new pair; "" skips them.
+	CertsTLSDir string
+	// RotationInterval is the pause between the rotation checks' 30 requests; 0 means 1s.
+	RotationInterval time.Duration
 }
 
 // defaultTimeout is Target.Timeout's zero value.
@@ -137,11 +143,12 @@ const defaultTimeout = 5 * time.Second
 // parallelChecks bounds how many checks run at once.
 const parallelChecks = 8
 
-// Checks lists the names of the checks of a profile, in the order Run reports them. It
-// returns nil for a profile without checks (unknown, or one this harness cannot run yet).
+// Checks lists the names of the checks of a profile (or of the TLSCheck section), in the
+// order Run reports them. It returns nil for a profile without checks (unknown, or one this
+// harness cannot run yet).
 func Checks(profileName string) []string {
 	var names []string
-	for _, c := range suites[profileName] {
+	for _, c := range suite(profileName) {
 		names = append(names, c.name)
 	}
 	return names
@@ -157,19 +164,28 @@ type Info struct {
 	Advisory string
 }
 
-// Describe returns the checks of a profile with their tiers, in the order Run reports
-// them; nil for a profile without checks.
+// Describe returns the checks of a profile (or of the TLSCheck section) with their tiers, in
+// the order Run reports them; nil for a profile without checks.
 func Describe(profileName string) []Info {
 	var out []Info
-	for _, c := range suites[profileName] {
+	for _, c := range suite(profileName) {
 		out = append(out, Info{Name: c.name, Tier: c.tier, Contract: c.contract, Advisory: c.advisoryPart})
 	}
 	return out
 }
 
+// suite returns the checks of a profile, or of the TLSCheck section.
+func suite(name string) []check {
+	if name == TLSCheck {
+		return tlsCheckSuite
+	}
+	return suites[name]
+}
+
 // Run runs the checks of the given profiles against a server and returns one outcome per
 // check, in profile order (profile) and then check order (Checks), whatever the
-// order of profiles. A profile the harness cannot run yet yields one SKIP with the reason;
+// order of profiles. The name TLSCheck among them runs that section, after the profiles,
+// against TLSCheckPort. A profile the harness cannot run yet yields one SKIP with the reason;
 // an unknown name yields one FAIL. Checks run concurrently, at most 8 at a time, except the
 // malformed-request checks, which run one after another once the others are done, each
 // followed by a fresh request that shows whether the server still answers. When ctx ends,
@@ -191,6 +207,18 @@ func Run(ctx context.Context, t Target, profiles []string) []Outcome {
 	}
 	var parallel, serial []job
 	for _, name := range orderProfiles(profiles) {
+		if name == TLSCheck {
+			for _, c := range tlsCheckSuite {
+				j := job{len(out), c, tlsCheckEnv(t, data)}
+				out = append(out, Outcome{Profile: name, Check: c.name, Contract: c.contract, Tier: c.tier})
+				if c.serial {
+					serial = append(serial, j)
+				} else {
+					parallel = append(parallel, j)
+				}
+			}
+			continue
+		}
 		p, ok := profile.Lookup(name)
 		if !ok {
 			exp := "one of " + strings.Join(profile.Names(), ", ")
@@ -266,22 +294,47 @@ func Run(ctx context.Context, t Target, profiles []string) []Outcome {
 	return out
 }
 
-// orderProfiles returns the names once each, known ones in profile order, unknown ones
-// after them in the order given.
+// orderProfiles returns the names once each, known ones in profile order, then TLSCheck,
+// then unknown ones in the order given.
 func orderProfiles(names []string) []string {
 	var known, unknown []string
+	tlsCheck := false
 	for _, n := range names {
 		if slices.Contains(known, n) || slices.Contains(unknown, n) {
 			continue
 		}
-		if profile.Index(n) >= 0 {
+		switch {
+		case n == TLSCheck:
+			tlsCheck = true
+		case profile.Index(n) >= 0:
 			known = append(known, n)
-		} else {
+		default:
 			unknown = append(unknown, n)
 		}
 	}
 	slices.SortFunc(known, func(a, b string) int { return profile.Index(a) - profile.Index(b) })
+	if tlsCheck {
+		known = append(known, TLSCheck)
+	}
 	return append(known, unknown...)
+}
+
+// tlsCheckEnv is the environment of the TLSCheck section: HTTP/1.1 over TLS on TLSCheckPort
+// (or the port Target.Ports puts in its place), and the directory to rotate the pair in.
+// One env serves all its checks, so the two rotation checks share one rotation.
+func tlsCheckEnv(t Target, d *data) *env {
+	port := TLSCheckPort
+	if alt := t.Ports[port]; alt != 0 {
+		port = alt
+	}
+	return &env{
+		proto:         protocol.H1TLS,
+		addr:          net.JoinHostPort(t.Host, strconv.Itoa(port)),
+		timeout:       t.Timeout,
+		data:          d,
+		certsTLS:      t.CertsTLSDir,
+		rotationEvery: t.RotationInterval,
+	}
 }
 
 // checkBudget bounds one check in units of the per-operation timeout: the largest upload
@@ -295,7 +348,11 @@ func runCheck(ctx context.Context, e *env, c check, o Outcome) Outcome {
 		return o
 	}
 	start := time.Now()
-	cctx, cancel := context.WithTimeout(ctx, checkBudget*e.timeout)
+	budget := checkBudget * e.timeout
+	if c.budget > budget {
+		budget = c.budget
+	}
+	cctx, cancel := context.WithTimeout(ctx, budget)
 	defer cancel()
 	r := c.run(cctx, e)
 	o.Elapsed = time.Since(start)
@@ -308,7 +365,7 @@ func runCheck(ctx context.Context, e *env, c check, o Outcome) Outcome {
 	case ctx.Err() != nil && r.status != Pass:
 		o.Status, o.Reason = Skip, "cancelled: "+ctx.Err().Error()
 	case errors.Is(cctx.Err(), context.DeadlineExceeded) && r.status == Fail:
-		o.Got += fmt.Sprintf(" (the check ran out of its %v budget)", checkBudget*e.timeout)
+		o.Got += fmt.Sprintf(" (the check ran out of its %v budget)", budget)
 	}
 	return o
 }
@@ -387,6 +444,13 @@ type env struct {
 	tuned   bool   // Target.Tuned
 	// shared is the one answer the profile's checks judge together (fortunes' page).
 	shared sharedResponse
+
+	// The TLSCheck section's: the directory to rotate the pair in, the pause between the
+	// rotation's requests, and the rotation, done once for both checks that report it.
+	certsTLS      string
+	rotationEvery time.Duration
+	rotationOnce  sync.Once
+	rotation      *rotation
 }
 
 // A sharedResponse is fetched once, by the first check that asks, and then judged by each.
@@ -414,7 +478,10 @@ type check struct {
 	// run marks such a miss with result.advisory.
 	advisoryPart string
 	serial       bool // run alone, after the others (malformed requests)
-	run          func(ctx context.Context, e *env) result
+	// budget, when longer than the usual (checkBudget timeouts), is how long the check may
+	// take: an external tool's run.
+	budget time.Duration
+	run    func(ctx context.Context, e *env) result
 }
 
 // advisory returns the check with its tier set to Advisory.

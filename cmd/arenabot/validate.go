@@ -24,11 +24,11 @@ type validateConfig struct {
 func parseValidate(args []string, getenv func(string) string, stderr io.Writer) (validateConfig, error) {
 	fs := pflag.NewFlagSet("validate", pflag.ContinueOnError)
 	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), "usage: arenabot validate <framework> [-t test,...] [--strict] [flags]\n\nBuilds and starts the entry as the runner does and checks that it implements the\ncontract of every test it subscribes to (or the ones named): PASS, FAIL (a required\ncheck: the test is not measured), WARN (an advisory check: reported, not gating) or\nSKIP. Every check and its tier is listed in docs/profiles.md.\n\nflags:")
+		fmt.Fprintln(fs.Output(), "usage: arenabot validate <framework> [-t test,...] [--strict] [flags]\n\nBuilds and starts the entry as the runner does and checks that it implements the\ncontract of every test it subscribes to (or the ones named): PASS, FAIL (a required\ncheck: the test is not measured), WARN (an advisory check: reported, not gating) or\nSKIP. Every check and its tier is listed in docs/profiles.md. An entry whose meta.json\nsets tls_check is also checked on :9000 (docs/meta-json.md); -t tls_check checks that alone.\n\nflags:")
 		fs.PrintDefaults()
 	}
 	var c validateConfig
-	fs.StringSliceVarP(&c.Tests, "test", "t", nil, "tests to check, comma separated (default: every test the entry subscribes to)")
+	fs.StringSliceVarP(&c.Tests, "test", "t", nil, "tests to check, comma separated, tls_check among them (default: every test the entry subscribes to, and tls_check when its meta.json sets it)")
 	fs.BoolVar(&c.Strict, "strict", false, "treat advisory checks (RFC conformance and good practice beyond the arena's contract) as required: a WARN becomes a FAIL")
 	c.hostConfig.flags(fs, getenv)
 	if err := parseFlags(fs, args); err != nil {

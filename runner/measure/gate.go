@@ -11,6 +11,7 @@ import (
 	"github.com/arenabot/arenabot/profile"
 	"github.com/arenabot/arenabot/runner/build"
 	"github.com/arenabot/arenabot/validate"
+	"github.com/arenabot/arenabot/validate/protocol"
 )
 
 // A ValidationFailure is why a profile was not measured: the first check it failed.
@@ -32,9 +33,16 @@ func (f *ValidationFailure) Short() string {
 
 // Validate builds an entry (or reuses its image), starts it exactly as a measurement does
 // (beside the sidecars its profiles need), waits until it answers, and runs the validation
-// checks of the named profiles against it. Profiles the harness cannot run yet come back as
-// SKIP outcomes; a profile whose sidecar did not come up as one FAIL that says why.
-func (b *Bencher) Validate(ctx context.Context, e frameworks.Entry, profiles []string) (_ []validate.Outcome, err error) {
+// checks of the named profiles against it (validate.TLSCheck among them: that section, on
+// the entry's :9000). Profiles the harness cannot run yet come back as SKIP outcomes; a
+// profile whose sidecar did not come up as one FAIL that says why. The warnings about the
+// entry's meta.json come first, as WARN outcomes (validate.MetaWarnings).
+func (b *Bencher) Validate(ctx context.Context, e frameworks.Entry, profiles []string) (out []validate.Outcome, err error) {
+	defer func() {
+		if err == nil {
+			out = append(validate.MetaWarnings(e), out...)
+		}
+	}()
 	if _, err := b.eng.RemoveLabeled(ctx, build.LabelManaged, "true"); err != nil {
 		return nil, fmt.Errorf("remove leftover containers: %w", err)
 	}
@@ -48,7 +56,6 @@ func (b *Bencher) Validate(ctx context.Context, e frameworks.Entry, profiles []s
 	if err != nil || len(unready) == 0 {
 		return outcomes, err
 	}
-	var out []validate.Outcome
 	for _, name := range profiles {
 		if err := unready[name]; err != nil {
 			if se, ok := errors.AsType[*SidecarError](err); ok {
@@ -71,11 +78,13 @@ func (b *Bencher) Validate(ctx context.Context, e frameworks.Entry, profiles []s
 // validateServer runs the checks in one container started like the first runnable profile's,
 // beside the union of the sidecars the runnable profiles need. A profile whose sidecar did
 // not come up is not checked: unready holds its *SidecarError.
+//
+// validate.TLSCheck among the profiles runs that section too, once the server answers on
+// :9000; the server is started like baseline's when no profile is runnable.
 func (b *Bencher) validateServer(ctx context.Context, image string, e frameworks.Entry, profiles []string) (out []validate.Outcome, unready map[string]error, err error) {
 	// The entry's source is read by the checks that look at how it is built (fortunes'
-	// template file), which a tuned entry is spared.
-	// TODO(#42): also tuned by today's meta.json "mode": "tuned", once frameworks reads it.
-	target := validate.Target{Host: "127.0.0.1", DataDir: b.cfg.DataDir, Source: e.Dir, Tuned: e.Meta.Type == "tuned"}
+	// template file), which a tuned entry (meta.json's mode, or April's type) is spared.
+	target := validate.Target{Host: "127.0.0.1", DataDir: b.cfg.DataDir, Source: e.Dir, Tuned: e.Meta.Tuned()}
 	var needed []string
 	neededBy := map[string]profile.Profile{} // the first profile that needs it, for its labels
 	for _, name := range profiles {
@@ -121,6 +130,10 @@ func (b *Bencher) validateServer(ctx context.Context, image string, e frameworks
 			first, found = p, true
 		}
 	}
+	tlsCheck := slices.Contains(check, validate.TLSCheck)
+	if !found && tlsCheck {
+		first, found = profile.Lookup("baseline")
+	}
 	if !found { // nothing to start a server for: every outcome is a SKIP
 		return validate.Run(ctx, target, check), unready, nil
 	}
@@ -129,12 +142,31 @@ func (b *Bencher) validateServer(ctx context.Context, image string, e frameworks
 		return nil, nil, err
 	}
 	defer stop()
+	target.CertsTLSDir = c.certsTLS
 	// One server answers every profile, but each on its own port and protocol (TLS, h2,
 	// h2c) may come up later than the first: wait for each probe in its own protocol.
 	// A profile whose probe does not answer gets one FAIL that says so.
 	probed := map[string]error{fmt.Sprint(first.ProbeAt()) + first.Probe: nil}
 	var ready, notReady []string
 	for _, name := range check {
+		if name == validate.TLSCheck {
+			err := b.servers.waitAnswer(ctx, c.Container, e, protocol.H1TLS, validate.TLSCheckPort, "/")
+			if ctx.Err() != nil {
+				return nil, nil, ctx.Err()
+			}
+			if _, unready := errors.AsType[*ReadyError](err); err != nil && !unready {
+				return nil, nil, err
+			}
+			if err != nil {
+				notReady = append(notReady, name)
+				out = append(out, validate.Outcome{Profile: name, Check: "readiness probe", Status: validate.Fail,
+					Expected: fmt.Sprintf("HTTP/1.1 over TLS on :%d, answering within %s", validate.TLSCheckPort, b.cfg.ReadyTimeout), Got: err.Error(),
+					Contract: name + " — the entry serves HTTP/1.1 over TLS on :9000 with the pair in /certs-tls (" + validate.TLSCheckDoc + ")"})
+				continue
+			}
+			ready = append(ready, name)
+			continue
+		}
 		p, ok := profile.Lookup(name)
 		if !ok || !p.Runnable() {
 			ready = append(ready, name)
@@ -143,7 +175,7 @@ func (b *Bencher) validateServer(ctx context.Context, image string, e frameworks
 		key := fmt.Sprint(p.ProbeAt()) + p.Probe
 		err, done := probed[key]
 		if !done {
-			err = b.servers.waitReady(ctx, c, e, p)
+			err = b.servers.waitReady(ctx, c.Container, e, p)
 			probed[key] = err
 		}
 		if ctx.Err() != nil {
@@ -170,12 +202,15 @@ func (b *Bencher) validateServer(ctx context.Context, image string, e frameworks
 	return out, unready, ctx.Err()
 }
 
-// order is a profile's place in the table, unknown names last.
+// order is a profile's place in the table, then validate.TLSCheck, unknown names last.
 func order(name string) int {
 	if i := profile.Index(name); i >= 0 {
 		return i
 	}
-	return len(profile.All)
+	if name == validate.TLSCheck {
+		return len(profile.All)
+	}
+	return len(profile.All) + 1
 }
 
 // gate validates the selected profiles of an entry before any of them is measured and
@@ -201,7 +236,7 @@ func (b *Bencher) gate(ctx context.Context, image string, t Target) (map[string]
 			b.out.note(fmt.Sprintf("%s: %s fails validation and will not be measured: %s", t.Entry.Name, name, o.String()))
 		}
 	}
-	warnings := validate.Warnings(outcomes)
+	warnings := append(validate.MetaWarnings(t.Entry), validate.Warnings(outcomes)...)
 	if len(warnings) > 0 {
 		b.out.note(fmt.Sprintf("%s: %d advisory check(s) missed; measured all the same: %s", t.Entry.Name, len(warnings), warnings[0].String()))
 	}

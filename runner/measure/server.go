@@ -66,22 +66,71 @@ func isDir(path string) bool {
 	return err == nil && fi.IsDir()
 }
 
+// A started server: its container, and for an entry with tls_check the host directory
+// mounted at /certs-tls.
+type started struct {
+	docker.Container
+	certsTLS string
+}
+
 // start starts a server container for a profile, with env (the sidecars'), and waits until
 // it answers; stop removes it, even after ctx has ended (a leaked container skews the next
-// measurement).
-func (sv *servers) start(ctx context.Context, image string, e frameworks.Entry, p profile.Profile, env []string) (c docker.Container, stop func(), err error) {
+// measurement), and its /certs-tls copy. An entry with tls_check gets a private copy of the
+// arena's pair mounted read-only at /certs-tls (frameworks.CertsTLSDir), which validate's
+// rotation checks rewrite from the host.
+func (sv *servers) start(ctx context.Context, image string, e frameworks.Entry, p profile.Profile, env []string) (s started, stop func(), err error) {
 	o := sv.options(image, e, p)
 	o.Env = env
-	c, err = sv.eng.Start(ctx, o)
+	if e.Meta.TLSCheck {
+		if s.certsTLS, err = sv.certsTLSCopy(); err != nil {
+			return s, nil, fmt.Errorf("start %s: the /certs-tls copy of the TLS pair: %w", e.Name, err)
+		}
+		o.Mounts = append(o.Mounts, docker.Mount{Source: s.certsTLS, Target: frameworks.CertsTLSDir, ReadOnly: true})
+	}
+	removeCopy := func() {
+		if s.certsTLS != "" {
+			os.RemoveAll(s.certsTLS)
+		}
+	}
+	s.Container, err = sv.eng.Start(ctx, o)
 	if err != nil {
-		return c, nil, fmt.Errorf("start %s: %w", e.Name, err)
+		removeCopy()
+		return s, nil, fmt.Errorf("start %s: %w", e.Name, err)
 	}
-	stop = func() { sv.remove(ctx, c.ID) }
-	if err := sv.waitReady(ctx, c, e, p); err != nil {
+	stop = func() {
+		sv.remove(ctx, s.ID)
+		removeCopy()
+	}
+	if err := sv.waitReady(ctx, s.Container, e, p); err != nil {
 		stop()
-		return c, nil, err
+		return s, nil, err
 	}
-	return c, stop, nil
+	return s, stop, nil
+}
+
+// certsTLSCopy copies the arena's TLS pair into a new directory beside the data directory
+// (where the Docker daemon already finds the data), readable by any user, as the arena's
+// /certs-tls: a private copy, so that rewriting it changes nothing else.
+func (sv *servers) certsTLSCopy() (string, error) {
+	dir, err := os.MkdirTemp(filepath.Dir(sv.cfg.DataDir), "certs-tls-")
+	if err != nil {
+		return "", err
+	}
+	if err := os.Chmod(dir, 0o755); err != nil { // MkdirTemp makes it 0700
+		os.RemoveAll(dir)
+		return "", err
+	}
+	for _, f := range []string{arenadata.CertFile, arenadata.KeyFile} {
+		b, err := os.ReadFile(filepath.Join(sv.cfg.DataDir, filepath.FromSlash(f)))
+		if err == nil {
+			err = os.WriteFile(filepath.Join(dir, filepath.Base(f)), b, 0o644)
+		}
+		if err != nil {
+			os.RemoveAll(dir)
+			return "", err
+		}
+	}
+	return dir, nil
 }
 
 // waitReady polls the profile's probe in the probe's own protocol (validate/protocol: HTTP/1.1,
@@ -93,16 +142,21 @@ func (sv *servers) waitReady(ctx context.Context, c docker.Container, e framewor
 	if err != nil {
 		return fmt.Errorf("readiness probe of %s: %w", p.Name, err)
 	}
+	return sv.waitAnswer(ctx, c, e, proto, port, p.Probe)
+}
+
+// waitAnswer is waitReady for a probe of path in proto on port.
+func (sv *servers) waitAnswer(ctx context.Context, c docker.Container, e frameworks.Entry, proto protocol.Protocol, port int, path string) error {
 	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
 	// "GET http://127.0.0.1:8080/baseline11?a=1&b=1", "GET https://127.0.0.1:8443/… (h2 over TLS (ALPN h2))"
-	url := probeURL(proto, addr, p.Probe)
+	url := probeURL(proto, addr, path)
 	deadline := time.Now().Add(sv.cfg.ReadyTimeout)
 	wait := 5 * time.Millisecond
 	start := time.Now()
 	for {
-		err := proto.Probe(ctx, addr, p.Probe, protocol.Config{Timeout: 2 * time.Second})
+		err := proto.Probe(ctx, addr, path, protocol.Config{Timeout: 2 * time.Second})
 		if err == nil {
-			sv.cfg.Log.Debug("server ready", "framework", e.Name, "test", p.Name, "duration", time.Since(start))
+			sv.cfg.Log.Debug("server ready", "framework", e.Name, "probe", url, "duration", time.Since(start))
 			return nil
 		}
 		if ctx.Err() != nil {

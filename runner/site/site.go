@@ -5,7 +5,8 @@
 //   - <profile>-<conns>.json: a JSON array of leaderboard rows, indent 2, sorted by lower-cased
 //     framework (display name), then by entry directory;
 //   - frameworks.json: display name → {dir, description, repo, type, engine} of the primary
-//     entry, plus "variants" when several entries share the display name.
+//     entry (and mode, completeness, website and tls_check when it has them), plus
+//     "variants" when several entries share the display name.
 package site
 
 import (
@@ -70,13 +71,24 @@ func rowOf(r result.Result, m frameworks.Meta) Row {
 	}
 }
 
-// Info describes one entry in frameworks.json.
+// Info describes one entry in frameworks.json: the arena's fields (mode and completeness
+// only when the entry has them, as the arena writes them), then website and tls_check, which
+// the arena's board reads from meta.json itself.
 type Info struct {
 	Dir         string `json:"dir"`
 	Description string `json:"description"`
 	Repo        string `json:"repo"`
-	Type        string `json:"type"`
-	Engine      string `json:"engine"`
+	// Type is the entry's tier (frameworks.Meta.Tier): April's production and tuned are
+	// written as emerging, the league today's board ranks them in.
+	Type   string `json:"type"`
+	Engine string `json:"engine"`
+	// Mode is "standard" or "tuned" when meta.json says so, and "tuned" for April's
+	// "type": "tuned"; omitted otherwise (standard).
+	Mode string `json:"mode,omitempty"`
+	// Completeness is meta.json's, its known axes only; omitted when it has none.
+	Completeness *frameworks.Completeness `json:"completeness,omitempty"`
+	Website      string                   `json:"website,omitempty"`
+	TLSCheck     bool                     `json:"tls_check,omitempty"`
 }
 
 // Group is one display name in frameworks.json: its primary entry and, when several entries
@@ -87,7 +99,13 @@ type Group struct {
 }
 
 func infoOf(e frameworks.Entry) Info {
-	return Info{Dir: e.Name, Description: e.Meta.Description, Repo: e.Meta.Repo, Type: e.Meta.Type, Engine: e.Meta.Engine}
+	m := e.Meta
+	mode := m.Mode
+	if mode == "" && m.Tuned() {
+		mode = "tuned"
+	}
+	return Info{Dir: e.Name, Description: m.Description, Repo: m.Repo, Type: m.Tier(), Engine: m.Engine,
+		Mode: mode, Completeness: m.Completeness, Website: m.Website, TLSCheck: m.TLSCheck}
 }
 
 // ranked is a row with the entry it came from, for ordering and de-duplication.

@@ -31,11 +31,24 @@ func writeEntry(t *testing.T, root, name, meta string, results ...result.Result)
 }
 
 func meta(display, lang, engine, desc string) string {
-	b, _ := json.Marshal(map[string]any{
+	return metaWith(display, lang, engine, desc, nil)
+}
+
+// metaWith is meta with fields set (a nil value removes the field).
+func metaWith(display, lang, engine, desc string, fields map[string]any) string {
+	m := map[string]any{
 		"display_name": display, "language": lang, "type": "production", "engine": engine,
 		"description": desc, "repo": "https://example.com/" + engine, "enabled": true,
 		"tests": []string{"baseline", "pipelined", "some-future-profile"}, "maintainers": []string{},
-	})
+	}
+	for k, v := range fields {
+		if v == nil {
+			delete(m, k)
+		} else {
+			m[k] = v
+		}
+	}
+	b, _ := json.Marshal(m)
 	return string(b)
 }
 
@@ -49,17 +62,22 @@ func res(profile string, conns int, rps int64, cpu string) result.Result {
 	}
 }
 
-// arena builds a temporary arena: Zeta (net/http), and two entries named "Alpha <fast>"
-// (alpha and alpha-tuned), plus beta without results.
+// arena builds a temporary arena: Zeta (net/http, with today's fields), and two entries
+// named "Alpha <fast>" (alpha and alpha-tuned, April's production and tuned), plus beta
+// without results (and without a type).
 func arena(t *testing.T) string {
 	root := t.TempDir()
-	writeEntry(t, root, "zeta", meta("Zeta", "Go", "net/http", "plain"),
+	zeta := metaWith("Zeta", "Go", "net/http", "plain", map[string]any{
+		"type": "flagship", "mode": "standard", "website": "https://zeta.example", "tls_check": true,
+		"completeness": map[string]any{"routing": true, "middleware": false, "responses": false},
+	})
+	writeEntry(t, root, "zeta", zeta,
 		res("baseline", 512, 1000, "100.0%"), res("pipelined", 512, 9000, "400.0%"))
 	writeEntry(t, root, "alpha", meta("Alpha <fast>", "Go", "fasthttp", "the primary"),
 		res("baseline", 512, 2000, "200.0%"), res("baseline", 4096, 5000, "300.0%"))
-	writeEntry(t, root, "alpha-tuned", meta("Alpha <fast>", "Go", "fasthttp-tuned", "tuned variant"),
+	writeEntry(t, root, "alpha-tuned", metaWith("Alpha <fast>", "Go", "fasthttp-tuned", "tuned variant", map[string]any{"type": "tuned"}),
 		res("baseline", 512, 3000, "250.0%"), res("baseline", 4096, 4000, "350.0%"))
-	writeEntry(t, root, "beta", meta("beta", "Rust", "hyper", "no results yet"))
+	writeEntry(t, root, "beta", metaWith("beta", "Rust", "hyper", "no results yet", map[string]any{"type": nil}))
 	return root
 }
 
@@ -110,22 +128,23 @@ const wantFrameworks = `{
     "dir": "alpha",
     "description": "the primary",
     "repo": "https://example.com/fasthttp",
-    "type": "production",
+    "type": "emerging",
     "engine": "fasthttp",
     "variants": [
       {
         "dir": "alpha",
         "description": "the primary",
         "repo": "https://example.com/fasthttp",
-        "type": "production",
+        "type": "emerging",
         "engine": "fasthttp"
       },
       {
         "dir": "alpha-tuned",
         "description": "tuned variant",
         "repo": "https://example.com/fasthttp-tuned",
-        "type": "production",
-        "engine": "fasthttp-tuned"
+        "type": "emerging",
+        "engine": "fasthttp-tuned",
+        "mode": "tuned"
       }
     ]
   },
@@ -133,14 +152,21 @@ const wantFrameworks = `{
     "dir": "zeta",
     "description": "plain",
     "repo": "https://example.com/net/http",
-    "type": "production",
-    "engine": "net/http"
+    "type": "flagship",
+    "engine": "net/http",
+    "mode": "standard",
+    "completeness": {
+      "routing": true,
+      "middleware": false
+    },
+    "website": "https://zeta.example",
+    "tls_check": true
   },
   "beta": {
     "dir": "beta",
     "description": "no results yet",
     "repo": "https://example.com/hyper",
-    "type": "production",
+    "type": "emerging",
     "engine": "hyper"
   }
 }

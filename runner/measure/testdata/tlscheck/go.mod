@@ -1,0 +1,3 @@
+module tlscheck
+
+go 1.26
