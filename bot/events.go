@@ -283,6 +283,10 @@ func (rp *Reporter) handleDelivery(ctx context.Context, lane string, d queue.Del
 	if p != nil && now.Before(p.next) {
 		return false, false
 	}
+	if p == nil && d.Kind != queue.EventRejected && d.Kind != queue.EventExpired {
+		// A job left its line (ended, cancelled, displaced): the places behind it moved.
+		rp.markPool(ctx, d, now)
+	}
 	if p == nil {
 		p = &parked{received: time.Now()}
 	}

@@ -101,6 +101,7 @@ func (rp *Reporter) openStatus(ctx context.Context, j queue.Job) report.Status {
 			// Rounded up to five minutes, so that the sweep does not edit the comment
 			// every time the wait shrinks a little.
 			s.Position, s.ETA = place.Position, (place.ETA + etaStep - 1).Truncate(etaStep)
+			s.Ahead = aheadOf(place.Ahead, j)
 		}
 		s.RunnerNote = rp.runnerNote(ctx, j.Pool)
 		if j.Attempt > 1 && j.Reason != "" { // the queue's own words: back in line after a lost runner
@@ -116,6 +117,17 @@ func (rp *Reporter) openStatus(ctx context.Context, j queue.Job) report.Status {
 		s.RunnerNote = rp.runnerNote(ctx, j.Pool)
 	}
 	return s
+}
+
+// aheadOf is what j's status comment says of the job ahead of it in line; nil for none.
+func aheadOf(a *queue.Job, j queue.Job) *report.Ahead {
+	if a == nil {
+		return nil
+	}
+	return &report.Ahead{
+		Repo: a.Repo, PR: a.PR, Running: a.State == queue.Running,
+		ThisPR: a.PR != 0 && a.PR == j.PR && strings.EqualFold(a.Repo, j.Repo),
+	}
 }
 
 // etaStep is the granularity of the expected wait a status comment shows.

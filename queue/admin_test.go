@@ -81,7 +81,7 @@ func adminTranscript(t *testing.T, open func(queue.Options) queue.Queue) string 
 	job("job-1", 11, "", 10*time.Minute)
 	claim("")
 	job("job-2", 12, "", 5*time.Minute)
-	job("job-3", 13, "", 7*time.Minute) // displaces job-2
+	job("job-3", 12, "", 7*time.Minute) // the same pull request: takes job-2's place
 	job("job-4", 14, "gpu", 20*time.Minute)
 	l := claim("gpu")
 	clk.Add(time.Minute)

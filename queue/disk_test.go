@@ -45,7 +45,7 @@ func TestDiskReopen(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "queue.db")
 	clk := queuetest.NewClock(time.Date(2025, 5, 1, 12, 0, 0, 0, time.UTC))
 	const ttl = 500 * time.Millisecond
-	o := queue.Options{Now: clk.Now, LeaseTTL: ttl, Depth: 2}
+	o := queue.Options{Now: clk.Now, LeaseTTL: ttl}
 	d := openDisk(t, path, o)
 	must := func(err error) {
 		t.Helper()
@@ -63,7 +63,7 @@ func TestDiskReopen(t *testing.T) {
 	etag := `W/"1"`
 	_, err = d.Amend(ctx, awaiting.ID, queue.Amendment{ETag: &etag, StatusCommentID: 777})
 	must(err)
-	// Running with a lease, the cancel requested, and one waiting behind it.
+	// Running with a lease, the cancel requested, and two pull requests' jobs waiting behind it.
 	running, _, err := d.Enqueue(ctx, queuetest.Job(2, "p"))
 	must(err)
 	c, cancel := context.WithTimeout(ctx, 5*time.Second)
@@ -74,7 +74,7 @@ func TestDiskReopen(t *testing.T) {
 	must(err)
 	waiting, _, err := d.Enqueue(ctx, queuetest.Job(3, "p"))
 	must(err)
-	retried, _, err := d.Enqueue(ctx, queuetest.Job(4, "p"))
+	waiting4, _, err := d.Enqueue(ctx, queuetest.Job(4, "p"))
 	must(err)
 	// Terminal: done with a result, rejected, superseded.
 	done, _, err := d.Enqueue(ctx, queuetest.Job(5, "q"))
@@ -87,7 +87,7 @@ func TestDiskReopen(t *testing.T) {
 	must(err)
 	_, err = d.Reject(ctx, rej.ID, "bob")
 	must(err)
-	_, superseded, err := d.Enqueue(ctx, queuetest.Job(7, "p"))
+	newer, superseded, err := d.Enqueue(ctx, queuetest.Job(3, "p"))
 	must(err)
 	if superseded == nil || superseded.ID != waiting.ID {
 		t.Fatalf("superseded = %v, want %s", superseded, waiting.ID)
@@ -121,7 +121,7 @@ func TestDiskReopen(t *testing.T) {
 		must(err)
 		s.Runners, err = q.Runners(ctx)
 		must(err)
-		for _, id := range []string{awaiting.ID, running.ID, waiting.ID, retried.ID, done.ID, rej.ID} {
+		for _, id := range []string{awaiting.ID, running.ID, waiting.ID, waiting4.ID, done.ID, rej.ID} {
 			j, err := q.Get(ctx, id)
 			must(err)
 			s.Jobs = append(s.Jobs, j)
@@ -181,10 +181,22 @@ func TestDiskReopen(t *testing.T) {
 	if _, err := d.Heartbeat(ctx, lease); !errors.Is(err, queue.ErrLeaseLost) {
 		t.Errorf("Heartbeat of the lapsed lease: %v, want ErrLeaseLost", err)
 	}
-	next, err := d.Claim(c, "p")
+	// The line kept its order and each job its pull request: pull request 4's newer job
+	// takes its waiting job's place, pull request 3's newer job (which took the superseded
+	// one's place) runs first.
+	newer4, superseded, err := d.Enqueue(ctx, queuetest.Job(4, "p"))
 	must(err)
-	if next.Job.ID != retried.ID || next.Fence <= lease.Fence {
-		t.Errorf("next claim = %s fence %d, want %s with a fence above %d", next.Job.ID, next.Fence, retried.ID, lease.Fence)
+	if superseded == nil || superseded.ID != waiting4.ID {
+		t.Errorf("Enqueue of pull request 4 after reopening superseded %v, want %s", superseded, waiting4.ID)
+	}
+	for _, want := range []string{newer.ID, newer4.ID} {
+		next, err := d.Claim(c, "p")
+		must(err)
+		if next.Job.ID != want || next.Fence <= lease.Fence {
+			t.Errorf("next claim = %s fence %d, want %s with a fence above %d", next.Job.ID, next.Fence, want, lease.Fence)
+		}
+		_, err = d.Finish(ctx, next, queue.Outcome{State: queue.Done})
+		must(err)
 	}
 	ev := queuetest.NewEventLog(d, "check")
 	want := []string{queue.EventQueued, queue.EventStarted, queue.EventCancelled}

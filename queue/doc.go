@@ -10,9 +10,15 @@
 // line, Reject and Expire end it. The same requester's newer request on a
 // pull request replaces an older one that still awaits approval.
 //
-// Each runner pool has one line: at most one running job and Options.Depth
-// waiting ones (one by default). A newer job takes the waiting place and the
-// oldest waiting job is displaced (superseded), never the running one. A
+// Each runner pool has one line: at most one running job and, behind it, the
+// waiting jobs, at most Options.Depth (one by default) per pull request, as
+// the arena's queue is one deep per pull request. Jobs of different pull
+// requests wait in the order they were approved and never displace each
+// other; a pull request's newer job takes the place of that pull request's
+// waiting one, which ends as superseded (with Depth > 1, its oldest waiting
+// one), so the pull request keeps its turn. The running job is never
+// displaced, nor is a job retried after a lost runner; a job of no pull
+// request (PR 0) shares its place with none. A
 // runner keeps its claim alive with Heartbeat; when it stops, Reap puts the
 // job back at the front of its line once, and fails it the second time.
 // Every transition the queue makes on its own, and every claim and finish,
@@ -51,7 +57,10 @@
 //	                       lower case) and expires_at, and op (a nonce of the
 //	                       last Submit, Approve, Reject, Enqueue, Cancel or
 //	                       Finish, so a call tried again after a lost reply
-//	                       succeeds once); the hash fields override
+//	                       succeeds once), pr (the pull request the job waits
+//	                       in line for: repository in lower case, "#", number; a
+//	                       record without it, written before records had one, is
+//	                       read from its body); the hash fields override
 //	                       the body's; expires Options.Retain after the job ends
 //	P active               set of the IDs of jobs not yet ended
 //	P awaiting             list of the IDs of requests awaiting approval, the
@@ -62,7 +71,8 @@
 //	                       in Claim (about every second) or heart-beat
 //	P recent               list of ended job IDs, the latest first (Options.Recent)
 //	P pools                set of pool names ever used
-//	P pool:<pool>:waiting  list of waiting job IDs, the next first (Options.Depth)
+//	P pool:<pool>:waiting  list of waiting job IDs, the next first (Options.Depth
+//	                       per pull request)
 //	P pool:<pool>:retry    list of retried job IDs; they run before waiting ones
 //	P pool:<pool>:run      hash: job, token of the running job's claim
 //	P pool:<pool>:lease    the claim's token, with a TTL of Options.LeaseTTL that

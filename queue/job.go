@@ -147,6 +147,7 @@ type Place struct {
 	Job      Job
 	Position int           // 1 is the running job (or the next to run when none runs)
 	ETA      time.Duration // expected wait until the job starts: 0 when running
+	Ahead    *Job          // the job just ahead in the line (running, retried or waiting); nil at position 1
 }
 
 // A Line is one pool: its running job (if any) and the jobs waiting behind it.
@@ -193,7 +194,7 @@ func (f Filter) match(j Job) bool {
 const (
 	EventStarted    = "started"    // Claim gave the job to a runner
 	EventOutcome    = "outcome"    // Finish: the job is done, failed or cancelled
-	EventSuperseded = "superseded" // Enqueue displaced the job from its waiting place
+	EventSuperseded = "superseded" // Submit replaced the request, or Enqueue or Approve displaced the job: its pull request's newer one took its place
 	EventCancelled  = "cancelled"  // Cancel or Drain removed a waiting job, or Reap found a cancelled job's runner gone
 	EventRetried    = "retried"    // Reap: the runner stopped responding; the job waits at the front again
 	EventLost       = "lost"       // Reap: the runner stopped responding a second time; the job failed

@@ -63,12 +63,15 @@ type command struct {
 // of their pool.
 type scene struct {
 	Now   time.Time
-	Depth int             // waiting places per pool
+	Depth int             // waiting places per pull request in a pool's line
 	Fence int64           // the last fencing number given out
-	Jobs  map[string]*Job // by ID: the job acted on, the same owner's request awaiting approval, the first retried and the first waiting job of the line, the running job; missing: unknown
+	Jobs  map[string]*Job // by ID: the job acted on, the same owner's request awaiting approval, the first retried and the first waiting job of the line, the running job, the waiting job a lineup displaces; missing: unknown
 	Owner string          // submit: the ID of the request of the same owner awaiting approval; "" none
 	Line  lineState       // the pool of the job acted on (or of claim and reap)
 	Op    string          // the nonce of the last call that changed the job acted on (Redis); "" none
+	// PRs holds, for approve and enqueue, the pull request (prKey) of each job waiting in
+	// the line, by ID; a waiting job missing here shares its place with no other.
+	PRs map[string]string
 }
 
 // A lineState is one pool's line: its running claim and its waiting jobs.
@@ -241,22 +244,66 @@ func (t *step) create(c command) (*Job, error) {
 	return &j, nil
 }
 
-// lineup puts a queued job at the back of its pool's line; when the waiting
-// places were full, the oldest waiting job is displaced (superseded by j).
-// A job retried after a lost runner is never displaced.
+// lineup puts a queued job in its pool's line. Each pull request has at most
+// Depth jobs waiting: while it has fewer, j waits at the back of the line
+// (jobs of different pull requests wait in the order they were approved and
+// never displace each other); when it has Depth already, its oldest waiting
+// job is displaced (superseded by j), its others move up one place each, and
+// j takes the last of its places, so the pull request keeps its turn. The
+// running job and a job retried after a lost runner are never displaced.
 func (t *step) lineup(j Job) {
 	l := t.line()
-	l.Waiting = append(l.Waiting, j.ID)
-	if len(l.Waiting) > t.s.Depth {
-		if old := t.job(l.Waiting[0]); old != nil {
+	same := sameWaiting(l.Waiting, t.s.PRs, prKey(j))
+	if len(same) < max(t.s.Depth, 1) {
+		l.Waiting = append(l.Waiting, j.ID)
+	} else {
+		oldID := l.Waiting[same[0]]
+		for k := 0; k+1 < len(same); k++ {
+			l.Waiting[same[k]] = l.Waiting[same[k+1]]
+		}
+		l.Waiting[same[len(same)-1]] = j.ID
+		if old := t.job(oldID); old != nil {
 			old.SupersededBy = j.ID
 			t.end(old, Superseded, "")
 			t.emit(*old, EventSuperseded)
 			t.ch.Other = old
 		}
-		l.Waiting = l.Waiting[1:]
 	}
 	t.ch.Wake = l.Run == ""
+}
+
+// sameWaiting returns the indexes in waiting of the jobs of pull request key
+// (prs gives each waiting job's), in line order.
+func sameWaiting(waiting []string, prs map[string]string, key string) []int {
+	var out []int
+	for i, id := range waiting {
+		if k, ok := prs[id]; ok && k == key {
+			out = append(out, i)
+		}
+	}
+	return out
+}
+
+// lineupJob returns the job that approve or enqueue would line up: the job
+// given to enqueue, the job of the scene that approve names; nil for other
+// commands or an unknown job.
+func lineupJob(c command, s scene) *Job {
+	switch c.Op {
+	case opEnqueue:
+		return &c.Job
+	case opApprove:
+		return s.Jobs[c.ID]
+	}
+	return nil
+}
+
+// displaced returns the ID of the job that lining up a job of pull request key
+// would displace from waiting, or "" when it would displace none.
+func displaced(waiting []string, prs map[string]string, key string, depth int) string {
+	if same := sameWaiting(waiting, prs, key); len(same) >= max(depth, 1) {
+		return waiting[same[0]]
+	}
+	return ""
 }
 
 func (t *step) unawait(j *Job) { t.ch.Unawaited = append(t.ch.Unawaited, j.ID) }

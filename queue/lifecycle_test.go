@@ -184,18 +184,46 @@ func checkChange(t *testing.T, before scene, ch change) {
 // TestTransitionsLine covers the line: displacement, retried jobs kept, the
 // same owner's request replaced, fencing and the repeated call.
 func TestTransitionsLine(t *testing.T) {
-	queued := func(id string) *Job { return &Job{ID: id, Pool: "p", State: Queued, Attempt: 1} }
-	s := scene{Now: lcNow, Depth: 1, Fence: 41, Line: lineState{Pool: "p", Run: "r", Token: "t", Live: true, Retry: []string{"x"}, Waiting: []string{"w"}},
-		Jobs: map[string]*Job{"r": {ID: "r", Pool: "p", State: Running, Attempt: 1}, "x": queued("x"), "w": queued("w")}}
-	ch, err := transition(s, command{Op: opEnqueue, Job: prepare(Job{ID: "n", Pool: "p"}, lcNow)})
-	if err != nil || ch.Other == nil || ch.Other.ID != "w" || ch.Other.State != Superseded || ch.Other.SupersededBy != "n" {
-		t.Fatalf("enqueue behind a full line: displaced %+v, %v; want w superseded by n", ch.Other, err)
+	queued := func(id string, pr int) *Job {
+		return &Job{ID: id, Pool: "p", State: Queued, Attempt: 1, Repo: "octo/arena", PR: pr}
 	}
-	if got := fmt.Sprint(ch.Line.Retry, ch.Line.Waiting, ch.Wake); got != "[x] [n] false" {
+	s := scene{Now: lcNow, Depth: 1, Fence: 41, Line: lineState{Pool: "p", Run: "r", Token: "t", Live: true, Retry: []string{"x"}, Waiting: []string{"a", "w", "b"}},
+		Jobs: map[string]*Job{"r": queued("r", 1), "x": queued("x", 1), "a": queued("a", 2), "w": queued("w", 1), "b": queued("b", 3)},
+		PRs:  map[string]string{"a": "octo/arena#2", "w": "octo/arena#1", "b": "octo/arena#3"}}
+	s.Jobs["r"].State = Running
+	// A newer job of pull request 1 (the repository compared without case) takes the
+	// place of that pull request's waiting job; the running and the retried job of the
+	// same pull request, and the other pull requests' jobs, keep theirs.
+	ch, err := transition(s, command{Op: opEnqueue, Job: prepare(Job{ID: "n", Pool: "p", Repo: "Octo/Arena", PR: 1}, lcNow)})
+	if err != nil || ch.Other == nil || ch.Other.ID != "w" || ch.Other.State != Superseded || ch.Other.SupersededBy != "n" {
+		t.Fatalf("enqueue of a pull request that has a job waiting: displaced %+v, %v; want w superseded by n", ch.Other, err)
+	}
+	if got := fmt.Sprintln(ch.Line.Run, ch.Line.Retry, ch.Line.Waiting, ch.Wake); got != "r [x] [a n b] false\n" {
 		t.Errorf("line after the displacement: %s", got)
 	}
 	if got := fmt.Sprint(ch.Events); got != "[{n queued} {w superseded}]" {
 		t.Errorf("events %s", got)
+	}
+	// A job of another pull request, or of none, waits at the back and displaces nobody.
+	for _, j := range []Job{{ID: "n", Pool: "p", Repo: "octo/arena", PR: 4}, {ID: "n", Pool: "p"}, {ID: "n", Pool: "p", Repo: "octo/other", PR: 1}} {
+		ch, err := transition(s, command{Op: opEnqueue, Job: prepare(j, lcNow)})
+		if err != nil || ch.Other != nil || fmt.Sprint(ch.Line.Waiting) != "[a w b n]" {
+			t.Errorf("enqueue of %s: displaced %+v, line %v, %v; want none displaced, n at the back", prKey(j), ch.Other, ch.Line, err)
+		}
+	}
+	// Two places per pull request: the pull request's oldest waiting job is displaced and
+	// its others move up, so its jobs keep their order and the pull request its turn.
+	s3 := s
+	s3.Depth = 2
+	s3.Line.Waiting = []string{"w", "a", "w2", "b"}
+	s3.Jobs = map[string]*Job{"w": queued("w", 1), "a": queued("a", 2), "w2": queued("w2", 1), "b": queued("b", 3)}
+	s3.PRs = map[string]string{"w": "octo/arena#1", "a": "octo/arena#2", "w2": "octo/arena#1", "b": "octo/arena#3"}
+	ch, err = transition(s3, command{Op: opEnqueue, Job: prepare(Job{ID: "n", Pool: "p", Repo: "octo/arena", PR: 1}, lcNow)})
+	if err != nil || ch.Other == nil || ch.Other.ID != "w" || fmt.Sprint(ch.Line.Waiting) != "[w2 a n b]" {
+		t.Errorf("depth 2: displaced %+v, line %v, %v; want w displaced, line [w2 a n b]", ch.Other, ch.Line, err)
+	}
+	if ch, err := transition(s3, command{Op: opEnqueue, Job: prepare(Job{ID: "n", Pool: "p", Repo: "octo/arena", PR: 2}, lcNow)}); err != nil || ch.Other != nil || fmt.Sprint(ch.Line.Waiting) != "[w a w2 b n]" {
+		t.Errorf("depth 2, the second job of pull request 2: displaced %+v, line %v, %v; want none displaced", ch.Other, ch.Line, err)
 	}
 
 	s.Line.Run, s.Line.Token = "", ""

@@ -114,6 +114,17 @@ func (l *memLife) scene(cmd command, pool string, now time.Time, depth int) scen
 		if len(p.waiting) > 0 {
 			add(p.waiting[0])
 		}
+		if cmd.Op == opApprove || cmd.Op == opEnqueue {
+			s.PRs = make(map[string]string, len(p.waiting))
+			for _, w := range p.waiting {
+				if j := l.get(w); j != nil {
+					s.PRs[w] = prKey(j.Job)
+				}
+			}
+			if j := lineupJob(cmd, s); j != nil {
+				add(displaced(p.waiting, s.PRs, prKey(*j), depth))
+			}
+		}
 	}
 	return s
 }

@@ -13,7 +13,8 @@ import (
 	"time"
 )
 
-// A Queue holds approved jobs, one running and Depth waiting per pool. Redis
+// A Queue holds approved jobs: per pool one running and, behind it, Depth
+// waiting per pull request. Redis
 // and Memory implement it with the same behaviour; queuetest.Conformance
 // checks both. It is the union of five roles of a few methods each; consumers
 // should declare the role, or the few methods, they use.
@@ -63,17 +64,22 @@ type Requests interface {
 	Amend(ctx context.Context, id string, a Amendment) (Job, error)
 }
 
-// Pools are the pools' lines of approved jobs, one running and Depth waiting in each: the runner's claim,
+// Pools are the pools' lines of approved jobs, one running and Depth waiting per pull request in each: the runner's claim,
 // lease and outcome, cancels, and the recovery of jobs whose runner was lost.
 type Pools interface {
-	// Enqueue adds an approved job at the back of its pool's line, in state
-	// queued, and returns it as stored (ID, Pool, Attempt and Queued filled
-	// in), and publishes EventQueued for it. When the pool's waiting places were already full, the oldest
-	// waiting job is displaced: it ends as superseded, with SupersededBy
-	// naming the new job, an EventSuperseded is published for it in the same step,
-	// and it is returned so its requester can be told. A job that was retried
-	// after its runner was lost is not displaced. Enqueue of an ID that
-	// exists gives ErrExists.
+	// Enqueue adds an approved job to its pool's line, in state queued, and
+	// returns it as stored (ID, Pool, Attempt and Queued filled in), and
+	// publishes EventQueued for it. The job waits at the back of the line,
+	// unless its pull request (repository compared without case, and number)
+	// has Depth jobs waiting already: then that pull request's oldest waiting
+	// job is displaced and the new job takes the last of the pull request's
+	// places (its other jobs move up one), so a pull request keeps its turn.
+	// The displaced job ends as superseded, with SupersededBy naming the new
+	// job, an EventSuperseded is published for it in the same step, and it is
+	// returned so its requester can be told. Jobs of other pull requests, the
+	// running job and a job retried after its runner was lost are never
+	// displaced; a job of no pull request (PR 0) displaces none and is
+	// displaced by none. Enqueue of an ID that exists gives ErrExists.
 	Enqueue(ctx context.Context, j Job) (stored Job, displaced *Job, err error)
 
 	// Claim blocks until a job of pool waits and no job of pool runs, then
@@ -176,7 +182,7 @@ type Stream interface {
 // Options configure a queue. The zero value is usable.
 type Options struct {
 	Prefix    string           // Redis key prefix, "arena:"; "" means "arena:". Memory ignores it.
-	Depth     int              // waiting places per pool; 0 means 1
+	Depth     int              // waiting places per pull request in each pool's line; 0 means 1
 	LeaseTTL  time.Duration    // how long a claim lives without a heartbeat; 0 means 30s
 	Retain    time.Duration    // how long a terminal job stays readable by Get; 0 means 7 days
 	Recent    int              // how many terminal jobs List shows; 0 means 100
@@ -267,6 +273,16 @@ func owner(j Job) string {
 	return strings.ToLower(j.Repo) + "#" + strconv.Itoa(j.PR) + "#" + strings.ToLower(j.Requester)
 }
 
+// prKey is the pull request a job waits in line for: its repository (without
+// case) and number. A job of no pull request (an operator's, PR 0) shares its
+// place with no other job.
+func prKey(j Job) string {
+	if j.Repo == "" || j.PR == 0 {
+		return "job " + j.ID
+	}
+	return strings.ToLower(j.Repo) + "#" + strconv.Itoa(j.PR)
+}
+
 func checkOutcome(o Outcome) error {
 	switch o.State {
 	case Done, Failed, Cancelled:
@@ -291,7 +307,12 @@ func line(pool string, running *Job, waiting []Job, now time.Time) Line {
 		}
 	}
 	for _, j := range waiting {
-		l.Places = append(l.Places, Place{Job: j, Position: len(l.Places) + 1, ETA: eta})
+		p := Place{Job: j, Position: len(l.Places) + 1, ETA: eta}
+		if n := len(l.Places); n > 0 {
+			ahead := l.Places[n-1].Job
+			p.Ahead = &ahead
+		}
+		l.Places = append(l.Places, p)
 		eta += j.Estimate
 	}
 	return l

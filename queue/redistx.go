@@ -140,7 +140,59 @@ func (t *redisTxn) load(ctx context.Context, cmd command, id, pool string) error
 		fill()
 	}
 	t.old = t.s.Line
+	if fill != nil && (cmd.Op == opApprove || cmd.Op == opEnqueue) {
+		if err := t.waitingPRs(ctx); err != nil {
+			return err
+		}
+	}
 	return t.others(ctx, cmd)
+}
+
+// waitingPRs reads the pull request of each job waiting in the line into the
+// scene: the pr field of its record, or, for a record written before records
+// had one, its body. A job's pull request never changes, so the reads are not
+// WATCHed: the line itself is.
+func (t *redisTxn) waitingPRs(ctx context.Context) error {
+	waiting := t.s.Line.Waiting
+	t.s.PRs = make(map[string]string, len(waiting))
+	if len(waiting) == 0 {
+		return nil
+	}
+	keys := make([]*redis.StringCmd, len(waiting))
+	if err := t.watch(ctx, nil, func(p redis.Pipeliner) {
+		for i, id := range waiting {
+			keys[i] = p.HGet(ctx, t.k.job(id), "pr")
+		}
+	}); err != nil {
+		return err
+	}
+	var old []string
+	for i, id := range waiting {
+		if k := keys[i].Val(); k != "" {
+			t.s.PRs[id] = k
+		} else {
+			old = append(old, id)
+		}
+	}
+	if len(old) == 0 {
+		return nil
+	}
+	bodies := make([]*redis.StringCmd, len(old))
+	if err := t.watch(ctx, nil, func(p redis.Pipeliner) {
+		for i, id := range old {
+			bodies[i] = p.HGet(ctx, t.k.job(id), "body")
+		}
+	}); err != nil {
+		return err
+	}
+	for i, id := range old {
+		var j Job
+		if b := bodies[i].Val(); b != "" && json.Unmarshal([]byte(b), &j) == nil {
+			j.ID = id
+			t.s.PRs[id] = prKey(j)
+		}
+	}
+	return nil
 }
 
 func (t *redisTxn) lineKeys(pool string) []string {
@@ -193,8 +245,8 @@ func (t *redisTxn) others(ctx context.Context, cmd command) error {
 			heads = append(heads, l.Run) // the same claim again
 		}
 	case opApprove, opEnqueue:
-		if len(l.Waiting) >= t.s.Depth {
-			heads = []string{first(l.Waiting)} // displaced
+		if j := lineupJob(cmd, t.s); j != nil && t.s.PRs != nil {
+			heads = []string{displaced(l.Waiting, t.s.PRs, prKey(*j), t.s.Depth)}
 		}
 	case opReap:
 		heads = []string{l.Run}
@@ -271,7 +323,8 @@ func (t *redisTxn) write(ctx context.Context, p redis.Pipeliner, ch change, id, 
 			body, _ := json.Marshal(j)
 			enc := recordFields(j)
 			fields = []string{"body", string(body), "status_comment_id", enc["status_comment_id"], "head_moved", j.HeadMoved,
-				"etag", j.ETag, "shown", j.Shown, "state", string(j.State), "attempt", strconv.Itoa(j.Attempt), "pool", j.Pool}
+				"etag", j.ETag, "shown", j.Shown, "state", string(j.State), "attempt", strconv.Itoa(j.Attempt), "pool", j.Pool,
+				"pr", prKey(j)}
 			if j.State == AwaitingApproval {
 				fields = append(fields, "owner", owner(j))
 				if !j.Expires.IsZero() {
@@ -347,7 +400,7 @@ func (t *redisTxn) write(ctx context.Context, p redis.Pipeliner, ch change, id, 
 		values := []string{"job", e.Job, "kind", e.Kind, "time", now}
 		for f, v := range final[e.Job] {
 			switch f {
-			case "token", "op", "owner", "expires_at":
+			case "token", "op", "owner", "expires_at", "pr":
 			default:
 				values = append(values, "j."+f, v)
 			}

@@ -331,6 +331,10 @@ func TestHelp(t *testing.T) {
 		"interleaved run by run (base, head, head, base, …)",
 		"`--baseline committed` skips the base and compares every framework with the results committed on the base branch",
 		"`NEW`", "`~0% (±2.4%)`",
+		// The queue: one deep per pull request, as the arena's.
+		"### Queue\n\nApproved requests run one at a time, in the order they were approved.",
+		"Each pull request has at most one request waiting in line: a newer approved request on the same pull request takes the place of its waiting one",
+		"Requests of different pull requests never displace each other",
 	} {
 		if !strings.Contains(h, w) {
 			t.Errorf("Help() lacks %q", w)

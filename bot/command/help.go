@@ -39,6 +39,10 @@ var help = "These are the benchmark commands. Write one at the start of a line o
 	"`--baseline committed` skips the base and compares every framework with the results committed on the base branch, " +
 	"measured at another time (the only value `--baseline` takes).\n" +
 	"\n" +
+	"### Queue\n" +
+	"\n" +
+	QueueRule + "\n" +
+	"\n" +
 	"### Examples\n" +
 	"\n" +
 	"```\n" +
@@ -52,6 +56,15 @@ var help = "These are the benchmark commands. Write one at the start of a line o
 	"/benchmark-test -t baseline\n" +
 	"/benchmark-approve 1a2b3c4\n" +
 	"```\n"
+
+// QueueRule says how approved requests wait for the runner, as the arena's queue does: one
+// deep per pull request. The /benchmark-help reply says it under "Queue".
+const QueueRule = "Approved requests run one at a time, in the order they were approved. " +
+	"Each pull request has at most one request waiting in line: a newer approved request on the same pull request " +
+	"takes the place of its waiting one, which gets a reply saying so. " +
+	"Requests of different pull requests never displace each other, and a new request never stops the running one " +
+	"(`/benchmark-cancel` does). The status comment shows the request's place in line and the request ahead of it, " +
+	"and follows the line as it moves."
 
 // Help returns the grammar as Markdown, for /benchmark-help replies. Its first line is prose,
 // not a heading, so a reply may put a mention in front of it.

@@ -83,7 +83,7 @@ func replies(t *testing.T) map[string]string {
 			RequestID: hostile, Phase: p, Command: hostile, Requester: hostile, Approver: hostile,
 			CancelledBy: hostile, DeclinedBy: hostile, SHA: hostile, HeadMoved: hostile,
 			Frameworks: hostileInputs, Tests: hostileInputs, Estimate: time.Hour,
-			Position: 2, ETA: time.Minute, Progress: hostile, Done: 1, Total: 2, Reason: hostile,
+			Position: 2, ETA: time.Minute, Ahead: &report.Ahead{Repo: hostile, PR: 12, Running: true}, Progress: hostile, Done: 1, Total: 2, Reason: hostile,
 			SupersededBy: hostile, SupersededHow: report.SupersededReplaced, ResultsURL: hostile, CommitURL: hostile,
 			Expires: time.Date(2024, 5, 3, 14, 0, 0, 0, time.UTC),
 		}

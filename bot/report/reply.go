@@ -129,6 +129,9 @@ func RenderEnding(e Ending) string {
 		switch e.SupersededHow {
 		case SupersededReplaced:
 			next = "Nothing to do: the newer request runs instead."
+		case SupersededDisplaced:
+			next = "Each pull request has one request waiting in line, its newest approved one; other pull requests' requests keep their places. " +
+				"To measure this one as well, comment the command again once the newer request has run."
 		default:
 			next = "To measure this one as well, comment the command again once the newer request has run."
 		}

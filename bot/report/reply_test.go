@@ -51,7 +51,7 @@ func endingCases() map[string]Ending {
 	})
 	add("superseded-displaced", func(e *Ending) {
 		e.Outcome, e.SupersededHow = OutcomeSuperseded, SupersededDisplaced
-		e.SupersededBy = "https://github.com/o/r/pull/43#issuecomment-2001"
+		e.SupersededBy = "https://github.com/o/r/pull/42#issuecomment-2001"
 	})
 	add("failed", func(e *Ending) {
 		e.Outcome, e.Reason = OutcomeFailed, "checkout of 0123456789ab failed: fatal: reference is not a tree"

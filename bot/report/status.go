@@ -52,7 +52,8 @@ const (
 	// SupersededReplaced: the same requester's newer request on the same pull request
 	// replaced it while it awaited approval.
 	SupersededReplaced SupersededHow = "replaced"
-	// SupersededDisplaced: a newer approved request took its waiting place in the queue.
+	// SupersededDisplaced: a newer approved request on the same pull request took its place
+	// in line (each pull request has one request waiting).
 	SupersededDisplaced SupersededHow = "displaced"
 )
 
@@ -82,8 +83,9 @@ type Status struct {
 	Tests      []string
 	Rows       []profile.Row // the plan: frameworks × tests × connection counts
 	Estimate   time.Duration
-	Position   int           // queued: place in line (1 = next)
+	Position   int           // queued: place in line, the running job's counted (1 = next)
 	ETA        time.Duration // queued: expected wait
+	Ahead      *Ahead        // queued: the request just ahead in line (Position > 1); nil names none
 	Progress   string        // running: e.g. "baseline 4096c — 3 of 24"
 	Done       int           // running (and failed): rows finished
 	Total      int           // running (and failed): rows in all
@@ -104,6 +106,15 @@ type Status struct {
 	// one starts."
 	RunnerNote string
 	Expires    time.Time // awaiting approval: when the request expires
+}
+
+// Ahead is the request just ahead of a queued one in its line: "behind `octo/arena` PR
+// 12's running job".
+type Ahead struct {
+	Repo    string // its repository, untrusted: shown as code; "" for an operator's job
+	PR      int    // its pull request; 0 for an operator's job
+	Running bool   // it runs now
+	ThisPR  bool   // it is of the same pull request as the queued one
 }
 
 // MaxStatusBytes bounds a rendered status comment; GitHub's limit is 65,536 characters.
@@ -307,7 +318,7 @@ func statusTail(s Status) string {
 		case s.Position == 1:
 			parts = append(parts, "**Next** in line")
 		case s.Position > 1:
-			parts = append(parts, fmt.Sprintf("Position **%d** in line", s.Position))
+			parts = append(parts, "**"+Ordinal(s.Position)+"** in line"+behind(s.Ahead))
 		}
 		if s.ETA > 0 {
 			parts = append(parts, "expected wait "+formatWait(s.ETA))
@@ -401,7 +412,7 @@ func supersededText(how SupersededHow, url string) string {
 	case SupersededReplaced:
 		s = "Replaced by your newer request"
 	case SupersededDisplaced:
-		s = "A newer approved request took its waiting place"
+		s = "A newer approved request on this pull request took its place in line"
 	default:
 		s = "A newer request took this one's place"
 	}
@@ -409,6 +420,43 @@ func supersededText(how SupersededHow, url string) string {
 		return s + ": " + l + "."
 	}
 	return s + "."
+}
+
+// behind names the request ahead in line: ", behind `octo/arena` PR 12's running job";
+// "" when a is nil.
+func behind(a *Ahead) string {
+	if a == nil {
+		return ""
+	}
+	job := "job"
+	if a.Running {
+		job = "running job"
+	}
+	switch {
+	case a.ThisPR:
+		if a.Running {
+			return ", behind this pull request's running job"
+		}
+		return ", behind this pull request's earlier request"
+	case a.Repo == "" || a.PR <= 0:
+		return ", behind an operator's " + job
+	}
+	return fmt.Sprintf(", behind %s PR %d's %s", md.Code(md.Clip(a.Repo, 100)), a.PR, job)
+}
+
+// Ordinal writes n as an English ordinal: 1st, 2nd, 3rd, 4th, 11th, 12th, 13th, 21st, 22nd.
+func Ordinal(n int) string {
+	suffix := "th"
+	switch {
+	case n%100 >= 11 && n%100 <= 13:
+	case n%10 == 1:
+		suffix = "st"
+	case n%10 == 2:
+		suffix = "nd"
+	case n%10 == 3:
+		suffix = "rd"
+	}
+	return strconv.Itoa(n) + suffix
 }
 
 // measurementsWord is the noun for n measurements when the number is written apart.

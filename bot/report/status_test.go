@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/arenabot/arenabot/md"
 	"github.com/arenabot/arenabot/md/mdtest"
 	"github.com/arenabot/arenabot/profile"
 )
@@ -41,6 +42,7 @@ func baseStatus(p Phase) Status {
 	switch p {
 	case PhaseQueued:
 		s.Position, s.ETA = 2, 75*time.Minute
+		s.Ahead = &Ahead{Repo: "o/r", PR: 12, Running: true}
 	case PhaseRunning:
 		s.Progress, s.Done, s.Total = "json 4096c — 7 of 8", 6, 8
 	case PhaseDone:
@@ -51,7 +53,7 @@ func baseStatus(p Phase) Status {
 	case PhaseCancelled:
 		s.CancelledBy = "alice"
 	case PhaseSuperseded:
-		s.SupersededBy = "https://github.com/o/r/pull/43#issuecomment-2001"
+		s.SupersededBy = "https://github.com/o/r/pull/42#issuecomment-2001"
 		s.SupersededHow = SupersededDisplaced
 		s.Reason = "superseded by newer request r2001 (o/r#43 by bob)" // the queue's: not shown
 	case PhaseExpired:
@@ -82,6 +84,9 @@ func statusCases() map[string]Status {
 	note := baseStatus(PhaseQueued)
 	note.RunnerNote = "No runner of pool `default` has been seen since 10:04 UTC; the job runs when one starts."
 	cases["queued-runner-note"] = note
+	third := baseStatus(PhaseQueued)
+	third.Position, third.Ahead = 3, &Ahead{Repo: "o/r", PR: 7}
+	cases["queued-third"] = third
 	one := baseStatus(PhaseRunning)
 	one.Frameworks, one.Tests, one.Rows, one.Done, one.Total = []string{"gin"}, []string{"json"}, []profile.Row{{Entry: "gin", Test: "json", Conns: 4096}}, 0, 1
 	one.Progress = "json 4096c — 1 of 1"
@@ -317,10 +322,10 @@ func TestStatusSuperseded(t *testing.T) {
 		want, not string
 	}{
 		{SupersededReplaced, url, "Replaced by your newer request: [newer request](" + url + ").", "approved"},
-		{SupersededDisplaced, url, "A newer approved request took its waiting place: [newer request](" + url + ").", "your newer"},
+		{SupersededDisplaced, url, "A newer approved request on this pull request took its place in line: [newer request](" + url + ").", "your newer"},
 		{"", url, "A newer request took this one's place: [newer request](" + url + ").", "approved"},
 		{SupersededReplaced, "r2001", "Replaced by your newer request.", "r2001"},
-		{SupersededDisplaced, "javascript:alert(1)", "A newer approved request took its waiting place.", "javascript"},
+		{SupersededDisplaced, "javascript:alert(1)", "A newer approved request on this pull request took its place in line.", "javascript"},
 	} {
 		s := baseStatus(PhaseSuperseded)
 		s.SupersededHow, s.SupersededBy = tt.how, tt.by
@@ -428,6 +433,42 @@ func TestPlurals(t *testing.T) {
 	for _, out := range outs {
 		if m := oneManyRE.FindString(out); m != "" {
 			t.Errorf("%q in:\n%s", m, out)
+		}
+	}
+}
+
+// TestStatusPlaceInLine: a queued request shows its place as an ordinal, counting the
+// running job, and names the request ahead of it by repository and pull request, without
+// a raw # or @ and with the repository in a code span.
+func TestStatusPlaceInLine(t *testing.T) {
+	for _, tt := range []struct {
+		pos   int
+		ahead *Ahead
+		want  string
+	}{
+		{1, nil, "**Next** in line · expected wait about 5 min."},
+		{2, &Ahead{Repo: "octo/arena", PR: 12, Running: true}, "**2nd** in line, behind `octo/arena` PR 12's running job · expected wait about 5 min."},
+		{3, &Ahead{Repo: "octo/arena", PR: 7}, "**3rd** in line, behind `octo/arena` PR 7's job · expected wait about 5 min."},
+		{2, &Ahead{Repo: "octo/arena", PR: 42, Running: true, ThisPR: true}, "**2nd** in line, behind this pull request's running job · expected wait about 5 min."},
+		{4, &Ahead{Repo: "octo/arena", PR: 42, ThisPR: true}, "**4th** in line, behind this pull request's earlier request · expected wait about 5 min."},
+		{2, &Ahead{Running: true}, "**2nd** in line, behind an operator's running job · expected wait about 5 min."},
+		{11, nil, "**11th** in line · expected wait about 5 min."},
+		{2, &Ahead{Repo: "@evil/#1 `x`", PR: 5}, "**2nd** in line, behind " + md.Code("@evil/#1 `x`") + " PR 5's job · expected wait about 5 min."},
+	} {
+		s := baseStatus(PhaseQueued)
+		s.Position, s.Ahead, s.ETA = tt.pos, tt.ahead, 5*time.Minute
+		out := RenderStatus(s)
+		if !strings.Contains(out, "\n"+tt.want+"\n") {
+			t.Errorf("place %d behind %+v: status lacks %q:\n%s", tt.pos, tt.ahead, tt.want, out)
+		}
+	}
+}
+
+func TestOrdinal(t *testing.T) {
+	for n, want := range map[int]string{1: "1st", 2: "2nd", 3: "3rd", 4: "4th", 10: "10th", 11: "11th", 12: "12th", 13: "13th",
+		21: "21st", 22: "22nd", 23: "23rd", 101: "101st", 111: "111th", 112: "112th"} {
+		if got := Ordinal(n); got != want {
+			t.Errorf("Ordinal(%d) = %q, want %q", n, got, want)
 		}
 	}
 }

@@ -20,7 +20,7 @@ func TestQueueCommand(t *testing.T) {
 	running.ID = "a1b2c3d4e5f60001"
 	waiting := queuetest.Job(8, queue.DefaultPool)
 	waiting.ID = "a1b2c3d4e5f60002"
-	// One deep: the first job must be running before the second may wait behind it.
+	// The first job runs; the second, another pull request's, waits behind it.
 	if _, _, err := q.Enqueue(ctx, running); err != nil {
 		t.Fatal(err)
 	}

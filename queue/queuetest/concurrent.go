@@ -14,10 +14,10 @@ import (
 )
 
 // testConcurrent runs four runners per pool on two pools while 50 requests
-// per pool arrive (half at once, half spread out) and some are cancelled, then checks: never two
+// per pool (of ten pull requests) arrive (half at once, half spread out) and some are cancelled, then checks: never two
 // running jobs in a pool, no job claimed twice, every displaced or cancelled
-// job reported exactly once (by the call that did it and on the stream), and
-// no job lost.
+// job reported exactly once (by the call that did it and on the stream) and
+// displaced only by its own pull request's newer job, and no job lost.
 func testConcurrent(t *testing.T, newQueue NewQueue) {
 	const (
 		claimers  = 4
@@ -89,7 +89,9 @@ func testConcurrent(t *testing.T, newQueue NewQueue) {
 				if i%2 == 1 {
 					time.Sleep(time.Duration(i) * 4 * time.Millisecond)
 				}
-				j, d, err := q.Enqueue(ctx, Job(100*pi+i, pool))
+				// Ten pull requests per pool, five requests each: a pull request's
+				// newer request displaces its waiting one, others never do.
+				j, d, err := q.Enqueue(ctx, Job(100*pi+i%10, pool))
 				if err != nil {
 					t.Errorf("Enqueue: %v", err)
 					return
@@ -209,6 +211,9 @@ func testConcurrent(t *testing.T, newQueue NewQueue) {
 			want = queue.EventSuperseded
 			if displaced[id] != 1 {
 				t.Errorf("superseded %s returned %d times by Enqueue, want once", id, displaced[id])
+			}
+			if by, err := q.Get(ctx, j.SupersededBy); err != nil || by.PR != j.PR || by.Pool != j.Pool {
+				t.Errorf("%s of PR %d superseded by %s (PR %d, pool %s, %v), want a job of the same pull request", id, j.PR, j.SupersededBy, by.PR, by.Pool, err)
 			}
 		case queue.Cancelled:
 			if cancelledWaiting[id] == 1 {

@@ -34,7 +34,7 @@ func Conformance(t *testing.T, newQueue NewQueue) {
 	}{
 		{"EnqueueGet", testEnqueueGet},
 		{"Order", testOrder},
-		{"OneDeep", testOneDeep},
+		{"OneDeepPerPR", testOneDeepPerPR},
 		{"DepthTwo", testDepthTwo},
 		{"ClaimBlocksUntilEnqueue", testClaimBlocksUntilEnqueue},
 		{"ClaimGivesUpWithContext", testClaimGivesUp},
@@ -334,68 +334,9 @@ func testOrder(t *testing.T, newQueue NewQueue) {
 	}
 }
 
-func testOneDeep(t *testing.T, newQueue NewQueue) {
-	q := newQueue(t, queue.Options{})
-	ev := NewEventLog(q, "bot")
-	a, _ := enqueue(t, q, Job(1, ""))
-	la := claim(t, q, "")
-	b, d := enqueue(t, q, Job(2, ""))
-	if d != nil {
-		t.Fatalf("Enqueue behind a running job displaced %s", d.ID)
-	}
-	c, d := enqueue(t, q, Job(3, ""))
-	if d == nil || d.ID != b.ID {
-		t.Fatalf("Enqueue of a third job displaced %v, want %s", d, b.ID)
-	}
-	if d.State != queue.Superseded || d.SupersededBy != c.ID || d.Reason != "" || d.Finished.IsZero() {
-		t.Errorf("displaced job: state %s, superseded by %q, reason %q, finished %v; want superseded by %s, no reason", d.State, d.SupersededBy, d.Reason, d.Finished, c.ID)
-	}
-	if got := get(t, q, b.ID); got.State != queue.Superseded || got.SupersededBy != c.ID {
-		t.Errorf("Get(displaced): %s, superseded by %q", got.State, got.SupersededBy)
-	}
-	if got := get(t, q, a.ID); got.State != queue.Running || got.CancelRequested {
-		t.Errorf("running job after a new request: %s (cancel %v), want running", got.State, got.CancelRequested)
-	}
-	if p := position(t, q, c.ID); p.Position != 2 {
-		t.Errorf("position of the waiting job: %d, want 2", p.Position)
-	}
-	wantKinds(t, ev, b.ID, queue.EventQueued, queue.EventSuperseded)
-	wantKinds(t, ev, c.ID, queue.EventQueued)
-	// The event carries what the bot needs to tell the displaced requester.
-	sj := ev.Last(t, b.ID, queue.EventSuperseded)
-	if sj.StatusCommentID != b.StatusCommentID || sj.Repo != b.Repo || sj.PR != b.PR || sj.State != queue.Superseded {
-		t.Errorf("superseded event job = %+v", sj)
-	}
-	finish(t, q, la, queue.Done)
-	if l := claim(t, q, ""); l.Job.ID != c.ID {
-		t.Errorf("claimed %s after the running job, want the newest %s", l.Job.ID, c.ID)
-	}
-	// Without a runner, one job waits: the next request displaces it.
-	x, _ := enqueue(t, q, Job(4, "idle"))
-	_, d = enqueue(t, q, Job(5, "idle"))
-	if d == nil || d.ID != x.ID {
-		t.Errorf("second job on an idle pool displaced %v, want %s", d, x.ID)
-	}
-}
-
-func testDepthTwo(t *testing.T, newQueue NewQueue) {
-	q := newQueue(t, queue.Options{Depth: 2})
-	ev := NewEventLog(q, "bot")
-	a, _ := enqueue(t, q, Job(1, ""))
-	claim(t, q, "")
-	b, _ := enqueue(t, q, Job(2, ""))
-	c, d := enqueue(t, q, Job(3, ""))
-	if d != nil {
-		t.Fatalf("second waiting job displaced %s with depth 2", d.ID)
-	}
-	dj, d := enqueue(t, q, Job(4, ""))
-	if d == nil || d.ID != b.ID {
-		t.Fatalf("displaced %v, want the oldest waiting %s", d, b.ID)
-	}
-	e, d := enqueue(t, q, Job(5, ""))
-	if d == nil || d.ID != c.ID {
-		t.Fatalf("displaced %v, want the oldest waiting %s", d, c.ID)
-	}
+// inLine returns every pool's line as "position ID state" lines.
+func inLine(t *testing.T, q queue.Queue) []string {
+	t.Helper()
 	lines, err := q.Status(t.Context())
 	if err != nil {
 		t.Fatal(err)
@@ -406,12 +347,140 @@ func testDepthTwo(t *testing.T, newQueue NewQueue) {
 			got = append(got, fmt.Sprintf("%d %s %s", p.Position, p.Job.ID, p.Job.State))
 		}
 	}
-	want := []string{"1 " + a.ID + " running", "2 " + dj.ID + " queued", "3 " + e.ID + " queued"}
-	if diff := cmp.Diff(want, got); diff != "" {
+	return got
+}
+
+// testOneDeepPerPR: each pull request has one job waiting. Jobs of different pull requests
+// wait behind the running job in the order they came and never displace each other; a
+// newer job of a pull request takes the place of that pull request's waiting one, which
+// ends as superseded; the running job is never touched.
+func testOneDeepPerPR(t *testing.T, newQueue NewQueue) {
+	q := newQueue(t, queue.Options{})
+	ev := NewEventLog(q, "bot")
+	a, _ := enqueue(t, q, Job(1, ""))
+	la := claim(t, q, "")
+	b, d := enqueue(t, q, Job(2, ""))
+	if d != nil {
+		t.Fatalf("Enqueue behind a running job displaced %s", d.ID)
+	}
+	c, d := enqueue(t, q, Job(3, ""))
+	if d != nil {
+		t.Fatalf("Enqueue of another pull request's job displaced %s", d.ID)
+	}
+	// The running job's pull request gets one job waiting too.
+	a2, d := enqueue(t, q, Job(1, ""))
+	if d != nil {
+		t.Fatalf("Enqueue of the running job's pull request displaced %s", d.ID)
+	}
+	want := []string{"1 " + a.ID + " running", "2 " + b.ID + " queued", "3 " + c.ID + " queued", "4 " + a2.ID + " queued"}
+	if diff := cmp.Diff(want, inLine(t, q)); diff != "" {
+		t.Errorf("line of three pull requests (-want +got):\n%s", diff)
+	}
+	for i, id := range []string{b.ID, c.ID, a2.ID} {
+		p := position(t, q, id)
+		ahead := []string{a.ID, b.ID, c.ID}[i]
+		if p.Position != i+2 || p.Ahead == nil || p.Ahead.ID != ahead {
+			t.Errorf("place of %s: %d behind %v, want %d behind %s", id, p.Position, p.Ahead, i+2, ahead)
+		}
+	}
+	if p := position(t, q, b.ID); p.Ahead.State != queue.Running || p.Ahead.PR != 1 {
+		t.Errorf("the job ahead of the first waiting one: %s of PR %d, want the running job of PR 1", p.Ahead.State, p.Ahead.PR)
+	}
+
+	// A newer job of pull request 2 (the repository written in other case) takes the
+	// place of its waiting job: pull request 2 keeps its turn.
+	nb := Job(2, "")
+	nb.Repo = "Octo/Arena"
+	b2, d := enqueue(t, q, nb)
+	if d == nil || d.ID != b.ID {
+		t.Fatalf("Enqueue of pull request 2's second job displaced %v, want %s", d, b.ID)
+	}
+	if d.State != queue.Superseded || d.SupersededBy != b2.ID || d.Reason != "" || d.Finished.IsZero() {
+		t.Errorf("displaced job: state %s, superseded by %q, reason %q, finished %v; want superseded by %s, no reason", d.State, d.SupersededBy, d.Reason, d.Finished, b2.ID)
+	}
+	if got := get(t, q, b.ID); got.State != queue.Superseded || got.SupersededBy != b2.ID {
+		t.Errorf("Get(displaced): %s, superseded by %q", got.State, got.SupersededBy)
+	}
+	if got := get(t, q, a.ID); got.State != queue.Running || got.CancelRequested {
+		t.Errorf("running job after new requests: %s (cancel %v), want running", got.State, got.CancelRequested)
+	}
+	want = []string{"1 " + a.ID + " running", "2 " + b2.ID + " queued", "3 " + c.ID + " queued", "4 " + a2.ID + " queued"}
+	if diff := cmp.Diff(want, inLine(t, q)); diff != "" {
+		t.Errorf("line after pull request 2's second job (-want +got):\n%s", diff)
+	}
+	wantKinds(t, ev, b.ID, queue.EventQueued, queue.EventSuperseded)
+	wantKinds(t, ev, b2.ID, queue.EventQueued)
+	wantKinds(t, ev, c.ID, queue.EventQueued)
+	// The event carries what the bot needs to tell the displaced requester.
+	sj := ev.Last(t, b.ID, queue.EventSuperseded)
+	if sj.StatusCommentID != b.StatusCommentID || sj.Repo != b.Repo || sj.PR != b.PR || sj.State != queue.Superseded || sj.SupersededBy != b2.ID {
+		t.Errorf("superseded event job = %+v", sj)
+	}
+
+	// Every job left runs, in line order.
+	finish(t, q, la, queue.Done)
+	for _, want := range []string{b2.ID, c.ID, a2.ID} {
+		l := claim(t, q, "")
+		if l.Job.ID != want {
+			t.Errorf("claimed %s, want %s", l.Job.ID, want)
+		}
+		finish(t, q, l, queue.Done)
+	}
+
+	// Without a runner the same holds: two pull requests wait, a pull request's newer job
+	// takes its place.
+	x, _ := enqueue(t, q, Job(4, "idle"))
+	y, d := enqueue(t, q, Job(5, "idle"))
+	if d != nil {
+		t.Errorf("second pull request's job on an idle pool displaced %s", d.ID)
+	}
+	x2, d := enqueue(t, q, Job(4, "idle"))
+	if d == nil || d.ID != x.ID {
+		t.Errorf("pull request 4's second job on an idle pool displaced %v, want %s", d, x.ID)
+	}
+	if p := position(t, q, x2.ID); p.Position != 1 || p.Ahead != nil {
+		t.Errorf("place of the replacement at the front: %d behind %v, want 1 behind none", p.Position, p.Ahead)
+	}
+	if p := position(t, q, y.ID); p.Position != 2 || p.Ahead == nil || p.Ahead.ID != x2.ID {
+		t.Errorf("place of the other pull request's job: %+v, want 2 behind %s", p, x2.ID)
+	}
+	// Jobs of no pull request (an operator's) displace nobody.
+	o1, o2 := Job(0, "ops"), Job(0, "ops")
+	o1.Repo, o2.Repo = "", ""
+	enqueue(t, q, o1)
+	if _, d := enqueue(t, q, o2); d != nil {
+		t.Errorf("a job of no pull request displaced %s", d.ID)
+	}
+}
+
+// testDepthTwo: with two places per pull request, a pull request's third job displaces its
+// oldest waiting one and its jobs keep their order; other pull requests are not touched.
+func testDepthTwo(t *testing.T, newQueue NewQueue) {
+	q := newQueue(t, queue.Options{Depth: 2})
+	ev := NewEventLog(q, "bot")
+	a, _ := enqueue(t, q, Job(1, ""))
+	claim(t, q, "")
+	b, _ := enqueue(t, q, Job(2, ""))
+	o, _ := enqueue(t, q, Job(9, ""))
+	c, d := enqueue(t, q, Job(2, ""))
+	if d != nil {
+		t.Fatalf("second waiting job of a pull request displaced %s with depth 2", d.ID)
+	}
+	dj, d := enqueue(t, q, Job(2, ""))
+	if d == nil || d.ID != b.ID {
+		t.Fatalf("displaced %v, want the pull request's oldest waiting %s", d, b.ID)
+	}
+	e, d := enqueue(t, q, Job(2, ""))
+	if d == nil || d.ID != c.ID {
+		t.Fatalf("displaced %v, want the pull request's oldest waiting %s", d, c.ID)
+	}
+	want := []string{"1 " + a.ID + " running", "2 " + dj.ID + " queued", "3 " + o.ID + " queued", "4 " + e.ID + " queued"}
+	if diff := cmp.Diff(want, inLine(t, q)); diff != "" {
 		t.Errorf("line (-want +got):\n%s", diff)
 	}
 	wantKinds(t, ev, b.ID, queue.EventQueued, queue.EventSuperseded)
 	wantKinds(t, ev, c.ID, queue.EventQueued, queue.EventSuperseded)
+	wantKinds(t, ev, o.ID, queue.EventQueued)
 }
 
 func testClaimBlocksUntilEnqueue(t *testing.T, newQueue NewQueue) {
@@ -657,7 +726,13 @@ func testLeaseLost(t *testing.T, newQueue NewQueue) {
 	if p := position(t, q, b.ID); p.Position != 2 {
 		t.Errorf("waiting job at position %d, want 2", p.Position)
 	}
-	c, d := enqueue(t, q, Job(3, ""))
+	// A newer job of the retried job's pull request waits behind it; one of the waiting
+	// job's pull request takes that job's place.
+	a2, d := enqueue(t, q, Job(1, ""))
+	if d != nil {
+		t.Errorf("Enqueue of the retried job's pull request displaced %s", d.ID)
+	}
+	c, d := enqueue(t, q, Job(2, ""))
 	if d == nil || d.ID != b.ID {
 		t.Errorf("Enqueue behind a retried job displaced %v, want %s", d, b.ID)
 	}
@@ -672,6 +747,9 @@ func testLeaseLost(t *testing.T, newQueue NewQueue) {
 	}
 	if got := get(t, q, a.ID); got.State != queue.Failed || got.Reason != queue.ReasonLost {
 		t.Errorf("Get = %s %q", got.State, got.Reason)
+	}
+	if diff := cmp.Diff([]string{"1 " + c.ID + " queued", "2 " + a2.ID + " queued"}, inLine(t, q)); diff != "" {
+		t.Errorf("line after the failure (-want +got):\n%s", diff)
 	}
 	if l := claim(t, q, ""); l.Job.ID != c.ID {
 		t.Errorf("claimed %s after the failure, want %s", l.Job.ID, c.ID)

@@ -210,21 +210,32 @@ func testApprove(t *testing.T, newQueue NewQueue) {
 	if _, _, err := q.Approve(t.Context(), a.ID, "carol"); !errors.Is(err, queue.ErrNotAwaiting) {
 		t.Errorf("Approve of a running job: %v, want ErrNotAwaiting", err)
 	}
-	// Approval lines the job up as Enqueue does: one waits, a newer one displaces it.
+	// Approval lines the job up as Enqueue does: each pull request has one job waiting,
+	// and a newer approved one of the same pull request (another requester's too)
+	// displaces it; other pull requests' jobs wait in the order they were approved.
 	b, _ := submit(t, q, Request("octo/arena", 2, "dave"))
-	c, _ := submit(t, q, Request("octo/arena", 3, "erin"))
+	x, _ := submit(t, q, Request("octo/arena", 3, "frank"))
+	c, _ := submit(t, q, Request("octo/arena", 2, "erin"))
 	if _, d := approve(t, q, b.ID, "bob"); d != nil {
 		t.Errorf("approval behind a running job displaced %s", d.ID)
 	}
+	if _, d := approve(t, q, x.ID, "bob"); d != nil {
+		t.Errorf("approval of another pull request's job displaced %s", d.ID)
+	}
 	_, d := approve(t, q, c.ID, "bob")
 	if d == nil || d.ID != b.ID || d.State != queue.Superseded || d.SupersededBy != c.ID || d.Reason != "" {
-		t.Fatalf("second approval displaced %+v, want %s superseded by %s", d, b.ID, c.ID)
+		t.Fatalf("second approval on pull request 2 displaced %+v, want %s superseded by %s", d, b.ID, c.ID)
 	}
 	wantKinds(t, ev, b.ID, queue.EventSubmitted, queue.EventQueued, queue.EventSuperseded)
 	wantKinds(t, ev, c.ID, queue.EventSubmitted, queue.EventQueued)
+	wantKinds(t, ev, x.ID, queue.EventSubmitted, queue.EventQueued)
 	finish(t, q, l, queue.Done)
-	if l := claim(t, q, ""); l.Job.ID != c.ID {
-		t.Errorf("claimed %s, want %s", l.Job.ID, c.ID)
+	for _, want := range []string{c.ID, x.ID} {
+		l := claim(t, q, "")
+		if l.Job.ID != want {
+			t.Errorf("claimed %s, want %s", l.Job.ID, want)
+		}
+		finish(t, q, l, queue.Done)
 	}
 	// Errors.
 	if _, _, err := q.Approve(t.Context(), a.ID, "bob"); !errors.Is(err, queue.ErrFinished) {
