@@ -71,3 +71,15 @@ func TestSpecsDriveTheParser(t *testing.T) {
 		}
 	}
 }
+
+// TestREADMEQueueRule: the README states the queue's rule in the words /benchmark-help
+// replies with (QueueRule), so the two cannot drift apart.
+func TestREADMEQueueRule(t *testing.T) {
+	b, err := os.ReadFile(readme)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(strings.Join(strings.Fields(string(b)), " "), QueueRule) {
+		t.Errorf("%s does not state the queue's rule as /benchmark-help does; add it verbatim:\n%s", readme, QueueRule)
+	}
+}
