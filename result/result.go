@@ -140,9 +140,9 @@ type Result struct {
 	Sidecars     []string     `json:"sidecars,omitempty"` // beside the server: "postgres 15.18 (arenabot/postgres:local)"
 	// Limits are what the server container ran under; files written before they were
 	// recorded have none.
-	Limits *Limits   `json:"limits,omitempty"`
-	Commit string `json:"commit,omitempty"`
-	Host   string `json:"host,omitempty"`
+	Limits *Limits `json:"limits,omitempty"`
+	Commit string  `json:"commit,omitempty"`
+	Host   string  `json:"host,omitempty"`
 	// HostFacts are the machine the row was measured on (what site/data/current.json says
 	// of the benchmark host, kept in every row since that file holds only the last save's);
 	// nil in files written before they were recorded.
