@@ -307,6 +307,24 @@ func FormatLatency(us float64) string {
 	}
 }
 
+// ParseLatency reads a latency string ("112.0us", "4.90ms", "1.07s") into microseconds.
+func ParseLatency(s string) (float64, error) {
+	s = strings.TrimSpace(s)
+	for _, u := range []struct {
+		suffix string
+		mul    float64
+	}{{"us", 1}, {"ms", 1e3}, {"s", 1e6}} {
+		if num, ok := strings.CutSuffix(s, u.suffix); ok {
+			v, err := strconv.ParseFloat(num, 64)
+			if err != nil || v < 0 || math.IsInf(v, 0) || math.IsNaN(v) {
+				break
+			}
+			return v * u.mul, nil
+		}
+	}
+	return 0, fmt.Errorf("latency %q: not a number with us, ms or s", s)
+}
+
 // FormatMemory renders bytes as the arena does: "76MiB", or "2.4GiB" from 1 GiB up.
 func FormatMemory(b int64) string {
 	mib := float64(b) / (1 << 20)
@@ -379,6 +397,23 @@ func Unmarshal(b []byte) (Result, error) {
 	}
 	if r.MemoryPeak == 0 && r.Memory != "" {
 		r.MemoryPeak, _ = ParseMemory(r.Memory)
+	}
+	// The arena's rows carry their figures as strings and under its own names only.
+	for _, f := range []struct {
+		us  *float64
+		str string
+	}{{&r.LatencyUS.Mean, r.AvgLatency}, {&r.LatencyUS.P99, r.P99Latency}, {&r.LatencyUS.P999, r.P999Latency}} {
+		if *f.us == 0 && f.str != "" {
+			*f.us, _ = ParseLatency(f.str)
+		}
+	}
+	if r.CPUPerRequest == 0 && r.CPUPerReqUS != nil {
+		r.CPUPerRequest = *r.CPUPerReqUS
+	}
+	if pct, ok := strings.CutSuffix(r.CPU, "%"); ok && r.CPUCores == 0 {
+		if v, err := strconv.ParseFloat(pct, 64); err == nil && v >= 0 {
+			r.CPUCores = v / 100
+		}
 	}
 	if r.AchievedRate == 0 {
 		r.AchievedRate = float64(r.RPS)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"maps"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -301,5 +302,29 @@ func TestCommittedRows(t *testing.T) {
 	}
 	if _, found, err := ReadSite(root, "B", false); found || err != nil {
 		t.Errorf("ReadSite of a framework without a file: found %v, %v", found, err)
+	}
+}
+
+// TestArenaRowsReadWithTheirFigures: a row the arena wrote (its figures as strings, its own
+// names) reads with the figures Δ and the score compare.
+func TestArenaRowsReadWithTheirFigures(t *testing.T) {
+	r, err := Unmarshal([]byte(`{"framework": "actix", "rps": 10000, "avg_latency": "112.0us", "p99_latency": "4.90ms", "p99_9_latency": "1.5s",
+		"cpu": "2739.4%", "memory": "76MiB", "connections": 1024, "cpu_usec": 2400000, "cpu_per_req_us": 12.0, "target_rate": 10000, "rate_ratio": 1.0}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := Latency{Mean: 112, P99: 4900, P999: 1.5e6}
+	if r.LatencyUS != want || r.CPUPerRequest != 12 || math.Abs(r.CPUCores-27.394) > 1e-9 || r.MemoryPeak != 76<<20 || r.AchievedRate != 10000 || r.TargetRate != 10000 {
+		t.Errorf("arena row read as %+v", r)
+	}
+	var b Bests
+	b.Lower(r)
+	if b.Results != 1 || b.CPUPerRequest != 12 || b.P99 != 4900 || b.Mean != 112 {
+		t.Errorf("bests of an arena row = %+v", b)
+	}
+	for _, bad := range []string{"", "12", "xms", "-1us", "NaNus"} {
+		if _, err := ParseLatency(bad); err == nil {
+			t.Errorf("ParseLatency(%q) succeeded", bad)
+		}
 	}
 }
