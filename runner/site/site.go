@@ -203,6 +203,40 @@ func stale(root string, displays map[string][]frameworks.Entry) ([]string, error
 	return out, nil
 }
 
+// Save writes results into the site data under repoRoot as a save does (today's layout): each
+// into its framework's results file (site/data/results/<slug>.json, --lite rows under
+// results/lite), merged as the arena merges (a row replaces its key, the file's other keys
+// stay), and site/data/frameworks.json rebuilt from every entry of repoRoot/frameworks that
+// loads (skipped are those that do not). It returns the paths written. It never writes
+// site/data/current.json: only the benchmark host's runner does, and a local run may be any
+// machine (the arena's own trap: a contributor's laptop once published as its host).
+func Save(repoRoot string, results []result.Result) (written []string, skipped []error, err error) {
+	if len(results) == 0 {
+		return nil, nil, nil
+	}
+	files, err := result.SiteFiles(results, func(p string) ([]byte, error) {
+		return os.ReadFile(filepath.Join(repoRoot, filepath.FromSlash(p)))
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	groups, skipped := Frameworks(filepath.Join(repoRoot, "frameworks"))
+	if files[result.FrameworksPath], err = result.EncodeJSON(groups); err != nil {
+		return nil, skipped, err
+	}
+	for _, p := range Names(files) {
+		path := filepath.Join(repoRoot, filepath.FromSlash(p))
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			return written, skipped, err
+		}
+		if err := WriteFile(path, files[p]); err != nil {
+			return written, skipped, err
+		}
+		written = append(written, path)
+	}
+	return written, skipped, nil
+}
+
 // Frameworks is frameworks.json as the entries of fwDir make it. An entry whose meta.json
 // does not load is left out, with its error among errs, as the arena's rebuild skips it with a
 // warning: a save goes on.

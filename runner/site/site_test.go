@@ -317,3 +317,54 @@ func TestSiteBuildLeavesOutLiteResults(t *testing.T) {
 		t.Error("a --lite result reached the board")
 	}
 }
+
+// TestSave: a save merges its rows into the frameworks' results files (the file's other keys
+// kept), rebuilds frameworks.json leaving out the entry that does not load, writes no
+// current.json, and the arena's generator reads the result.
+func TestSave(t *testing.T) {
+	root := arena(t)
+	writeEntry(t, root, "broken", `{"display_name": "broken",`)
+	results := filepath.Join(root, "site", "data", "results")
+	if err := os.MkdirAll(results, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	kept := `{"framework": "Zeta", "language": "Go", "rps": 77, "avg_latency": "1ms", "p99_latency": "2ms", "cpu": "1.0%", "memory": "1MiB", "connections": 16384, "threads": 1, "duration": "5s", "pipeline": 1, "bandwidth": "1KB/s", "reconnects": 0, "status_2xx": 1, "status_3xx": 0, "status_4xx": 0, "status_5xx": 0}`
+	if err := os.WriteFile(filepath.Join(results, "zeta.json"), []byte(`{"framework": "Zeta", "results": {"baseline-16384": `+kept+`}}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := res("baseline", 512, 4242, "10.0%")
+	r.Framework, r.Entry = "Zeta", "zeta"
+	lite := res("json", 512, 1, "1.0%")
+	lite.Framework, lite.Entry, lite.Lite = "Zeta", "zeta", true
+	written, skipped, err := Save(root, []result.Result{r, lite})
+	if err != nil {
+		t.Fatal(err)
+	}
+	data := filepath.Join(root, "site", "data")
+	want := []string{filepath.Join(data, "frameworks.json"), filepath.Join(results, "lite", "zeta.json"), filepath.Join(results, "zeta.json")}
+	if !slices.Equal(written, want) {
+		t.Errorf("written %v, want %v", written, want)
+	}
+	if len(skipped) != 1 || !strings.Contains(skipped[0].Error(), "broken") {
+		t.Errorf("skipped %v, want broken's error", skipped)
+	}
+	if _, err := os.Stat(filepath.Join(data, "current.json")); err == nil {
+		t.Error("a save wrote current.json")
+	}
+	board, problems := arenagen.Read(data)
+	if len(problems) > 0 {
+		t.Fatalf("the arena's generator would misread:\n%s", strings.Join(problems, "\n"))
+	}
+	if got := board.Results["baseline-16384"]; len(got) != 1 || got[0]["rps"] != json.Number("77") {
+		t.Errorf("the file's other key = %v, want it kept", got)
+	}
+	if got := board.Results["baseline-512"]; len(got) != 1 || got[0]["rps"] != json.Number("4242") {
+		t.Errorf("the saved row = %v", got)
+	}
+	if _, ok := board.Results["json-512"]; ok {
+		t.Error("the --lite row reached the board")
+	}
+	if _, ok := board.Meta["broken"]; ok || len(board.Meta) != 3 {
+		t.Errorf("frameworks.json = %v, want the three entries that load", board.Meta)
+	}
+}
