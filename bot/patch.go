@@ -12,11 +12,15 @@ import (
 	"github.com/arenabot/arenabot/bot/ghapi"
 )
 
+// patchContext is the number of unchanged lines a hunk keeps on each side, as diff -u does.
+const patchContext = 3
+
 // filePatch returns a self-contained diff that `git apply`, run at the root of the
 // repository, applies to turn the file at path from old into new. existed false means the
-// file does not exist yet (old is ignored) and the diff creates it; otherwise the diff is
-// one hunk that replaces the whole content, which needs no context lines and so applies to
-// exactly old. Identical contents give "". A missing final newline is marked as git does.
+// file does not exist yet (old is ignored) and the diff creates it; otherwise the diff is one
+// hunk from the first changed line to the last, with up to three unchanged lines around it,
+// so a results file that gained or replaced a few rows gives a patch of those rows, not of
+// the whole file. Identical contents give "". A missing final newline is marked as git does.
 func filePatch(path string, old []byte, existed bool, new []byte) string {
 	if existed && bytes.Equal(old, new) {
 		return ""
@@ -34,18 +38,32 @@ func filePatch(path string, old []byte, existed bool, new []byte) string {
 	}
 	fmt.Fprintf(&sb, "--- %s\n+++ %s\n", a, b)
 	oldLines, newLines := splitLines(old), splitLines(new)
-	fmt.Fprintf(&sb, "@@ -%s +%s @@\n", hunkRange(len(oldLines)), hunkRange(len(newLines)))
-	writeLines(&sb, '-', oldLines)
-	writeLines(&sb, '+', newLines)
+	pre := 0 // lines both start with
+	for pre < len(oldLines) && pre < len(newLines) && oldLines[pre] == newLines[pre] {
+		pre++
+	}
+	suf := 0 // lines both end with, after pre
+	for suf < len(oldLines)-pre && suf < len(newLines)-pre && oldLines[len(oldLines)-1-suf] == newLines[len(newLines)-1-suf] {
+		suf++
+	}
+	start := max(0, pre-patchContext)
+	after := min(suf, patchContext)
+	oldEnd, newEnd := len(oldLines)-suf+after, len(newLines)-suf+after
+	fmt.Fprintf(&sb, "@@ -%s +%s @@\n", hunkRange(start, oldEnd-start), hunkRange(start, newEnd-start))
+	writeLines(&sb, ' ', oldLines[start:pre])
+	writeLines(&sb, '-', oldLines[pre:len(oldLines)-suf])
+	writeLines(&sb, '+', newLines[pre:len(newLines)-suf])
+	writeLines(&sb, ' ', oldLines[len(oldLines)-suf:oldEnd])
 	return sb.String()
 }
 
-// hunkRange is one side of a hunk header for a hunk that covers a whole file of n lines.
-func hunkRange(n int) string {
+// hunkRange is one side of a hunk header for n lines from the 0-based line start: "1,3", or
+// for no lines the line before them ("0,0" at the top of the file).
+func hunkRange(start, n int) string {
 	if n == 0 {
-		return "0,0"
+		return fmt.Sprintf("%d,0", start)
 	}
-	return fmt.Sprintf("1,%d", n)
+	return fmt.Sprintf("%d,%d", start+1, n)
 }
 
 // splitLines cuts b after each newline; the last line lacks one when b does not end in one.

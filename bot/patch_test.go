@@ -2,6 +2,7 @@ package bot
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -165,5 +166,32 @@ func TestResultPatchesReadTheHead(t *testing.T) {
 		if string(after[p]) != string(want) {
 			t.Errorf("%s after git apply = %q, want %q", p, after[p], want)
 		}
+	}
+}
+
+// TestFilePatchIsTheChangedLines: a results file that gains a row in its middle gives a
+// patch of that row and three lines around it, not of the whole file, and it applies.
+func TestFilePatchIsTheChangedLines(t *testing.T) {
+	var old, new strings.Builder
+	for i := range 200 {
+		line := fmt.Sprintf("    \"row-%03d\": %d,\n", i, i)
+		old.WriteString(line)
+		new.WriteString(line)
+		if i == 100 {
+			new.WriteString("    \"added\": 1,\n")
+		}
+	}
+	d := filePatch("site/data/results/a.json", []byte(old.String()), true, []byte(new.String()))
+	if !strings.Contains(d, "@@ -99,6 +99,7 @@\n") || strings.Count(d, "\n") != 4+7 {
+		t.Errorf("patch =\n%s\nwant one hunk of the added line and 3 lines each side", d)
+	}
+	after := gitApply(t, map[string][]byte{"site/data/results/a.json": []byte(old.String())}, []string{d})
+	if string(after["site/data/results/a.json"]) != new.String() {
+		t.Error("the patch does not give the new file")
+	}
+	// Changes at both ends: one hunk spanning them.
+	d = filePatch("a.json", []byte("a\nb\nc\nd\ne\nf\ng\nh\n"), true, []byte("A\nb\nc\nd\ne\nf\ng\nH\n"))
+	if !strings.Contains(d, "@@ -1,8 +1,8 @@\n") {
+		t.Errorf("patch =\n%s", d)
 	}
 }

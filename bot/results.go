@@ -189,24 +189,31 @@ func (rp *finisher) saveResults(ctx context.Context, j queue.Job, res *report.Re
 	case !measured(res.Report):
 		return nothing("no measurement succeeded")
 	}
-	files, err := res.Report.Saved(plan.Root)
-	if err != nil {
-		return nothing("the result files could not be written (" + errText(err) + ")")
-	}
 	pr, err := rp.gh.PullRequest(ctx, j.InstallationID, j.Repo, j.PR)
 	if err != nil {
+		// The files are merged into the measured commit's, for a patch to apply there.
+		files, final, ferr := rp.savedFiles(ctx, j.InstallationID, j.Repo, j.SHA, res.Report)
+		if ferr != nil {
+			nothing(ferr.Error())
+			return final
+		}
 		res.SaveNote = "**The results were not committed:** the pull request could not be read from GitHub (" +
 			errText(err) + "). Apply the patch below to save them."
 		res.Patch = rp.resultPatches(ctx, j.InstallationID, j.Repo, j.SHA, files)
 		return false
 	}
 	headRepo, ref := pr.HeadRepo, pr.HeadSHA
+	from := headRepo
+	if from == "" {
+		from = j.Repo // a deleted fork's commits stay readable through the pull request
+	}
+	files, final, err := rp.savedFiles(ctx, j.InstallationID, from, ref, res.Report)
+	if err != nil {
+		nothing(err.Error())
+		return final
+	}
 	patch := func(note string) {
 		res.SaveNote = note
-		from := headRepo
-		if from == "" {
-			from = j.Repo
-		}
 		res.Patch = rp.resultPatches(ctx, j.InstallationID, from, ref, files)
 	}
 	switch {
@@ -238,6 +245,29 @@ func (rp *finisher) saveResults(ctx context.Context, j queue.Job, res *report.Re
 		patch(fmt.Sprintf("**The results commit failed:** %s. Apply the patch below and push it to save them.", errText(err)))
 		return false
 	}
+}
+
+// savedFiles are the files of a results commit on repo at ref (result.Report.Saved): the
+// job's rows merged into each framework's results file as it is at ref, which the arena's
+// merge rule needs (a row replaces its key; the file's other keys stay). The error says why
+// there are none, fit for "nothing was committed: …"; final is false when it was reading a
+// file from GitHub that failed, which a later attempt may get past.
+func (rp *finisher) savedFiles(ctx context.Context, inst int64, repo, ref string, r result.Report) (files map[string][]byte, final bool, err error) {
+	var readErr error
+	files, err = r.Saved(plan.Root, func(p string) ([]byte, error) {
+		b, err := rp.gh.File(ctx, inst, repo, ref, p)
+		if err != nil && !errors.Is(err, ghapi.ErrNotFound) {
+			readErr = err
+		}
+		return b, mapNotFound(err)
+	})
+	switch {
+	case err != nil && readErr != nil:
+		return nil, false, fmt.Errorf("the results file could not be read from GitHub to merge the new rows into it (%s)", errText(readErr))
+	case err != nil:
+		return nil, true, fmt.Errorf("the result files could not be written (%s)", errText(err))
+	}
+	return files, true, nil
 }
 
 // commitMessage is "Benchmark results: nethttp, fasthttp (baseline)" and a body naming

@@ -4,9 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"maps"
 	"net/http"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -16,6 +19,7 @@ import (
 	"github.com/arenabot/arenabot/bot/ghapi"
 	"github.com/arenabot/arenabot/bot/githubtest"
 	"github.com/arenabot/arenabot/bot/report"
+	"github.com/arenabot/arenabot/internal/arenagen"
 	"github.com/arenabot/arenabot/queue"
 	"github.com/arenabot/arenabot/result"
 )
@@ -214,13 +218,25 @@ func testReport(failGin bool) result.Report {
 			{Entry: "nethttp", Present: true, Tests: []string{"baseline", "json"}, Results: []result.Result{base}},
 			{Entry: "gin", Present: true, Tests: []string{"baseline", "json"}},
 		},
+		FrameworksFile: map[string]result.FrameworkGroup{
+			"nethttp": {FrameworkInfo: result.FrameworkInfo{Dir: "nethttp", Description: "Go net/http", Repo: "https://go.dev", Type: "production", Engine: "net/http"}},
+			"gin":     {FrameworkInfo: result.FrameworkInfo{Dir: "gin", Description: "Gin", Repo: "https://gin-gonic.com", Type: "production", Engine: "net/http"}},
+		},
+		Current: &result.HostFacts{CPU: "AMD EPYC 7763 64-Core Processor", Cores: "64", Threads: "128", ThreadsPerCore: "2", RAM: "251Gi",
+			OS: "Debian GNU/Linux 12 (bookworm)", Kernel: "6.1.0-18-amd64", Docker: "29.3.0", DockerRuntime: "runc", Governor: "performance"},
 		Log: []string{"checkout 1111111 ok", "build nethttp ok", "build gin ok", "done in 2m10s"},
 	}
 }
 
-func savedFiles(t *testing.T, rep result.Report) map[string][]byte {
+// savedFiles are the files a results commit of rep writes on a head that holds existing.
+func savedFiles(t *testing.T, rep result.Report, existing map[string][]byte) map[string][]byte {
 	t.Helper()
-	files, err := rep.Saved("frameworks")
+	files, err := rep.Saved("frameworks", func(p string) ([]byte, error) {
+		if b, ok := existing[p]; ok {
+			return b, nil
+		}
+		return nil, fs.ErrNotExist
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -260,9 +276,9 @@ func TestDoneWithSaveCommitsOnceAndReplies(t *testing.T) {
 		t.Fatalf("commits = %d, want 1", len(commits))
 	}
 	c := commits[0]
-	want := savedFiles(t, rep)
-	if len(want) != 4 {
-		t.Fatalf("saved files = %d, want 4", len(want))
+	want := savedFiles(t, rep, nil)
+	if got := slices.Sorted(maps.Keys(want)); !slices.Equal(got, []string{result.CurrentPath, result.FrameworksPath, "site/data/results/gin.json", "site/data/results/nethttp.json"}) {
+		t.Fatalf("saved files = %v, want the two results files, frameworks.json and current.json", got)
 	}
 	wantTree := e.headFiles(sha1)
 	maps.Copy(wantTree, want)
@@ -476,8 +492,8 @@ func diffs(body string) []string {
 
 func TestPushDeniedRepliesWithPatch(t *testing.T) {
 	e := setupEvents(t, nil)
-	existing := "frameworks/nethttp/results/baseline-512.json"
-	old := []byte("{\n  \"framework\": \"nethttp\",\n  \"rps\": 100000\n}\n")
+	existing := "site/data/results/nethttp.json"
+	old := []byte("{\n  \"framework\": \"nethttp\",\n  \"results\": {\n    \"json-4096\": {\"framework\": \"nethttp\", \"rps\": 100000}\n  }\n}\n")
 	e.gh.AddFile(repo, sha1, existing, old)
 	j := e.request("/benchmark-multiple -f nethttp,gin -t baseline --save")
 	l := e.claim()
@@ -496,7 +512,10 @@ func TestPushDeniedRepliesWithPatch(t *testing.T) {
 		t.Errorf("reply does not say the push was refused:\n%s", rs[0].Body)
 	}
 	patches := diffs(rs[0].Body)
-	want := savedFiles(t, rep)
+	want := savedFiles(t, rep, map[string][]byte{existing: old})
+	if !strings.Contains(string(want[existing]), `"json-4096": {`) {
+		t.Errorf("the patch's results file lost the key the head had:\n%s", want[existing])
+	}
 	if len(patches) != len(want) {
 		t.Fatalf("reply has %d diffs, want %d:\n%s", len(patches), len(want), rs[0].Body)
 	}
@@ -527,11 +546,11 @@ func TestForkWithoutMaintainerEditsGetsPatch(t *testing.T) {
 		t.Errorf("tried to push to the fork: %d calls", len(calls))
 	}
 	rs := e.replies(j.ID)
-	if len(rs) != 1 || !strings.Contains(rs[0].Body, "does not allow edits by maintainers") || len(diffs(rs[0].Body)) != 2 {
+	if len(rs) != 1 || !strings.Contains(rs[0].Body, "does not allow edits by maintainers") || len(diffs(rs[0].Body)) != 3 {
 		t.Fatalf("replies = %+v", rs)
 	}
 	after := gitApply(t, map[string][]byte{"README.md": []byte("x\n")}, diffs(rs[0].Body))
-	for p, c := range savedFiles(t, rep) {
+	for p, c := range savedFiles(t, rep, nil) {
 		if !bytesEqual(after[p], c) {
 			t.Errorf("%s after git apply = %q", p, after[p])
 		}
@@ -548,7 +567,7 @@ func TestCommitFailureStillReplies(t *testing.T) {
 	e.gh.FailNext("POST", "/repos/octo/arena/git/trees", 1, http.StatusInternalServerError)
 	e.drain()
 	rs := e.replies(j.ID)
-	if len(rs) != 1 || !strings.Contains(rs[0].Body, "The results commit failed") || len(diffs(rs[0].Body)) != 2 {
+	if len(rs) != 1 || !strings.Contains(rs[0].Body, "The results commit failed") || len(diffs(rs[0].Body)) != 3 {
 		t.Fatalf("replies = %+v", rs)
 	}
 	if n := len(e.gh.Commits(repo)); n != 0 {
@@ -587,8 +606,19 @@ func TestSaveOfFailedAndCancelledJobs(t *testing.T) {
 		e.finish(l, queue.Cancelled, "", &rep)
 		e.drain()
 		commits := e.gh.Commits(repo)
-		if len(commits) != 1 || len(commits[0].Files) != len(e.headFiles(sha1))+3 {
-			t.Fatalf("commits = %+v, want one with the 3 measured rows", commits)
+		if len(commits) != 1 || len(commits[0].Files) != len(e.headFiles(sha1))+4 {
+			t.Fatalf("%d commits, want one with the head's files, two results files, frameworks.json and current.json", len(commits))
+		}
+		keys := 0
+		for _, p := range []string{"site/data/results/nethttp.json", "site/data/results/gin.json"} {
+			f, err := result.DecodeSite(commits[0].Files[p])
+			if err != nil {
+				t.Fatalf("%s: %v", p, err)
+			}
+			keys += len(f.Results)
+		}
+		if keys != 3 {
+			t.Errorf("the results files hold %d rows, want the 3 measured", keys)
 		}
 		if rs := e.replies(j.ID); len(rs) != 1 || !strings.Contains(rs[0].Body, "Benchmark cancelled") {
 			t.Fatalf("replies = %+v", rs)
@@ -685,5 +715,95 @@ func TestFinalReplyToMissingPRIsDropped(t *testing.T) {
 	e.drain()
 	if n := len(e.gh.Calls()); n != calls {
 		t.Errorf("%d more GitHub calls after the 404", n-calls)
+	}
+}
+
+// TestSaveMergesIntoTheHeadsResultsFile: the results commit merges the job's rows into each
+// framework's results file as the PR head holds it (a row replaces its key even when slower;
+// the file's other keys stay as they were), writes frameworks.json and the runner's
+// current.json beside them, and the arena's generator reads the committed site/data.
+func TestSaveMergesIntoTheHeadsResultsFile(t *testing.T) {
+	e := setupEvents(t, nil)
+	const path = "site/data/results/nethttp.json"
+	arenaRow := `{"framework": "nethttp", "language": "Go", "rps": 999999, "avg_latency": "1.00ms", "p99_latency": "2.00ms", "cpu": "100.0%", "memory": "10MiB", "connections": 4096, "threads": 64, "duration": "5s", "pipeline": 1, "bandwidth": "1.00MB/s", "reconnects": 0, "status_2xx": 5, "status_3xx": 0, "status_4xx": 0, "status_5xx": 0, "tpl_static": 3}`
+	e.gh.AddFile(repo, sha1, path, []byte(`{"framework": "nethttp", "results": {"json-4096": `+arenaRow+`, "baseline-512": `+arenaRow+`}}`))
+	j := e.request("/benchmark -f nethttp -t baseline --save")
+	l := e.claim()
+	rep := testReport(false)
+	rep.Rows, rep.Frameworks = rep.Rows[:2], []string{"nethttp"}
+	e.finish(l, queue.Done, "", &rep)
+	e.drain()
+	commits := e.gh.Commits(repo)
+	if len(commits) != 1 {
+		t.Fatalf("commits = %d, want 1", len(commits))
+	}
+	tree := commits[0].Files
+	f, err := result.DecodeSite(tree[path])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := slices.Sorted(maps.Keys(f.Results)); !slices.Equal(got, []string{"baseline-4096", "baseline-512", "json-4096"}) {
+		t.Errorf("keys = %v, want the head's json-4096 kept and the job's two rows", got)
+	}
+	rows, err := f.Rows()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rows[1].RPS != 180000 || rows[1].Entry != "nethttp" || len(rows[1].Runs) != 3 || rows[2].RPS != 999999 {
+		t.Errorf("rows = %+v, want baseline-512 replaced by the job's (slower) row and json-4096 as it was", rows)
+	}
+	for _, p := range []string{result.FrameworksPath, result.CurrentPath} {
+		if len(tree[p]) == 0 {
+			t.Errorf("the commit has no %s", p)
+		}
+	}
+	if !strings.Contains(commits[0].Message, path) {
+		t.Errorf("the commit message does not list %s:\n%s", path, commits[0].Message)
+	}
+
+	dir := t.TempDir()
+	for p, b := range tree {
+		if rel, ok := strings.CutPrefix(p, result.SiteDataDir+"/"); ok {
+			full := filepath.Join(dir, filepath.FromSlash(rel))
+			if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(full, b, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	board, problems := arenagen.Read(dir)
+	if len(problems) > 0 {
+		t.Fatalf("the arena's generator would misread the committed site/data:\n%s", strings.Join(problems, "\n"))
+	}
+	if got := board.Results["baseline-4096"]; len(got) != 1 || got[0]["rps"] != json.Number("171000") {
+		t.Errorf("the board's baseline-4096 = %v", got)
+	}
+	if board.Current["cpu"] != "AMD EPYC 7763 64-Core Processor" || board.Meta["nethttp"].Dir != "nethttp" {
+		t.Errorf("the board's current %v, meta %v", board.Current, board.Meta)
+	}
+	if rs := e.replies(j.ID); len(rs) != 1 || !strings.Contains(rs[0].Body, "/commit/"+commits[0].SHA) {
+		t.Errorf("replies = %+v", rs)
+	}
+}
+
+// TestSaveWhenTheResultsFileCannotBeRead: a results file the bot cannot read from the head is
+// not overwritten (its other keys would be lost): nothing is committed and the reply says why.
+func TestSaveWhenTheResultsFileCannotBeRead(t *testing.T) {
+	e := setupEvents(t, nil)
+	j := e.request("/benchmark -f nethttp -t baseline --save")
+	l := e.claim()
+	rep := testReport(false)
+	rep.Rows, rep.Frameworks = rep.Rows[:2], []string{"nethttp"}
+	e.finish(l, queue.Done, "", &rep)
+	e.gh.FailNext("GET", "/repos/octo/arena/contents/site/data/results/*", 1, http.StatusInternalServerError)
+	e.drain()
+	if n := len(e.gh.Commits(repo)); n != 0 {
+		t.Errorf("commits = %d, want none", n)
+	}
+	rs := e.replies(j.ID)
+	if len(rs) != 1 || !strings.Contains(rs[0].Body, "nothing was committed: the results file could not be read from GitHub") {
+		t.Fatalf("replies = %+v", rs)
 	}
 }

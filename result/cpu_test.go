@@ -1,6 +1,7 @@
 package result
 
 import (
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -12,12 +13,12 @@ import (
 func TestSavedProfileFiles(t *testing.T) {
 	prof := &CPUProfile{Samples: 10, Pprof: PprofFileName("baseline", 512), Flame: FlameFileName("baseline", 512)}
 	r := Report{Rows: []Row{
-		{Entry: "gin", Profile: "baseline", Conns: 512, Result: &Result{Entry: "gin", Profile: "baseline", Connections: 512, CPUProfile: prof},
+		{Entry: "gin", Profile: "baseline", Conns: 512, Result: &Result{Framework: "Gin", Entry: "gin", Profile: "baseline", Connections: 512, CPUProfile: prof},
 			Pprof: []byte("pprof"), Flame: []byte("<svg/>")},
 		// A profile that failed names no files.
-		{Entry: "gin", Profile: "json", Conns: 512, Result: &Result{Entry: "gin", Profile: "json", Connections: 512, CPUProfile: &CPUProfile{Err: "perf is not installed"}}},
+		{Entry: "gin", Profile: "json", Conns: 512, Result: &Result{Framework: "Gin", Entry: "gin", Profile: "json", Connections: 512, CPUProfile: &CPUProfile{Err: "perf is not installed"}}},
 	}}
-	files, err := r.Saved("frameworks")
+	files, err := r.Saved("frameworks", func(string) ([]byte, error) { return nil, fs.ErrNotExist })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -31,8 +32,7 @@ func TestSavedProfileFiles(t *testing.T) {
 	want := []string{
 		"frameworks/gin/results/baseline-512.cpu.pb.gz",
 		"frameworks/gin/results/baseline-512.cpu.svg",
-		"frameworks/gin/results/baseline-512.json",
-		"frameworks/gin/results/json-512.json",
+		"site/data/results/gin.json",
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("Saved files (-want +got):\n%s", diff)

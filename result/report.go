@@ -1,5 +1,7 @@
 package result
 
+import "maps"
+
 // The runner on the benchmark host and the bot share no code but this: the runner publishes
 // Progress and Row events while a job runs and finishes the job with a Report; the bot turns
 // them into the status comment, the results reply and the results commit. They travel as
@@ -80,7 +82,14 @@ type Report struct {
 	// results committed on the base branch by every entry, at every connection count: what
 	// the arena's score measures a row against.
 	ScoreBests map[string]Bests `json:"score_bests,omitempty"`
-	Log        []string         `json:"log,omitempty"` // the tail of the runner's log for this job
+	// FrameworksFile is site/data/frameworks.json as the measured commit's entries make it,
+	// for the results commit; nil from a runner that did not build it.
+	FrameworksFile map[string]FrameworkGroup `json:"frameworks_file,omitempty"`
+	// Current is site/data/current.json, the benchmark host's facts: set by the queue's
+	// runner (`arenabot work`, `serve --runner`) measuring in full mode, never by a local
+	// bench or a --lite runner, so only the benchmark host ever writes that file.
+	Current *HostFacts `json:"current,omitempty"`
+	Log     []string   `json:"log,omitempty"` // the tail of the runner's log for this job
 	// Error says why the job as a whole failed (a checkout that failed, a bad meta.json);
 	// "" when rows were measured (some may still have failed).
 	Error string `json:"error,omitempty"`
@@ -163,21 +172,22 @@ func (r Report) Failed() int {
 	return n
 }
 
-// Saved returns the result files of the rows that were measured, keyed by their path in
-// the repository (frameworks/<entry>/results/<profile>-<conns>.json), for a results commit,
-// with a profiled row's profile and flame graph beside its result file.
-func (r Report) Saved(frameworksDir string) (map[string][]byte, error) {
+// Saved returns the files a results commit writes, keyed by their path in the repository:
+// each measured framework's results file (site/data/results/<slug>.json, or under
+// results/lite for --lite rows) with the job's rows merged into its current content, which
+// read gives (an error wrapping fs.ErrNotExist when there is none; see SiteFiles),
+// site/data/frameworks.json and, from the benchmark host, site/data/current.json; and a
+// profiled row's profile and flame graph in the entry
+// (<frameworksDir>/<entry>/results/<file>).
+func (r Report) Saved(frameworksDir string, read func(path string) ([]byte, error)) (map[string][]byte, error) {
+	var rows []Result
 	files := map[string][]byte{}
 	for _, row := range r.Rows {
 		if row.Result == nil {
 			continue
 		}
-		b, err := Marshal(*row.Result)
-		if err != nil {
-			return nil, err
-		}
+		rows = append(rows, *row.Result)
 		dir := frameworksDir + "/" + row.Entry + "/" + Dir + "/"
-		files[dir+FileName(row.Result.Profile, row.Result.Connections)] = b
 		if p := row.Result.CPUProfile; p != nil {
 			if p.Pprof != "" && len(row.Pprof) > 0 {
 				files[dir+p.Pprof] = row.Pprof
@@ -186,6 +196,25 @@ func (r Report) Saved(frameworksDir string) (map[string][]byte, error) {
 				files[dir+p.Flame] = row.Flame
 			}
 		}
+	}
+	site, err := SiteFiles(rows, read)
+	if err != nil {
+		return nil, err
+	}
+	maps.Copy(files, site)
+	if len(r.FrameworksFile) > 0 {
+		b, err := EncodeJSON(r.FrameworksFile)
+		if err != nil {
+			return nil, err
+		}
+		files[FrameworksPath] = b
+	}
+	if r.Current != nil {
+		b, err := EncodeJSON(r.Current)
+		if err != nil {
+			return nil, err
+		}
+		files[CurrentPath] = b
 	}
 	return files, nil
 }

@@ -1,6 +1,7 @@
 package result
 
 import (
+	"io/fs"
 	"strings"
 	"testing"
 )
@@ -9,7 +10,7 @@ func TestReportCommittedAndSaved(t *testing.T) {
 	base := Result{Entry: "gin", Profile: "baseline", Connections: 512, RPS: 1000}
 	r := Report{
 		Rows: []Row{
-			{Entry: "gin", Profile: "baseline", Conns: 512, Result: &Result{Entry: "gin", Profile: "baseline", Connections: 512, RPS: 1100}},
+			{Entry: "gin", Profile: "baseline", Conns: 512, Result: &Result{Framework: "gin", Entry: "gin", Profile: "baseline", Connections: 512, RPS: 1100}},
 			{Entry: "gin", Profile: "json", Conns: 4096, Err: "build failed"},
 		},
 		Baselines: []Baseline{
@@ -34,15 +35,19 @@ func TestReportCommittedAndSaved(t *testing.T) {
 	if r.Failed() != 1 {
 		t.Errorf("Failed = %d, want 1", r.Failed())
 	}
-	files, err := r.Saved("frameworks")
+	files, err := r.Saved("frameworks", func(string) ([]byte, error) { return nil, fs.ErrNotExist })
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, ok := files["frameworks/gin/results/baseline-512.json"]
+	b, ok := files["site/data/results/gin.json"]
 	if len(files) != 1 || !ok {
-		t.Fatalf("saved files = %v, want only the measured row's", files)
+		t.Fatalf("saved files = %v, want only the measured framework's results file", files)
 	}
-	if got, err := Unmarshal(b); err != nil || got.RPS != 1100 || !strings.HasSuffix(string(b), "}\n") {
+	f, err := DecodeSite(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := Unmarshal(f.Results["baseline-512"]); err != nil || got.RPS != 1100 || len(f.Results) != 1 || !strings.HasSuffix(string(b), "}\n") {
 		t.Errorf("saved file = %s (%v)", b, err)
 	}
 }

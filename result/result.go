@@ -1,10 +1,17 @@
-// Package result is the result model and its file format: data only.
+// Package result is the result model and its file formats: data only.
 //
-// One file per framework, profile and connection count lives inside the entry:
-// frameworks/<name>/results/<profile>-<conns>.json. It holds the arena's existing
-// leaderboard fields (so the aggregated leaderboard files keep their format) plus what this
-// harness adds: every run, latency percentiles in microseconds, CPU per request, achieved and
-// target rate, socket errors, the load tool and its version, the commit, the host and the time.
+// A Result is one framework × profile × connection count. It holds the arena's leaderboard
+// fields plus what this harness adds: every run, latency percentiles in microseconds, CPU per
+// request, achieved and target rate, socket errors, the load tool and its version, the
+// commit, the host and its facts, the time, and on a row measured against a base the base's
+// runs and the interval rule.
+//
+// Results are kept in today's arena layout (site.go): one file per framework,
+// site/data/results/<slug(display_name)>.json, whose rows keyed "<profile>-<conns>" are
+// Results, beside site/data/frameworks.json and site/data/current.json. The April layout, one
+// file per framework, profile and connection count inside the entry
+// (frameworks/<name>/results/<profile>-<conns>.json, Write and Read), is still read, for an
+// arena that has not moved; CPU profiles and flame graphs stay beside it in the entry.
 package result
 
 import (
@@ -105,10 +112,19 @@ type Result struct {
 	CPUCores      float64 `json:"cpu_cores"`
 	MemoryPeak    int64   `json:"memory_peak_bytes"`
 	AchievedRate  float64 `json:"achieved_rps"`
-	TargetRate    int     `json:"target_rps,omitempty"`
+	// TargetRate is the offered rate of a fixed-rate profile (the arena's target_rate; files
+	// written before it had that name call it target_rps, which Unmarshal reads).
+	TargetRate int `json:"target_rate,omitempty"`
 	// RateRatio is AchievedRate ÷ TargetRate for a fixed-rate profile (the arena's
 	// rate_ratio; below 0.98 the row did not get the load it was meant to).
 	RateRatio float64 `json:"rate_ratio,omitempty"`
+	// The arena's other fixed-rate fields, on a fixed-rate row only (TargetRate set), from
+	// the best run: the server's CPU time over the run in µs (the cgroup's delta; nil
+	// without a reading), that ÷ its 2xx responses to 4 places (nil without either), and
+	// the 99.9th-percentile latency as a latency string.
+	CPUUsec     *int64   `json:"cpu_usec,omitempty"`
+	CPUPerReqUS *float64 `json:"cpu_per_req_us,omitempty"`
+	P999Latency string   `json:"p99_9_latency,omitempty"`
 	// BytesPerSec and CPUPerGB, for the bandwidth profiles: response bytes per second and
 	// server CPU seconds per GB (10^9 bytes) sent.
 	BytesPerSec float64 `json:"bytes_per_s,omitempty"`
@@ -124,10 +140,14 @@ type Result struct {
 	Sidecars     []string     `json:"sidecars,omitempty"` // beside the server: "postgres 15.18 (arenabot/postgres:local)"
 	// Limits are what the server container ran under; files written before they were
 	// recorded have none.
-	Limits *Limits   `json:"limits,omitempty"`
-	Commit string    `json:"commit,omitempty"`
-	Host   string    `json:"host,omitempty"`
-	Time   time.Time `json:"time"`
+	Limits *Limits `json:"limits,omitempty"`
+	Commit string  `json:"commit,omitempty"`
+	Host   string  `json:"host,omitempty"`
+	// HostFacts are the machine the row was measured on (what site/data/current.json says
+	// of the benchmark host, kept in every row since that file holds only the last save's);
+	// nil in files written before they were recorded.
+	HostFacts *HostFacts `json:"host_facts,omitempty"`
+	Time      time.Time  `json:"time"`
 
 	// Base, on a row measured against a base in the same job, is the other side: its runs
 	// were interleaved with this result's Runs (base, head, head, base, …) on the same host
@@ -165,6 +185,10 @@ type Side struct {
 	// Err, when the base could not be built or run, says why; the row's own runs stand and
 	// its Δ cells say "base failed".
 	Err string `json:"err,omitempty"`
+	// Rule is the rule the interleaved runs followed (the minimum effect, the interval
+	// half-width the row stopped at, the runs per side): with Runs and the head's runs, what
+	// a reader needs to recompute the row's Δ intervals. nil in files written before it.
+	Rule *Rule `json:"rule,omitempty"`
 }
 
 // Figure is the number a run is judged by: requests per second, or, for a bandwidth row,
@@ -238,6 +262,28 @@ func (r *Result) FromRuns(runs []Run) {
 	if b.Status2xx > 0 && b.DurationS > 0 {
 		r.CPUPerRequest = round(b.CPUCores*b.DurationS*1e6/float64(b.Status2xx), 3)
 	}
+	r.CPUUsec, r.CPUPerReqUS, r.P999Latency = nil, nil, ""
+	r.fillFixedRate()
+}
+
+// fillFixedRate sets the arena's fixed-rate fields of a fixed-rate row from its best run,
+// where they are not set yet (a file written before they were recorded).
+func (r *Result) fillFixedRate() {
+	if r.TargetRate <= 0 || r.BestRun < 0 || r.BestRun >= len(r.Runs) {
+		return
+	}
+	b := r.Runs[r.BestRun]
+	if r.CPUUsec == nil && b.CPUCores > 0 && b.DurationS > 0 {
+		usec := int64(math.Round(b.CPUCores * b.DurationS * 1e6))
+		r.CPUUsec = &usec
+	}
+	if r.CPUPerReqUS == nil && r.CPUUsec != nil && b.Status2xx > 0 {
+		per := round(float64(*r.CPUUsec)/float64(b.Status2xx), 4)
+		r.CPUPerReqUS = &per
+	}
+	if r.P999Latency == "" && b.LatencyUS.P999 > 0 {
+		r.P999Latency = FormatLatency(b.LatencyUS.P999)
+	}
 }
 
 // Spread returns the noise band of the result's runs as a fraction of the best RPS.
@@ -259,6 +305,24 @@ func FormatLatency(us float64) string {
 	default:
 		return fmt.Sprintf("%.2fs", us/1e6)
 	}
+}
+
+// ParseLatency reads a latency string ("112.0us", "4.90ms", "1.07s") into microseconds.
+func ParseLatency(s string) (float64, error) {
+	s = strings.TrimSpace(s)
+	for _, u := range []struct {
+		suffix string
+		mul    float64
+	}{{"us", 1}, {"ms", 1e3}, {"s", 1e6}} {
+		if num, ok := strings.CutSuffix(s, u.suffix); ok {
+			v, err := strconv.ParseFloat(num, 64)
+			if err != nil || v < 0 || math.IsInf(v, 0) || math.IsNaN(v) {
+				break
+			}
+			return v * u.mul, nil
+		}
+	}
+	return 0, fmt.Errorf("latency %q: not a number with us, ms or s", s)
 }
 
 // FormatMemory renders bytes as the arena does: "76MiB", or "2.4GiB" from 1 GiB up.
@@ -316,15 +380,40 @@ func Marshal(r Result) ([]byte, error) {
 	return append(b, '\n'), nil
 }
 
-// Unmarshal decodes a result file. It accepts the arena's older files, which hold only the
-// leaderboard fields.
+// Unmarshal decodes a result file or row. It accepts the arena's own rows, which hold only
+// the leaderboard fields, and this harness's older files.
 func Unmarshal(b []byte) (Result, error) {
 	var r Result
 	if err := json.Unmarshal(b, &r); err != nil {
 		return Result{}, err
 	}
+	if r.TargetRate == 0 {
+		var old struct {
+			TargetRate int `json:"target_rps"`
+		}
+		if json.Unmarshal(b, &old) == nil {
+			r.TargetRate = old.TargetRate
+		}
+	}
 	if r.MemoryPeak == 0 && r.Memory != "" {
 		r.MemoryPeak, _ = ParseMemory(r.Memory)
+	}
+	// The arena's rows carry their figures as strings and under its own names only.
+	for _, f := range []struct {
+		us  *float64
+		str string
+	}{{&r.LatencyUS.Mean, r.AvgLatency}, {&r.LatencyUS.P99, r.P99Latency}, {&r.LatencyUS.P999, r.P999Latency}} {
+		if *f.us == 0 && f.str != "" {
+			*f.us, _ = ParseLatency(f.str)
+		}
+	}
+	if r.CPUPerRequest == 0 && r.CPUPerReqUS != nil {
+		r.CPUPerRequest = *r.CPUPerReqUS
+	}
+	if pct, ok := strings.CutSuffix(r.CPU, "%"); ok && r.CPUCores == 0 {
+		if v, err := strconv.ParseFloat(pct, 64); err == nil && v >= 0 {
+			r.CPUCores = v / 100
+		}
 	}
 	if r.AchievedRate == 0 {
 		r.AchievedRate = float64(r.RPS)

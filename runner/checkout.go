@@ -259,6 +259,12 @@ func (r repo) checkout(ctx context.Context, pr int, sha, baseRef, dir string) (c
 // baselines reads each named entry's meta.json tests and committed results at the base
 // commit. An entry that does not exist or does not load there has Present false. scratch is
 // a directory the files are written to; the caller removes it.
+//
+// Committed results come from today's layout, the rows of the entry's display name's file
+// site/data/results/<slug>.json that are the entry's (those that name it, and the arena's,
+// which name no entry), and from the April layout, frameworks/<name>/results/, for an arena
+// that has not moved; where both hold a row of one profile and connection count, today's is
+// taken.
 func (r repo) baselines(ctx context.Context, base string, names []string, scratch string, log *slog.Logger) []result.Baseline {
 	var out []result.Baseline
 	seen := map[string]bool{}
@@ -290,13 +296,42 @@ func (r repo) baselines(ctx context.Context, base string, names []string, scratc
 			log.Warn("baseline entry does not load", "framework", name, "err", err)
 			continue
 		}
-		results, err := result.ReadAll(e.Dir)
+		newer := r.siteRows(ctx, base, scratch, e, log)
+		older, err := result.ReadAll(e.Dir)
 		if err != nil {
 			log.Warn("baseline results unreadable", "framework", name, "err", err)
 		}
-		at.Present, at.Tests, at.Results = true, e.Meta.Tests, results
+		at.Present, at.Tests, at.Results = true, e.Meta.Tests, result.Prefer(newer, older)
 	}
 	return out
+}
+
+// siteRows are entry e's rows in its display name's results file at base (today's layout),
+// extracted into scratch once for the entries that share it.
+func (r repo) siteRows(ctx context.Context, base, scratch string, e frameworks.Entry, log *slog.Logger) []result.Result {
+	p := result.SitePath(e.Meta.DisplayName, false)
+	if _, err := os.Stat(filepath.Join(scratch, filepath.FromSlash(p))); err != nil {
+		if !r.exists(ctx, base, p) {
+			return nil
+		}
+		if err := r.extract(ctx, base, scratch, p); err != nil {
+			log.Warn("baseline results unreadable", "framework", e.Name, "file", p, "err", err)
+			return nil
+		}
+	}
+	f, _, err := result.ReadSite(scratch, e.Meta.DisplayName, false)
+	if err == nil && f.Framework != e.Meta.DisplayName {
+		err = fmt.Errorf("it holds the results of %q", f.Framework)
+	}
+	var rows []result.Result
+	if err == nil {
+		rows, err = f.EntryRows(e.Name)
+	}
+	if err != nil {
+		log.Warn("baseline results unreadable", "framework", e.Name, "file", p, "err", err)
+		return nil
+	}
+	return rows
 }
 
 // short shortens a commit ID for messages.

@@ -3,6 +3,7 @@ package runner
 import (
 	"archive/tar"
 	"bytes"
+	"fmt"
 	"log/slog"
 	"os"
 	"os/exec"
@@ -253,5 +254,70 @@ func TestUntar(t *testing.T) {
 		if _, err := os.Lstat(filepath.Join(ws, "a", name)); err == nil {
 			t.Errorf("link a/%s out of the workspace was written", name)
 		}
+	}
+}
+
+// commitSite commits files (paths from the repository's root) on main and returns the commit.
+func (a *arenaRemote) commitSite(t *testing.T, files map[string]string) string {
+	t.Helper()
+	for p, body := range files {
+		full := filepath.Join(a.work, filepath.FromSlash(p))
+		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(full, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	gitT(t, a.work, "add", "-A")
+	gitT(t, a.work, "commit", "-q", "-m", "site data")
+	base := gitT(t, a.work, "rev-parse", "HEAD")
+	gitT(t, a.work, "push", "-q", a.URL, "HEAD:refs/heads/main")
+	return base
+}
+
+// TestBaselinesReadTodaysLayout: an entry's committed results come from its display name's
+// file in site/data/results (its own rows and the arena's, not another entry's of the same
+// display name) and from the April layout where today's has no row; where both hold one,
+// today's is taken.
+func TestBaselinesReadTodaysLayout(t *testing.T) {
+	a := newArenaRemote(t)
+	ours := result.Result{Framework: "go-nethttp", Language: "Go", RPS: 777, Connections: 512, Entry: "nethttp", Profile: "baseline", Tool: "wrk"}
+	f := result.SiteFile{Framework: "go-nethttp"}
+	if err := f.Put(ours); err != nil {
+		t.Fatal(err)
+	}
+	other := ours
+	other.Entry, other.Profile, other.Connections = "nethttp-tuned", "json", 4096
+	if err := f.Put(other); err != nil {
+		t.Fatal(err)
+	}
+	f.Results["baseline-4096"] = []byte(`{"framework": "go-nethttp", "language": "Go", "rps": 888, "p99_latency": "4.90ms"}`)
+	b, err := f.Encode()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The lite file is a contributor's machine's: never a baseline.
+	base := a.commitSite(t, map[string]string{"site/data/results/go-nethttp.json": string(b), "site/data/results/lite/go-nethttp.json": `{"framework": "go-nethttp", "results": {"baseline-256": {"rps": 1}}}`})
+
+	r := repo{dir: a.clone(t), remote: "origin"}
+	if err := r.fetch(t.Context(), 7, "main"); err != nil {
+		t.Fatal(err)
+	}
+	bs := r.baselines(t.Context(), base, []string{"nethttp"}, filepath.Join(t.TempDir(), "base"), slog.New(slog.DiscardHandler))
+	if len(bs) != 1 || !bs[0].Present {
+		t.Fatalf("baselines = %+v", bs)
+	}
+	var got []string
+	for _, res := range bs[0].Results {
+		got = append(got, fmt.Sprintf("%s-%d:%d", res.Profile, res.Connections, res.RPS))
+	}
+	want := []string{"baseline-4096:888", "baseline-512:777"}
+	if !slices.Equal(got, want) {
+		t.Errorf("nethttp's committed results = %v, want %v (today's baseline-512 over April's %d, the arena's row, not nethttp-tuned's)", got, want, baselineRPS)
+	}
+	rep := result.Report{Baselines: bs}
+	if c, _ := rep.Committed("nethttp", "baseline", 4096); c == nil || c.LatencyUS.P99 != 4900 {
+		t.Errorf("the arena's row as a baseline = %+v, want its p99 read from its string", c)
 	}
 }

@@ -67,3 +67,34 @@ func TestScoredProfiles(t *testing.T) {
 		t.Errorf("scoredProfiles = %v, want [latency-10k 8gbit]", got)
 	}
 }
+
+// TestScoreBestsReadTodaysLayout: the rows of today's results files count, the arena's own
+// among them (its figures as strings), an April file of an entry and key today's file holds
+// does not count twice, and the lite directory never counts.
+func TestScoreBestsReadTodaysLayout(t *testing.T) {
+	a := newArenaRemote(t)
+	f := result.SiteFile{Framework: "fast"}
+	if err := f.Put(result.Result{Framework: "fast", Entry: "fast", Profile: "latency-10k", Connections: 1024, CPUPerRequest: 30, LatencyUS: result.Latency{P99: 900, Mean: 300}}); err != nil {
+		t.Fatal(err)
+	}
+	f.Results["latency-10k-512"] = []byte(`{"framework": "fast", "rps": 10000, "avg_latency": "200.0us", "p99_latency": "950.0us", "cpu_per_req_us": 25.5, "target_rate": 10000}`)
+	b, err := f.Encode()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// April's file of the same entry and key, lower on every figure: today's row stands for it.
+	old := result.Result{Framework: "fast", Entry: "fast", Profile: "latency-10k", Connections: 1024, CPUPerRequest: 1, LatencyUS: result.Latency{P99: 1, Mean: 1}}
+	oldB, _ := result.Marshal(old)
+	base := a.commitSite(t, map[string]string{
+		"site/data/results/fast.json":                   string(b),
+		"site/data/results/lite/fast.json":              `{"framework": "fast", "results": {"latency-10k-256": {"cpu_per_req_us": 0.5, "p99_latency": "1us", "avg_latency": "1us"}}}`,
+		"site/data/results/broken.json":                 `{"framework": `,
+		"frameworks/fast/results/latency-10k-1024.json": string(oldB),
+	})
+	r := repo{dir: a.clone(t), remote: "origin"}
+	got := r.scoreBests(t.Context(), base, []string{"latency-10k"}, filepath.Join(t.TempDir(), "scored"), slog.New(slog.DiscardHandler))
+	want := result.Bests{CPUPerRequest: 25.5, P99: 900, Mean: 200, Results: 2}
+	if got["latency-10k"] != want {
+		t.Errorf("scoreBests = %+v, want %+v", got["latency-10k"], want)
+	}
+}

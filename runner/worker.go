@@ -22,8 +22,10 @@ import (
 	"github.com/arenabot/arenabot/queue"
 	"github.com/arenabot/arenabot/result"
 	"github.com/arenabot/arenabot/runner/build"
+	"github.com/arenabot/arenabot/runner/docker"
 	"github.com/arenabot/arenabot/runner/host"
 	"github.com/arenabot/arenabot/runner/measure"
+	"github.com/arenabot/arenabot/runner/site"
 	"github.com/arenabot/arenabot/text"
 )
 
@@ -75,6 +77,11 @@ type WorkerConfig struct {
 	// CheckData verifies the arena data (Bench.DataDir) before a job mounts it and puts back
 	// what differs, returning what it found; nil means arenadata.Repair.
 	CheckData func(dir string) ([]arenadata.Problem, error)
+	// Facts describes the host for each job: every result records it, and a job measured
+	// in full mode (not Bench.Lite) carries it as site/data/current.json for its results
+	// commit, which only the benchmark host's runner writes. nil means host.Facts with the
+	// engine's Docker version and default runtime.
+	Facts func(ctx context.Context) result.HostFacts
 
 	// Bench is the measurement configuration every job starts from (DataDir, CPUs,
 	// BuildArgs, Runs, Duration, Lite, Host…). Root, Commit, ScratchDir, Labels, EngineWait,
@@ -136,6 +143,22 @@ func NewWorker(q WorkQueue, eng Engine, cfg WorkerConfig) *Worker {
 		cfg.Bench.Host, _ = os.Hostname()
 	}
 	return &Worker{q: q, eng: eng, cfg: cfg, log: cfg.Log}
+}
+
+// facts describes the host (WorkerConfig.Facts).
+func (w *Worker) facts(ctx context.Context) result.HostFacts {
+	if w.cfg.Facts != nil {
+		return w.cfg.Facts(ctx)
+	}
+	var version, runtime string
+	if ie, ok := w.eng.(interface {
+		Info(context.Context) (docker.Info, error)
+	}); ok {
+		if in, err := ie.Info(ctx); err == nil {
+			version, runtime = in.ServerVersion, in.DefaultRuntime
+		}
+	}
+	return host.Facts(ctx, version, runtime)
 }
 
 // Config returns the effective configuration.
@@ -594,7 +617,18 @@ func (j *jobRun) run(ctx context.Context) (queue.State, string) {
 		j.pairBases(ctx, r, co, root, &plan)
 	}
 
+	groups, bad := site.Frameworks(root)
+	for _, err := range bad {
+		j.log.Warn("frameworks.json leaves out an entry that does not load", "err", err)
+	}
+	j.report.FrameworksFile = groups
+
 	bc := cfg.Bench
+	facts := j.w.facts(ctx)
+	bc.HostFacts = &facts
+	if !bc.Lite {
+		j.report.Current = &facts
+	}
 	bc.Root = co.Root
 	bc.Commit, bc.TagByCommit = job.SHA, true
 	bc.ScratchDir = filepath.Join(j.dir, "scratch")

@@ -8,10 +8,12 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"sync"
@@ -187,6 +189,19 @@ func TestWorkerMeasuresAndReports(t *testing.T) {
 				t.Errorf("badmeta row: err %q, want the file, the field and the fix", row.Err)
 			}
 		}
+	}
+	// A runner in full mode is the benchmark host: the report carries its facts as
+	// current.json, every result carries them too, and frameworks.json is the checkout's.
+	if r.Current == nil || r.Current.Kernel == "" || r.Current.Kernel == "unknown" || r.Current.Docker == "unknown" || r.Current.Threads == "unknown" {
+		t.Errorf("current = %+v, want this host's facts", r.Current)
+	}
+	for _, row := range r.Rows {
+		if row.Result != nil && !reflect.DeepEqual(row.Result.HostFacts, r.Current) {
+			t.Errorf("%s %d: host facts %+v, want the report's %+v", row.Entry, row.Conns, row.Result.HostFacts, r.Current)
+		}
+	}
+	if g, ok := r.FrameworksFile["go-nethttp"]; !ok || g.Dir != "nethttp" {
+		t.Errorf("frameworks.json = %+v, want go-nethttp's entry", r.FrameworksFile)
 	}
 	if len(r.Baselines) != 3 || !r.Baselines[1].Present || r.Baselines[1].Entry != "nethttp" || r.Baselines[0].Present || r.Baselines[2].Present {
 		t.Errorf("baselines %+v, want nethttp present and the others not", r.Baselines)
@@ -522,6 +537,14 @@ func TestWorkerBenchmarkTest(t *testing.T) {
 	r := report(t, done)
 	if want := []string{"broken", "nethttp"}; !slices.Equal(r.Frameworks, want) || !slices.Equal(r.Tests, []string{"baseline"}) {
 		t.Errorf("frameworks %v tests %v, want %v and [baseline]", r.Frameworks, r.Tests, want)
+	}
+	// A --lite runner is not the benchmark host: no current.json. frameworks.json lists
+	// every entry of the checkout that loads.
+	if r.Current != nil {
+		t.Errorf("a --lite runner's report carries current.json: %+v", r.Current)
+	}
+	if got := slices.Sorted(maps.Keys(r.FrameworksFile)); !slices.Equal(got, []string{"broken", "disabled", "go-nethttp"}) {
+		t.Errorf("frameworks.json names %v, want the three entries that load", got)
 	}
 	// The fake engine starts no container, so every row fails, and the job is still done.
 	if done.State != queue.Done || done.Reason != "2 of 2 rows failed" {

@@ -1,6 +1,7 @@
 package ghapi
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"crypto/rsa"
@@ -135,6 +136,21 @@ func TestContents(t *testing.T) {
 	}
 	if len(sl.all()) != 0 {
 		t.Errorf("404s slept %v", sl.all())
+	}
+}
+
+// TestFileAboveTheContentsLimit: a file above 1 MB, which the contents API gives without its
+// content, is read through its blob.
+func TestFileAboveTheContentsLimit(t *testing.T) {
+	s, c, _ := setup(t, nil)
+	big := bytes.Repeat([]byte("0123456789abcde\n"), 80_000) // 1.28 MB
+	s.AddFile(repo, "aaa111", "site/data/results/big.json", big)
+	got, err := c.File(t.Context(), 0, repo, "aaa111", "site/data/results/big.json")
+	if err != nil || !bytes.Equal(got, big) {
+		t.Errorf("File of a %d-byte file = %d bytes, %v", len(big), len(got), err)
+	}
+	if n := len(s.CallsTo("GET", "/repos/"+repo+"/git/blobs/*")); n != 1 {
+		t.Errorf("%d blob reads, want 1", n)
 	}
 }
 

@@ -2,6 +2,7 @@ package ghapi
 
 import (
 	"context"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"net/http"
@@ -89,6 +90,22 @@ func (c *Client) File(ctx context.Context, inst int64, repo, ref, path string) (
 	}
 	if f == nil {
 		return nil, fmt.Errorf("file %s of %s@%s: is a directory", path, repo, ref)
+	}
+	if f.GetEncoding() == "none" && f.GetSHA() != "" {
+		// Above 1 MB the contents API gives no content (a results file of a framework with
+		// many rows may get there): the blob API gives it, up to 100 MB.
+		b, _, err := gh.Git.GetBlob(ctx, owner, name, f.GetSHA())
+		if err != nil {
+			return nil, wrap(err, "file %s of %s@%s: blob %s", path, repo, ref, f.GetSHA())
+		}
+		if b.GetEncoding() != "base64" {
+			return nil, fmt.Errorf("file %s of %s@%s: blob %s in encoding %q", path, repo, ref, f.GetSHA(), b.GetEncoding())
+		}
+		c, err := base64.StdEncoding.DecodeString(strings.ReplaceAll(b.GetContent(), "\n", ""))
+		if err != nil {
+			return nil, fmt.Errorf("file %s of %s@%s: blob %s: %w", path, repo, ref, f.GetSHA(), err)
+		}
+		return c, nil
 	}
 	s, err := f.GetContent()
 	if err != nil {

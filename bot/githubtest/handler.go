@@ -490,6 +490,9 @@ func (s *Server) listFiles(req *http.Request, r *repo, pr *PR) *response {
 	return resp
 }
 
+// contentsLimit is the largest file the contents API returns with its content (1 MB).
+const contentsLimit = 1 << 20
+
 func (s *Server) contents(r *repo, p, ref string) *response {
 	files, ok := resolveFiles(r, ref)
 	if !ok {
@@ -504,6 +507,11 @@ func (s *Server) contents(r *repo, p, ref string) *response {
 		e := s.contentEntry(r, p, "file", ref, c)
 		e["encoding"] = "base64"
 		e["content"] = wrap64(c)
+		if len(c) > contentsLimit {
+			// GitHub gives a file above 1 MB without its content; its blob has it.
+			e["encoding"], e["content"] = "none", ""
+			r.blobs[blobSHA(c)] = c
+		}
 		return answer(http.StatusOK, e)
 	}
 	children := map[string]any{}

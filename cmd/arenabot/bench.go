@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"path/filepath"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -15,7 +16,10 @@ import (
 	"github.com/arenabot/arenabot/result"
 	"github.com/arenabot/arenabot/runner"
 	"github.com/arenabot/arenabot/runner/build"
+	"github.com/arenabot/arenabot/runner/docker"
+	"github.com/arenabot/arenabot/runner/host"
 	"github.com/arenabot/arenabot/runner/measure"
+	"github.com/arenabot/arenabot/runner/site"
 	"github.com/arenabot/arenabot/stats"
 )
 
@@ -48,7 +52,7 @@ func parseBench(args []string, getenv func(string) string, stderr io.Writer) (be
 	fs.BoolVar(&c.Lite, "lite", false, "contributors' mode: no CPU pinning, one connection count per test, load tools in Docker")
 	fs.IntVar(&c.Runs, "runs", 3, "runs of a row measured alone; the best is reported (a row measured against a base follows --min-runs and --max-runs)")
 	fs.DurationVar(&c.Duration, "duration", 0, "length of one run (default: the test's own, else 5s)")
-	fs.BoolVar(&c.Save, "save", false, "write frameworks/<name>/results/<test>-<conns>.json")
+	fs.BoolVar(&c.Save, "save", false, "merge the results into site/data/results/<display name>.json (--lite: site/data/results/lite/) and rebuild site/data/frameworks.json")
 	fs.StringVar(&c.Profile, "profile", "", "one more run of each test at its first connection count (--profile=all: of every row) while perf samples the server's CPUs: top functions under each table, and with --save the pprof profile and flame graph beside the result file")
 	fs.Lookup("profile").NoOptDefVal = "on"
 	fs.StringVar(&c.Compare, "compare", "", "measure each row against this entry too, interleaved run by run, for the Δ columns")
@@ -93,7 +97,8 @@ func bench(ctx context.Context, c benchConfig, stdout, stderr io.Writer) error {
 		return err
 	}
 	plan.CPUProfile = profile.CPUProfileMode(c.Profile, false)
-	baseline := report.Baseline{Compare: c.Compare, Source: "the working tree (" + root + "/<name>/results)", Committed: committed(root), Scored: scored(root), Rule: &c.Rule}
+	source := "the working tree (" + filepath.Join(c.Root, filepath.FromSlash(result.SiteResultsDir)) + ", and " + root + "/<name>/results)"
+	baseline := report.Baseline{Compare: c.Compare, Source: source, Committed: committed(c.Root, root, c.Lite), Scored: scored(c.Root, root), Rule: &c.Rule}
 	switch {
 	case c.Compare != "":
 		ce, err := frameworks.Load(root, c.Compare, profile.Names())
@@ -131,6 +136,8 @@ func bench(ctx context.Context, c benchConfig, stdout, stderr io.Writer) error {
 	defer eng.Close()
 	bar := newProgress(stderr)
 	cfg := c.runnerConfig(ctx, dataDir)
+	facts := hostFacts(ctx, eng)
+	cfg.HostFacts = &facts
 	cfg.Lite, cfg.Runs, cfg.Duration = c.Lite, c.Runs, c.Duration
 	cfg.LoadgenCPUs, cfg.Threads = c.LoadgenCPUs, c.Threads
 	cfg.Rule, cfg.Budget = c.Rule, c.deltas.budget
@@ -175,27 +182,8 @@ func bench(ctx context.Context, c benchConfig, stdout, stderr io.Writer) error {
 	}))
 
 	if c.Save {
-		for _, r := range rows {
-			if r.Result == nil {
-				continue
-			}
-			path, err := result.Write(r.Entry.Dir, *r.Result)
-			if err != nil {
-				return fmt.Errorf("save: %w", err)
-			}
-			fmt.Fprintln(stderr, "saved", path)
-			if p := r.Result.CPUProfile; p != nil {
-				for name, data := range map[string][]byte{p.Pprof: r.Pprof, p.Flame: r.Flame} {
-					if name == "" || len(data) == 0 {
-						continue
-					}
-					path, err := result.WriteFile(r.Entry.Dir, name, data)
-					if err != nil {
-						return fmt.Errorf("save: %w", err)
-					}
-					fmt.Fprintln(stderr, "saved", path)
-				}
-			}
+		if err := save(c.Root, rows, stderr); err != nil {
+			return fmt.Errorf("save: %w", err)
 		}
 	}
 	if len(failures) > 0 {
@@ -212,4 +200,46 @@ func bench(ctx context.Context, c benchConfig, stdout, stderr io.Writer) error {
 		return fmt.Errorf("%d of %d measurements failed%s; %w", len(failures), len(rows), unsavedNote(c.Save), errReported)
 	}
 	return nil
+}
+
+// save writes the measured rows of a bench as the arena keeps them (site.Save), and a
+// profiled row's profile and flame graph in the entry's results directory.
+func save(repoRoot string, rows []measure.Row, stderr io.Writer) error {
+	var results []result.Result
+	for _, r := range rows {
+		if r.Result == nil {
+			continue
+		}
+		results = append(results, *r.Result)
+		if p := r.Result.CPUProfile; p != nil {
+			for name, data := range map[string][]byte{p.Pprof: r.Pprof, p.Flame: r.Flame} {
+				if name == "" || len(data) == 0 {
+					continue
+				}
+				path, err := result.WriteFile(r.Entry.Dir, name, data)
+				if err != nil {
+					return err
+				}
+				fmt.Fprintln(stderr, "saved", path)
+			}
+		}
+	}
+	paths, skipped, err := site.Save(repoRoot, results)
+	for _, err := range skipped {
+		fmt.Fprintf(stderr, "arenabot: %s leaves it out: %v\n", result.FrameworksPath, err)
+	}
+	for _, p := range paths {
+		fmt.Fprintln(stderr, "saved", p)
+	}
+	return err
+}
+
+// hostFacts describes this machine for the results (host.Facts), with the daemon's version
+// and default runtime.
+func hostFacts(ctx context.Context, eng *docker.Engine) result.HostFacts {
+	var version, runtime string
+	if in, err := eng.Info(ctx); err == nil {
+		version, runtime = in.ServerVersion, in.DefaultRuntime
+	}
+	return host.Facts(ctx, version, runtime)
 }

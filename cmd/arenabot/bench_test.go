@@ -108,7 +108,7 @@ func TestBenchEndToEnd(t *testing.T) {
 	}
 	for _, w := range want {
 		dir := filepath.Join(root, "frameworks", w.entry)
-		r, err := result.Read(dir, w.profile, w.conns)
+		r, err := readSaved(dir, w.profile, w.conns)
 		if err != nil {
 			t.Errorf("%s %s %d: %v", w.entry, w.profile, w.conns, err)
 			continue
@@ -173,8 +173,23 @@ func TestBenchEndToEnd(t *testing.T) {
 	if !strings.Contains(stdout, "measured at another time") {
 		t.Errorf("second bench does not say its Δ is against committed results measured at another time:\n%s", stdout)
 	}
-	if _, err := os.Stat(filepath.Join(root, "frameworks", "nethttp", "results", "baseline-512.json")); err != nil {
-		t.Fatal(err)
+	// --save wrote today's layout: a results file per display name and frameworks.json, which
+	// the arena's generator reads; no current.json, which only the benchmark host's runner
+	// writes.
+	for _, p := range []string{result.SitePath("go-nethttp", false), result.SitePath("go-fasthttp", false), result.FrameworksPath} {
+		if _, err := os.Stat(filepath.Join(root, filepath.FromSlash(p))); err != nil {
+			t.Error(err)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(root, filepath.FromSlash(result.CurrentPath))); err == nil {
+		t.Errorf("a local bench --save wrote %s", result.CurrentPath)
+	}
+	board := checkBoard(t, root)
+	if rows := board.Results["baseline-4096"]; len(rows) != 2 || rows[0]["fw"] != "go-fasthttp" || rows[1]["fw"] != "go-nethttp" {
+		t.Errorf("the board's baseline-4096 = %v, want go-fasthttp's and go-nethttp's rows", rows)
+	}
+	if r, err := readSaved(filepath.Join(root, "frameworks", "nethttp"), "baseline", 512); err != nil || r.HostFacts == nil || r.HostFacts.Kernel == "unknown" {
+		t.Errorf("the saved row's host facts = %+v (%v), want this machine's", r.HostFacts, err)
 	}
 }
 
@@ -189,12 +204,19 @@ func TestBenchLite(t *testing.T) {
 	if err != nil {
 		t.Fatalf("bench --lite: %v\n%s", err, stdout)
 	}
-	r, err := result.Read(filepath.Join(root, "frameworks", "nethttp"), "pipelined", 512)
+	r, err := readSaved(filepath.Join(root, "frameworks", "nethttp"), "pipelined", 512)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !r.Lite || r.RPS <= 0 || r.Status2xx != r.Requests || r.Pipeline != 16 || !strings.Contains(r.ToolVersion, "4.1.0") {
 		t.Errorf("lite result: lite %v rps %d 2xx %d of %d pipeline %d tool %q", r.Lite, r.RPS, r.Status2xx, r.Requests, r.Pipeline, r.ToolVersion)
+	}
+	// A --lite row goes to the lite file, which the arena's board never reads.
+	if _, err := os.Stat(filepath.Join(root, filepath.FromSlash(result.SitePath("go-nethttp", true)))); err != nil {
+		t.Error(err)
+	}
+	if _, err := os.Stat(filepath.Join(root, filepath.FromSlash(result.SitePath("go-nethttp", false)))); err == nil {
+		t.Error("a --lite row reached the board's results file")
 	}
 	if !strings.Contains(stdout, "| pipelined | 512 |") {
 		t.Errorf("no pipelined row in:\n%s", stdout)
@@ -358,7 +380,7 @@ func TestBenchDatabaseProfiles(t *testing.T) {
 		{"crud", 256, []string{"postgres", "redis"}},
 		{"fortunes", 256, []string{"postgres"}},
 	} {
-		r, err := result.Read(dir, tt.profile, tt.conns)
+		r, err := readSaved(dir, tt.profile, tt.conns)
 		if err != nil {
 			t.Errorf("%s: %v", tt.profile, err)
 			continue

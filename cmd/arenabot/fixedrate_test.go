@@ -62,7 +62,7 @@ func TestBenchFixedRateProfiles(t *testing.T) {
 		p, _ := profile.Lookup(tt.profile)
 		conns := p.LiteConns[0]
 		name := tt.entry + " " + tt.profile
-		r, err := result.Read(filepath.Join(root, "frameworks", tt.entry), tt.profile, conns)
+		r, err := readSaved(filepath.Join(root, "frameworks", tt.entry), tt.profile, conns)
 		if err != nil {
 			t.Errorf("%s: %v", name, err)
 			continue
@@ -84,6 +84,12 @@ func TestBenchFixedRateProfiles(t *testing.T) {
 			}
 			if l := r.LatencyUS; l.P50 <= 0 || l.P99 < l.P50 || l.P999 < l.P99 {
 				t.Errorf("%s: latency %+v", name, l)
+			}
+			// The arena's fixed-rate fields, which its board reads: the CPU time of the best
+			// run in µs, per 2xx response, and the p99.9 as a latency string.
+			if r.CPUUsec == nil || *r.CPUUsec <= 0 || r.CPUPerReqUS == nil || math.Abs(*r.CPUPerReqUS-float64(*r.CPUUsec)/float64(r.Runs[r.BestRun].Status2xx)) > 1e-4 ||
+				r.P999Latency != result.FormatLatency(l999(r)) {
+				t.Errorf("%s: cpu_usec %v, cpu_per_req_us %v, p99_9_latency %q", name, r.CPUUsec, r.CPUPerReqUS, r.P999Latency)
 			}
 			if len(r.Runs) != 1 || r.Runs[0].ToolCPUS <= 0 {
 				t.Errorf("%s: runs %+v; want the generator's own CPU", name, r.Runs)
@@ -122,3 +128,6 @@ func TestBenchFixedRateProfiles(t *testing.T) {
 		t.Errorf("a failed row:\n%s", stdout)
 	}
 }
+
+// l999 is the best run's p99.9 latency in µs.
+func l999(r result.Result) float64 { return r.Runs[r.BestRun].LatencyUS.P999 }

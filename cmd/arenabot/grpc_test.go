@@ -6,8 +6,6 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-
-	"github.com/arenabot/arenabot/result"
 )
 
 // TestBenchGRPCProfiles measures the real grpc-go entry on the four gRPC profiles in --lite
@@ -37,7 +35,7 @@ func TestBenchGRPCProfiles(t *testing.T) {
 		{"stream-grpc", "ghz", "0.121.0", 64},
 		{"stream-grpc-tls", "ghz", "0.121.0", 64},
 	} {
-		r, err := result.Read(dir, tt.profile, tt.conns)
+		r, err := readSaved(dir, tt.profile, tt.conns)
 		if err != nil {
 			t.Errorf("%s: %v", tt.profile, err)
 			continue

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"maps"
@@ -17,7 +16,9 @@ import (
 
 	"github.com/arenabot/arenabot/bot/githubtest"
 	"github.com/arenabot/arenabot/bot/report"
+	"github.com/arenabot/arenabot/internal/arenagen"
 	"github.com/arenabot/arenabot/result"
+	"github.com/arenabot/arenabot/text"
 )
 
 // resultsCommit returns the one commit the bot made on top of parent, failing unless there
@@ -58,7 +59,14 @@ func (l *loop) changedFiles(c githubtest.Commit) map[string][]byte {
 // runner measuring both real entries, and one results comment whose two tables hold exactly
 // the numbers of the one commit the bot made on the PR head.
 func TestLoopMultiSave(t *testing.T) {
-	l := newLoop(t, []string{"nethttp", "fasthttp"}, nil)
+	// main already holds nethttp's results file in today's layout, with a row of the arena's
+	// own that this job does not measure: the commit must keep it.
+	const arenaRow = `{"framework": "go-nethttp", "language": "Go", "rps": 4242, "avg_latency": "1.00ms", "p99_latency": "2.00ms", "cpu": "100.0%", "memory": "10MiB", "connections": 4096, "threads": 64, "duration": "5s", "pipeline": 1, "bandwidth": "1.00MB/s", "reconnects": 0, "status_2xx": 5, "status_3xx": 0, "status_4xx": 0, "status_5xx": 0}`
+	l := newLoop(t, []string{"nethttp", "fasthttp"}, func(work string) {
+		p := filepath.Join(work, "site", "data", "results", "go-nethttp.json")
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		os.WriteFile(p, []byte(`{"framework": "go-nethttp", "results": {"json-4096": `+arenaRow+`}}`), 0o644)
+	})
 	l.startServe()
 	l.startWork()
 	cmdID := l.comment("carol", "/benchmark-multiple -f nethttp,fasthttp -t baseline --save")
@@ -74,28 +82,43 @@ func TestLoopMultiSave(t *testing.T) {
 	if got := l.gh.Ref(loopRepo, loopBranch); got != commit.SHA {
 		t.Errorf("%s points at %s, want the results commit %s", loopBranch, got, commit.SHA)
 	}
+	// Today's layout: a results file per display name, frameworks.json and, from this
+	// runner in full mode (the benchmark host), current.json.
 	files := l.changedFiles(commit)
+	wantFiles := []string{result.CurrentPath, result.FrameworksPath, "site/data/results/go-fasthttp.json", "site/data/results/go-nethttp.json"}
+	if got := slices.Sorted(maps.Keys(files)); !slices.Equal(got, wantFiles) {
+		t.Errorf("the commit changes %v, want %v", got, wantFiles)
+	}
+	saved := map[string]result.Result{}
+	for _, p := range wantFiles[2:] {
+		f, err := result.DecodeSite(files[p])
+		if err != nil {
+			t.Fatalf("%s: %v", p, err)
+		}
+		rows, err := f.Rows()
+		if err != nil {
+			t.Fatalf("%s: %v", p, err)
+		}
+		for _, r := range rows {
+			saved[fmt.Sprintf("%s/%s/%d", text.Or(r.Entry, "arena"), r.Profile, r.Connections)] = r
+		}
+	}
+	if r, ok := saved["arena/json/4096"]; !ok || r.RPS != 4242 {
+		t.Errorf("the head's row the job did not measure was not kept: %+v", saved["arena/json/4096"])
+	}
 	rows := tableRows(final.Body)
 	want := []string{"nethttp/baseline/512", "nethttp/baseline/4096", "fasthttp/baseline/512", "fasthttp/baseline/4096"}
-	if len(files) != len(want) || len(rows) != len(want) {
-		t.Errorf("commit changes %d files and the reply has %d rows, want %d each: files %v",
-			len(files), len(rows), len(want), keys(files))
+	if len(saved) != len(want)+1 || len(rows) != len(want) {
+		t.Errorf("the commit holds %d rows and the reply %d, want %d and %d", len(saved), len(rows), len(want)+1, len(want))
 	}
 	for _, w := range want {
-		parts := strings.Split(w, "/")
-		path := fmt.Sprintf("frameworks/%s/results/%s-%s.json", parts[0], parts[1], parts[2])
-		b, ok := files[path]
+		r, ok := saved[w]
 		if !ok {
-			t.Errorf("the commit lacks %s", path)
+			t.Errorf("the commit lacks %s", w)
 			continue
 		}
-		r, err := result.Unmarshal(b)
-		if err != nil {
-			t.Errorf("%s: %v", path, err)
-			continue
-		}
-		if r.RPS <= 0 || r.Commit != l.head || r.Status2xx != r.Requests {
-			t.Errorf("%s: rps %d, commit %q, %d of %d 2xx; want a measurement of %s", path, r.RPS, r.Commit, r.Status2xx, r.Requests, l.head)
+		if r.RPS <= 0 || r.Commit != l.head || r.Status2xx != r.Requests || r.HostFacts == nil {
+			t.Errorf("%s: rps %d, commit %q, %d of %d 2xx, host facts %v; want a measurement of %s", w, r.RPS, r.Commit, r.Status2xx, r.Requests, r.HostFacts, l.head)
 		}
 		cells := rows[w]
 		if cells == nil {
@@ -107,13 +130,29 @@ func TestLoopMultiSave(t *testing.T) {
 				report.FormatCount(float64(r.RPS)), report.FormatBytes(r.MemoryPeak))
 		}
 		// The PR changes both entries: each row was measured against the entry at the
-		// merge base, interleaved, two runs a side, and the saved file keeps both sides.
+		// merge base, interleaved, two runs a side, and the saved file keeps both sides and
+		// the rule their interval follows.
 		if !intervalCell.MatchString(cells[9]) {
 			t.Errorf("%s: Δ RPS %q, want an interval against the merge base", w, cells[9])
 		}
-		if b := r.Base; b == nil || b.Commit != l.base || b.Ref != "main" || len(b.Runs) != 2 || len(r.Runs) != 2 || b.Order != "BHHB" {
-			t.Errorf("%s: saved base %+v, %d runs; want main's merge base %s, 2 runs a side, BHHB", w, b, len(r.Runs), l.base)
+		if b := r.Base; b == nil || b.Commit != l.base || b.Ref != "main" || len(b.Runs) != 2 || len(r.Runs) != 2 || b.Order != "BHHB" || b.Rule == nil || b.Rule.MinRuns != 2 {
+			t.Errorf("%s: saved base %+v, %d runs; want main's merge base %s, 2 runs a side, BHHB, the rule", w, b, len(r.Runs), l.base)
 		}
+	}
+	// The arena's generator reads the committed site/data.
+	dir := t.TempDir()
+	for p, b := range commit.Files {
+		if rel, ok := strings.CutPrefix(p, result.SiteDataDir+"/"); ok {
+			os.MkdirAll(filepath.Join(dir, filepath.Dir(rel)), 0o755)
+			os.WriteFile(filepath.Join(dir, rel), b, 0o644)
+		}
+	}
+	board, problems := arenagen.Read(dir)
+	if len(problems) > 0 {
+		t.Errorf("the arena's generator would misread the committed site/data:\n%s", strings.Join(problems, "\n"))
+	}
+	if len(board.Results["baseline-512"]) != 2 || board.Current["kernel"] == nil {
+		t.Errorf("the board's baseline-512 %v, current %v", board.Results["baseline-512"], board.Current)
 	}
 	if !strings.Contains(final.Body, commit.SHA[:7]) {
 		t.Errorf("the reply does not link the results commit %s", commit.SHA)
@@ -272,16 +311,18 @@ func TestLoopHeadMovesDuringRun(t *testing.T) {
 		t.Errorf("%s points at %s, want the results commit %s", loopBranch, got, commit.SHA)
 	}
 	files := l.changedFiles(commit)
+	f, err := result.DecodeSite(files["site/data/results/go-nethttp.json"])
+	if err != nil {
+		t.Fatalf("the commit's results file: %v; it changes %v", err, keys(files))
+	}
 	for _, c := range []string{"512", "4096"} {
-		b, ok := files["frameworks/nethttp/results/baseline-"+c+".json"]
-		if !ok {
-			t.Errorf("the commit lacks baseline-%s.json; it has %v", c, keys(files))
+		r, err := result.Unmarshal(f.Results["baseline-"+c])
+		if err != nil {
+			t.Errorf("baseline-%s: %v", c, err)
 			continue
 		}
-		var r result.Result
-		json.Unmarshal(b, &r)
 		if r.Commit != l.head {
-			t.Errorf("baseline-%s.json records commit %s, want the measured (approved) %s", c, r.Commit, l.head)
+			t.Errorf("baseline-%s records commit %s, want the measured (approved) %s", c, r.Commit, l.head)
 		}
 	}
 	if !strings.Contains(final.Body, l.head[:7]) {

@@ -106,7 +106,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		if err != nil {
 			return reportParse(err, stdout, stderr)
 		}
-		return siteCommand(cfg, stdout)
+		return siteCommand(cfg, stdout, stderr)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return nil

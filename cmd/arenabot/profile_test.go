@@ -56,7 +56,7 @@ func TestBenchProfile(t *testing.T) {
 	}
 	t.Logf("stdout:\n%s", stdout)
 	dir := filepath.Join(root, "frameworks", "nethttp")
-	r, err := result.Read(dir, "baseline", 512)
+	r, err := readSaved(dir, "baseline", 512)
 	if err != nil {
 		t.Fatal(err)
 	}

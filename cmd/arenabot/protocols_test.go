@@ -5,8 +5,6 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-
-	"github.com/arenabot/arenabot/result"
 )
 
 // TestBenchProtocolProfiles measures the TLS, h2 and h2c profiles in --lite on real
@@ -48,7 +46,7 @@ func TestBenchProtocolProfiles(t *testing.T) {
 		{"fasthttp", "static-tls", 256, "wrk", "4.1.0"},
 	} {
 		name := tt.entry + " " + tt.profile
-		r, err := result.Read(filepath.Join(root, "frameworks", tt.entry), tt.profile, tt.conns)
+		r, err := readSaved(filepath.Join(root, "frameworks", tt.entry), tt.profile, tt.conns)
 		if err != nil {
 			t.Errorf("%s: %v", name, err)
 			continue

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/arenabot/arenabot/internal/arenagen"
 	"github.com/arenabot/arenabot/result"
 )
 
@@ -29,11 +30,15 @@ func siteEntry(t *testing.T, root, name, display string, rs ...result.Result) {
 	}
 }
 
-// TestSiteCommand runs `arenabot site` through run(): it writes the leaderboard files under
-// <root>/site/data and prints each; a bad meta.json fails naming the entry.
+// TestSiteCommand runs `arenabot site` through run(): it writes today's layout under
+// <root>/site/data (a results file per display name, frameworks.json), prints each file, says
+// how many rows it took from the April layout, and the arena's generator reads the files; a
+// bad meta.json fails naming the entry.
 func TestSiteCommand(t *testing.T) {
 	root := t.TempDir()
-	siteEntry(t, root, "gin", "gin", result.Result{Profile: "baseline", Connections: 512, RPS: 100, Entry: "gin"})
+	r := result.Result{Framework: "gin", Language: "Go", Profile: "baseline", Connections: 512, Entry: "gin", Threads: 1, Duration: "5s", Pipeline: 1}
+	r.FromRuns([]result.Run{{RPS: 100, Requests: 500, Status2xx: 500, DurationS: 5, Bytes: 5000, CPUCores: 0.5, MemoryPeak: 8 << 20, LatencyUS: result.Latency{Mean: 80, P99: 300}}})
+	siteEntry(t, root, "gin", "gin", r)
 	siteEntry(t, root, "nethttp", "net/http")
 	getenv := func(string) string { return "" }
 	var out, errb bytes.Buffer
@@ -41,21 +46,22 @@ func TestSiteCommand(t *testing.T) {
 		t.Fatalf("site: %v\n%s", err, errb.String())
 	}
 	dataDir := filepath.Join(root, "site", "data")
-	want := filepath.Join(dataDir, "baseline-512.json") + "\n" + filepath.Join(dataDir, "frameworks.json") + "\n"
+	want := filepath.Join(dataDir, "frameworks.json") + "\n" + filepath.Join(dataDir, "results", "gin.json") + "\n"
 	if out.String() != want {
 		t.Errorf("output =\n%s\nwant\n%s", out.String(), want)
 	}
-	b, err := os.ReadFile(filepath.Join(dataDir, "baseline-512.json"))
-	if err != nil {
-		t.Fatal(err)
+	if !strings.Contains(errb.String(), "1 rows taken from frameworks/<name>/results/") {
+		t.Errorf("stderr = %q, want the count of rows taken from the April layout", errb.String())
 	}
-	var rows []map[string]any
-	if err := json.Unmarshal(b, &rows); err != nil || len(rows) != 1 || rows[0]["framework"] != "gin" || rows[0]["rps"] != 100.0 {
-		t.Errorf("baseline-512.json = %s (%v)", b, err)
+	board, problems := arenagen.Read(dataDir)
+	if len(problems) > 0 {
+		t.Fatalf("the arena's generator would misread:\n%s", strings.Join(problems, "\n"))
 	}
-	b, err = os.ReadFile(filepath.Join(dataDir, "frameworks.json"))
-	if err != nil || !strings.Contains(string(b), `"net/http": {`) {
-		t.Errorf("frameworks.json = %s (%v), want net/http listed", b, err)
+	if rows := board.Results["baseline-512"]; len(rows) != 1 || rows[0]["fw"] != "gin" || rows[0]["rps"] != json.Number("100") {
+		t.Errorf("the board's baseline-512 = %v", rows)
+	}
+	if _, ok := board.Meta["net/http"]; !ok {
+		t.Errorf("the board's meta = %v, want net/http listed", board.Meta)
 	}
 
 	other := filepath.Join(t.TempDir(), "out")
@@ -70,7 +76,7 @@ func TestSiteCommand(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(root, "frameworks", "gin", "meta.json"), []byte("{"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	err = run(t.Context(), []string{"site", "--root", root}, getenv, &out, &errb)
+	err := run(t.Context(), []string{"site", "--root", root}, getenv, &out, &errb)
 	if err == nil || !strings.Contains(err.Error(), "gin") {
 		t.Errorf("site with a bad meta.json = %v, want an error naming gin", err)
 	}

@@ -7,8 +7,6 @@ import (
 	"regexp"
 	"strings"
 	"testing"
-
-	"github.com/arenabot/arenabot/result"
 )
 
 func runCmd(t *testing.T, args ...string) (stdout, stderr string, err error) {
@@ -142,10 +140,10 @@ func TestValidateBrokenEntry(t *testing.T) {
 		t.Errorf("the whole validation failure is not listed after the tables:\n%s", stdout)
 	}
 	dir := filepath.Join(root, "frameworks", "offbyone")
-	if _, err := result.Read(dir, "baseline", 512); err == nil {
+	if _, err := readSaved(dir, "baseline", 512); err == nil {
 		t.Error("a result was saved for the profile that failed validation")
 	}
-	if r, err := result.Read(dir, "pipelined", 512); err != nil || r.RPS <= 0 {
+	if r, err := readSaved(dir, "pipelined", 512); err != nil || r.RPS <= 0 {
 		t.Errorf("pipelined passes validation and should be measured: %v, %+v", err, r)
 	}
 }

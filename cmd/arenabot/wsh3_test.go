@@ -7,7 +7,6 @@ import (
 	"testing"
 
 	"github.com/arenabot/arenabot/profile"
-	"github.com/arenabot/arenabot/result"
 	"github.com/arenabot/arenabot/runner/loadgen"
 )
 
@@ -41,7 +40,7 @@ func TestBenchWebSocketAndH3Profiles(t *testing.T) {
 		p, _ := profile.Lookup(tt.profile)
 		conns := p.LiteConns[0]
 		name := tt.entry + " " + tt.profile
-		r, err := result.Read(filepath.Join(root, "frameworks", tt.entry), tt.profile, conns)
+		r, err := readSaved(filepath.Join(root, "frameworks", tt.entry), tt.profile, conns)
 		if err != nil {
 			t.Errorf("%s: %v", name, err)
 			continue

@@ -133,12 +133,13 @@ func (e *Engine) Close() error { return e.cli.Close() }
 
 // Info describes the daemon.
 type Info struct {
-	ServerVersion string // "20.10.24"
-	APIVersion    string // the API version in use after negotiation, "1.41"
-	CgroupVersion int    // 1 or 2
-	CgroupDriver  string // "cgroupfs" or "systemd"
-	NCPU          int
-	RootDir       string // the daemon's data root, "/var/lib/docker"
+	ServerVersion  string // "20.10.24"
+	DefaultRuntime string // "runc"
+	APIVersion     string // the API version in use after negotiation, "1.41"
+	CgroupVersion  int    // 1 or 2
+	CgroupDriver   string // "cgroupfs" or "systemd"
+	NCPU           int
+	RootDir        string // the daemon's data root, "/var/lib/docker"
 }
 
 // Info asks the daemon what it is.
@@ -148,11 +149,12 @@ func (e *Engine) Info(ctx context.Context) (Info, error) {
 		return Info{}, fmt.Errorf("docker info: %w", err)
 	}
 	in := Info{
-		ServerVersion: si.ServerVersion,
-		APIVersion:    e.cli.ClientVersion(),
-		CgroupDriver:  si.CgroupDriver,
-		NCPU:          si.NCPU,
-		RootDir:       si.DockerRootDir,
+		ServerVersion:  si.ServerVersion,
+		DefaultRuntime: si.DefaultRuntime,
+		APIVersion:     e.cli.ClientVersion(),
+		CgroupDriver:   si.CgroupDriver,
+		NCPU:           si.NCPU,
+		RootDir:        si.DockerRootDir,
 	}
 	if v, err := strconv.Atoi(si.CgroupVersion); err == nil {
 		in.CgroupVersion = v

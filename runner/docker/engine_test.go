@@ -245,8 +245,8 @@ func TestInfo(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Logf("%+v", in)
-	if in.ServerVersion == "" || in.APIVersion == "" || in.NCPU < 1 {
-		t.Errorf("Info = %+v; want a server version, an API version and CPUs", in)
+	if in.ServerVersion == "" || in.APIVersion == "" || in.NCPU < 1 || in.DefaultRuntime == "" {
+		t.Errorf("Info = %+v; want a server version, an API version, CPUs and the default runtime (current.json's docker_runtime)", in)
 	}
 	if in.CgroupVersion != 1 && in.CgroupVersion != 2 {
 		t.Errorf("CgroupVersion = %d; want 1 or 2", in.CgroupVersion)

@@ -109,6 +109,9 @@ type Config struct {
 	ScratchDir     string // scripts and build logs; "" means a temporary directory
 
 	Commit, Host string // recorded in every result
+	// HostFacts, recorded in every result, describe the machine (host.Facts); nil records
+	// none.
+	HostFacts *result.HostFacts
 	// TagByCommit tags the entries' images by Commit (CommitImageTag) instead of ":local": a
 	// job's checkout is exactly that commit, a working tree may not be.
 	TagByCommit bool
@@ -441,6 +444,7 @@ func (b *Bencher) newResult(e frameworks.Entry, p profile.Profile, conns int, sp
 		Limits:      b.cfg.limits(p),
 		Commit:      b.cfg.Commit,
 		Host:        b.cfg.Host,
+		HostFacts:   b.cfg.HostFacts,
 		Time:        time.Now().UTC().Truncate(time.Second),
 	}
 }

@@ -140,7 +140,8 @@ func (b *Bencher) measurePair(ctx context.Context, image string, e frameworks.En
 		// subscribed it): the row is measured alone, and its Δ says n/a or NEW.
 		return b.measureOne(ctx, image, e, p, conns, t.ran, profiled)
 	}
-	side := &result.Side{Entry: base.Entry.Name, Ref: base.Ref, Commit: base.Commit, Image: base.image}
+	rule := result.Rule(b.cfg.Rule)
+	side := &result.Side{Entry: base.Entry.Name, Ref: base.Ref, Commit: base.Commit, Image: base.image, Rule: &rule}
 	if err := base.failed(p.Name); err != nil {
 		side.Err = text.OneLine(err.Error())
 		r, cpu, err := b.measureOne(ctx, image, e, p, conns, t.ran, profiled)

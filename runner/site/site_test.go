@@ -3,12 +3,15 @@ package site
 import (
 	"bytes"
 	"encoding/json"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/arenabot/arenabot/internal/arenagen"
 	"github.com/arenabot/arenabot/result"
 )
 
@@ -81,48 +84,6 @@ func arena(t *testing.T) string {
 	return root
 }
 
-const wantBaseline512 = `[
-  {
-    "framework": "Alpha <fast>",
-    "language": "Go",
-    "rps": 3000,
-    "avg_latency": "173us",
-    "p99_latency": "4.90ms",
-    "cpu": "250.0%",
-    "memory": "76MiB",
-    "connections": 512,
-    "threads": 64,
-    "duration": "5s",
-    "pipeline": 1,
-    "bandwidth": "12.34MB/s",
-    "reconnects": 3,
-    "status_2xx": 15000,
-    "status_3xx": 0,
-    "status_4xx": 1,
-    "status_5xx": 2
-  },
-  {
-    "framework": "Zeta",
-    "language": "Go",
-    "rps": 1000,
-    "avg_latency": "173us",
-    "p99_latency": "4.90ms",
-    "cpu": "100.0%",
-    "memory": "76MiB",
-    "connections": 512,
-    "threads": 64,
-    "duration": "5s",
-    "pipeline": 1,
-    "bandwidth": "12.34MB/s",
-    "reconnects": 3,
-    "status_2xx": 5000,
-    "status_3xx": 0,
-    "status_4xx": 1,
-    "status_5xx": 2
-  }
-]
-`
-
 const wantFrameworks = `{
   "Alpha <fast>": {
     "dir": "alpha",
@@ -172,75 +133,117 @@ const wantFrameworks = `{
 }
 `
 
+// TestSiteBuild: an arena that has not moved (results only in the April layout) gets today's
+// layout: one file per display name with every row and what this harness adds, the shared
+// display name keeping the higher rps of each key, and frameworks.json; the arena's
+// generator reads it without a problem.
 func TestSiteBuild(t *testing.T) {
 	root := arena(t)
-	files, err := Build(root)
+	s, err := Build(root)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []string{"baseline-4096.json", "baseline-512.json", "frameworks.json", "pipelined-512.json"}
-	if got := Names(files); strings.Join(got, " ") != strings.Join(want, " ") {
+	want := []string{"frameworks.json", "results/alpha-fast.json", "results/zeta.json"}
+	if got := Names(s.Files); strings.Join(got, " ") != strings.Join(want, " ") {
 		t.Fatalf("files = %v, want %v", got, want)
 	}
-	if got := string(files["baseline-512.json"]); got != wantBaseline512 {
-		t.Errorf("baseline-512.json =\n%s\nwant\n%s", got, wantBaseline512)
+	if s.Migrated != 4 || len(s.Stale) != 0 {
+		t.Errorf("migrated %d rows, stale %v; want 4 and none", s.Migrated, s.Stale)
 	}
-	if got := string(files["frameworks.json"]); got != wantFrameworks {
+	if got := string(s.Files["frameworks.json"]); got != wantFrameworks {
 		t.Errorf("frameworks.json =\n%s\nwant\n%s", got, wantFrameworks)
 	}
-
-	// The shared display name keeps the higher rps, whichever entry it comes from.
-	var rows []Row
-	if err := json.Unmarshal(files["baseline-4096.json"], &rows); err != nil {
+	f, err := result.DecodeSite(s.Files["results/alpha-fast.json"])
+	if err != nil {
 		t.Fatal(err)
 	}
-	if len(rows) != 1 || rows[0].Framework != "Alpha <fast>" || rows[0].RPS != 5000 || rows[0].CPU != "300.0%" {
-		t.Errorf("baseline-4096 rows = %+v, want alpha's 5000 rps row only", rows)
-	}
-	if err := json.Unmarshal(files["pipelined-512.json"], &rows); err != nil {
+	rows, err := f.Rows()
+	if err != nil {
 		t.Fatal(err)
 	}
-	if len(rows) != 1 || rows[0].Framework != "Zeta" || rows[0].RPS != 9000 {
-		t.Errorf("pipelined-512 rows = %+v", rows)
+	if f.Framework != "Alpha <fast>" || len(rows) != 2 ||
+		rows[0].Profile != "baseline" || rows[0].Connections != 4096 || rows[0].RPS != 5000 || rows[0].Entry != "alpha" ||
+		rows[1].Connections != 512 || rows[1].RPS != 3000 || rows[1].Entry != "alpha-tuned" {
+		t.Errorf("Alpha <fast> rows = %+v, want alpha's 4096 and alpha-tuned's 512 (the higher rps of each key)", rows)
+	}
+	if rows[0].Framework != "Alpha <fast>" || rows[0].Language != "Go" || rows[0].Tool != "gcannon" || len(rows[0].Runs) != 1 {
+		t.Errorf("row = %+v, want the current meta's labels and every field of the result", rows[0])
 	}
 
-	// Only the arena's fields, nothing this harness adds.
-	for _, extra := range []string{"entry", "profile", "runs", "tool", "commit", "latency_us"} {
-		if bytes.Contains(files["baseline-512.json"], []byte(`"`+extra+`"`)) {
-			t.Errorf("leaderboard holds harness field %q", extra)
-		}
+	dir := filepath.Join(root, "site", "data")
+	if err := Write(dir, s.Files); err != nil {
+		t.Fatal(err)
+	}
+	board, problems := arenagen.Read(dir)
+	if len(problems) > 0 {
+		t.Fatalf("the arena's generator would misread:\n%s", strings.Join(problems, "\n"))
+	}
+	if got := board.Results["baseline-512"]; len(got) != 2 || got[0]["fw"] != "Alpha <fast>" || got[1]["fw"] != "Zeta" || got[1]["rps"] != json.Number("1000") {
+		t.Errorf("the board's baseline-512 = %v", got)
+	}
+	if m := board.Meta["Alpha <fast>"]; m.Dir != "alpha" || m.Language != "Go" {
+		t.Errorf("the board's meta = %+v", m)
 	}
 
 	again, err := Build(root)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for name, b := range files {
-		if !bytes.Equal(b, again[name]) {
+	for name, b := range s.Files {
+		if !bytes.Equal(b, again.Files[name]) {
 			t.Errorf("%s differs between two builds", name)
 		}
 	}
 }
 
-func TestSiteBuildSortsCaseInsensitively(t *testing.T) {
-	root := t.TempDir()
-	writeEntry(t, root, "b", meta("beta", "Go", "b", ""), res("baseline", 512, 1, "1.0%"))
-	writeEntry(t, root, "a", meta("Charlie", "Go", "c", ""), res("baseline", 512, 2, "1.0%"))
-	writeEntry(t, root, "c", meta("Alpha", "Go", "a", ""), res("baseline", 512, 3, "1.0%"))
-	files, err := Build(root)
+// TestSiteBuildPrefersToday: the rows of today's layout stay exactly as they are, April's fill
+// only the keys they lack, a file whose framework is no entry's display name is reported, not
+// removed, and the lite directory is not touched.
+func TestSiteBuildPrefersToday(t *testing.T) {
+	root := arena(t)
+	results := filepath.Join(root, "site", "data", "results")
+	if err := os.MkdirAll(filepath.Join(results, "lite"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	today := `{"framework": "Zeta", "results": {"baseline-512": {"framework": "Zeta", "language": "Go", "rps": 77, "tpl_static": 3}}}`
+	for name, body := range map[string]string{"zeta.json": today, "gone.json": `{"framework": "Gone", "results": {}}`, "lite/zeta.json": "{}"} {
+		if err := os.WriteFile(filepath.Join(results, name), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s, err := Build(root)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var rows []Row
-	if err := json.Unmarshal(files["baseline-512.json"], &rows); err != nil {
+	f, err := result.DecodeSite(s.Files["results/zeta.json"])
+	if err != nil {
 		t.Fatal(err)
 	}
-	var got []string
-	for _, r := range rows {
-		got = append(got, r.Framework)
+	var kept map[string]any
+	if err := json.Unmarshal(f.Results["baseline-512"], &kept); err != nil {
+		t.Fatal(err)
 	}
-	if strings.Join(got, ",") != "Alpha,beta,Charlie" {
-		t.Errorf("order = %v, want Alpha,beta,Charlie", got)
+	if len(kept) != 4 || kept["rps"] != 77.0 || kept["tpl_static"] != 3.0 {
+		t.Errorf("today's row = %v, want it unchanged", kept)
+	}
+	if _, ok := f.Results["pipelined-512"]; !ok || len(f.Results) != 2 {
+		t.Errorf("keys = %v, want April's pipelined-512 added", slices.Collect(maps.Keys(f.Results)))
+	}
+	if s.Migrated != 3 {
+		t.Errorf("migrated = %d, want 3 (alpha's two keys, zeta's pipelined)", s.Migrated)
+	}
+	if len(s.Stale) != 1 || s.Stale[0] != "results/gone.json" {
+		t.Errorf("stale = %v, want results/gone.json", s.Stale)
+	}
+	if _, ok := s.Files["results/lite/zeta.json"]; ok {
+		t.Error("Build rewrote a lite file")
+	}
+
+	if err := os.WriteFile(filepath.Join(results, "zeta.json"), []byte(`{"framework": "zeta!", "results": {}}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Build(root); err == nil || !strings.Contains(err.Error(), "zeta.json") || !strings.Contains(err.Error(), "zeta!") {
+		t.Errorf("a file of another display name under Zeta's name: %v, want an error naming both", err)
 	}
 }
 
@@ -249,12 +252,12 @@ func TestSiteBuildPrimaryIsDirNamedLikeDisplay(t *testing.T) {
 	writeEntry(t, root, "actix", meta("actix", "Rust", "actix", "main"))
 	writeEntry(t, root, "actix-h2c", meta("actix", "Rust", "actix", "h2c"))
 	writeEntry(t, root, "a-actix", meta("actix", "Rust", "actix", "first by name"))
-	files, err := Build(root)
+	s, err := Build(root)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var got map[string]Group
-	if err := json.Unmarshal(files["frameworks.json"], &got); err != nil {
+	var got map[string]result.FrameworkGroup
+	if err := json.Unmarshal(s.Files["frameworks.json"], &got); err != nil {
 		t.Fatal(err)
 	}
 	g := got["actix"]
@@ -263,15 +266,27 @@ func TestSiteBuildPrimaryIsDirNamedLikeDisplay(t *testing.T) {
 	}
 }
 
-func TestSiteBuildBadMeta(t *testing.T) {
+func TestSiteBuildBadInput(t *testing.T) {
 	root := arena(t)
 	writeEntry(t, root, "broken", `{"display_name": "broken",`)
 	_, err := Build(root)
-	if err == nil {
-		t.Fatal("Build with a bad meta.json succeeded")
+	if err == nil || !strings.Contains(err.Error(), "broken") || !strings.Contains(err.Error(), "meta.json") {
+		t.Errorf("a bad meta.json: %v, want an error naming the entry and its meta.json", err)
 	}
-	if !strings.Contains(err.Error(), "broken") || !strings.Contains(err.Error(), "meta.json") {
-		t.Errorf("error %q does not name the entry and its meta.json", err)
+
+	root = arena(t)
+	writeEntry(t, root, "zeta2", meta("ZETA", "Go", "z", ""))
+	_, err = Build(root)
+	if err == nil || !strings.Contains(err.Error(), "site/data/results/zeta.json") || !strings.Contains(err.Error(), "display_name") {
+		t.Errorf("two display names with one file: %v, want an error naming the file and the fix", err)
+	}
+
+	// Lenient for a save: the entry that does not load is left out, and said.
+	root = arena(t)
+	writeEntry(t, root, "broken", `{"display_name": "broken",`)
+	groups, errs := Frameworks(filepath.Join(root, "frameworks"))
+	if len(groups) != 3 || len(errs) != 1 || !strings.Contains(errs[0].Error(), "broken") {
+		t.Errorf("Frameworks = %v, %v; want the three that load and broken's error", groups, errs)
 	}
 }
 
@@ -284,12 +299,12 @@ func TestSiteWrite(t *testing.T) {
 	if err := os.WriteFile(stale, []byte("[]\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	files := map[string][]byte{"a-1.json": []byte("[]\n"), "frameworks.json": []byte("{}\n")}
+	files := map[string][]byte{"results/a.json": []byte("{}\n"), "results/.net-core.json": []byte("{}\n"), "frameworks.json": []byte("{}\n")}
 	if err := Write(out, files); err != nil {
 		t.Fatal(err)
 	}
 	for name, want := range files {
-		got, err := os.ReadFile(filepath.Join(out, name))
+		got, err := os.ReadFile(filepath.Join(out, filepath.FromSlash(name)))
 		if err != nil || !bytes.Equal(got, want) {
 			t.Errorf("%s = %q, %v; want %q", name, got, err, want)
 		}
@@ -297,12 +312,14 @@ func TestSiteWrite(t *testing.T) {
 	if _, err := os.Stat(stale); err != nil {
 		t.Errorf("Write removed a file it did not produce: %v", err)
 	}
-	des, _ := os.ReadDir(out)
-	if len(des) != 3 {
-		t.Errorf("out holds %d files, want 3 (no temporary files left)", len(des))
+	des, _ := os.ReadDir(filepath.Join(out, "results"))
+	if len(des) != 2 {
+		t.Errorf("results holds %d files, want 2 (no temporary files left)", len(des))
 	}
-	if err := Write(out, map[string][]byte{"../x.json": nil}); err == nil {
-		t.Error("Write accepted a file name outside outDir")
+	for _, bad := range []string{"../x.json", "/x.json", "results/../../x.json", "a/b/c.json", ".", ""} {
+		if err := Write(out, map[string][]byte{bad: nil}); err == nil {
+			t.Errorf("Write accepted the file name %q", bad)
+		}
 	}
 }
 
@@ -311,14 +328,69 @@ func TestSiteBuildLeavesOutLiteResults(t *testing.T) {
 	lite := res("json", 512, 9, "1.0%")
 	lite.Lite = true
 	writeEntry(t, root, "a", meta("alpha", "Go", "a", ""), res("baseline", 512, 2, "1.0%"), lite)
-	files, err := Build(root)
+	s, err := Build(root)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, ok := files["baseline-512.json"]; !ok {
-		t.Error("the benchmark host's result is missing from the leaderboard")
+	f, err := result.DecodeSite(s.Files["results/alpha.json"])
+	if err != nil {
+		t.Fatal(err)
 	}
-	if _, ok := files["json-512.json"]; ok {
-		t.Error("a --lite result reached the leaderboard")
+	if _, ok := f.Results["baseline-512"]; !ok {
+		t.Error("the benchmark host's result is missing")
+	}
+	if _, ok := f.Results["json-512"]; ok {
+		t.Error("a --lite result reached the board")
+	}
+}
+
+// TestSave: a save merges its rows into the frameworks' results files (the file's other keys
+// kept), rebuilds frameworks.json leaving out the entry that does not load, writes no
+// current.json, and the arena's generator reads the result.
+func TestSave(t *testing.T) {
+	root := arena(t)
+	writeEntry(t, root, "broken", `{"display_name": "broken",`)
+	results := filepath.Join(root, "site", "data", "results")
+	if err := os.MkdirAll(results, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	kept := `{"framework": "Zeta", "language": "Go", "rps": 77, "avg_latency": "1ms", "p99_latency": "2ms", "cpu": "1.0%", "memory": "1MiB", "connections": 16384, "threads": 1, "duration": "5s", "pipeline": 1, "bandwidth": "1KB/s", "reconnects": 0, "status_2xx": 1, "status_3xx": 0, "status_4xx": 0, "status_5xx": 0}`
+	if err := os.WriteFile(filepath.Join(results, "zeta.json"), []byte(`{"framework": "Zeta", "results": {"baseline-16384": `+kept+`}}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := res("baseline", 512, 4242, "10.0%")
+	r.Framework, r.Entry = "Zeta", "zeta"
+	lite := res("json", 512, 1, "1.0%")
+	lite.Framework, lite.Entry, lite.Lite = "Zeta", "zeta", true
+	written, skipped, err := Save(root, []result.Result{r, lite})
+	if err != nil {
+		t.Fatal(err)
+	}
+	data := filepath.Join(root, "site", "data")
+	want := []string{filepath.Join(data, "frameworks.json"), filepath.Join(results, "lite", "zeta.json"), filepath.Join(results, "zeta.json")}
+	if !slices.Equal(written, want) {
+		t.Errorf("written %v, want %v", written, want)
+	}
+	if len(skipped) != 1 || !strings.Contains(skipped[0].Error(), "broken") {
+		t.Errorf("skipped %v, want broken's error", skipped)
+	}
+	if _, err := os.Stat(filepath.Join(data, "current.json")); err == nil {
+		t.Error("a save wrote current.json")
+	}
+	board, problems := arenagen.Read(data)
+	if len(problems) > 0 {
+		t.Fatalf("the arena's generator would misread:\n%s", strings.Join(problems, "\n"))
+	}
+	if got := board.Results["baseline-16384"]; len(got) != 1 || got[0]["rps"] != json.Number("77") {
+		t.Errorf("the file's other key = %v, want it kept", got)
+	}
+	if got := board.Results["baseline-512"]; len(got) != 1 || got[0]["rps"] != json.Number("4242") {
+		t.Errorf("the saved row = %v", got)
+	}
+	if _, ok := board.Results["json-512"]; ok {
+		t.Error("the --lite row reached the board")
+	}
+	if _, ok := board.Meta["broken"]; ok || len(board.Meta) != 3 {
+		t.Errorf("frameworks.json = %v, want the three entries that load", board.Meta)
 	}
 }
