@@ -1,7 +1,6 @@
 package report
 
 import (
-
 	"github.com/arenabot/arenabot/result"
 	"github.com/arenabot/arenabot/stats"
 )
