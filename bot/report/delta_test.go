@@ -259,3 +259,19 @@ func TestCommittedOfScoreBests(t *testing.T) {
 		t.Errorf("committedOf(latency-1m) = %+v, want none", got)
 	}
 }
+
+// TestDeltaTableSameAsDelta: a fixed-rate row's second-table Δ CPU/req reads SameAsDelta
+// when the row was compared (its first table's Δ is that figure), and the row's own cell
+// (NEW) when there was nothing to compare with.
+func TestDeltaTableSameAsDelta(t *testing.T) {
+	compared := latencyRow(latencyRuns([]float64{46, 47, 46.5, 45.8}, 1300), latencyRuns([]float64{40, 40.5, 39.8, 40.2}, 1000))
+	alone := latencyRow(latencyRuns([]float64{46, 47, 46.5, 45.8}, 1300), nil)
+	for _, c := range []struct {
+		row  Row
+		want string
+	}{{compared, "| latency-10k | 1024 | " + SameAsDelta + " | +"}, {alone, "| latency-10k | 1024 | " + CellNew + " | " + CellNew + " |"}} {
+		if got := RenderDeltaTable(Table{Entry: "nethttp", Rows: []Row{c.row}}); !strings.Contains(got, c.want) {
+			t.Errorf("second table:\n%s\nwant a row starting %q", got, c.want)
+		}
+	}
+}

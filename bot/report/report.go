@@ -220,7 +220,7 @@ func RenderDeltaTable(t Table) string {
 		rows++
 		d := Deltas(r, t.rule())
 		cpu := d.CPU
-		if d.Figures.Primary == profile.FigureCPUPerReq {
+		if d.Figures.Primary == profile.FigureCPUPerReq && d.Primary != CellNew && d.Primary != CellNA && d.Primary != CellBaseFailed {
 			cpu = SameAsDelta // the first table's Δ already
 		}
 		c := []string{md.Cell(r.Profile), fmt.Sprint(r.Conns), cpu, d.P99}
