@@ -8,6 +8,7 @@ import (
 	"maps"
 	"math"
 	"os"
+	"path"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -28,10 +29,16 @@ func TestSlug(t *testing.T) {
 		"":                       "unnamed",
 		"+++":                    "unnamed",
 		"Alpha <fast>":           "alpha-fast",
+		// A display name is a PR's text: it never leaves the results directory.
+		"../../.github/workflows/x": "..-..-.github-workflows-x",
+		"..":                        "..",
 	} {
 		if got := Slug(in); got != want {
 			t.Errorf("Slug(%q) = %q, want %q", in, got, want)
 		}
+	}
+	if got := SitePath("../../x", false); path.Dir(got) != "site/data/results" {
+		t.Errorf("SitePath(../../x) = %q, outside site/data/results", got)
 	}
 	if got := SitePath("Alpha <fast>", false); got != "site/data/results/alpha-fast.json" {
 		t.Errorf("SitePath = %q", got)
