@@ -1,5 +1,5 @@
 // Package bot turns benchmark commands in pull-request comments into queue records and
-// reports their lives on the pull request (the README's `arenabot serve` section:
+// reports their lives on the pull request (docs/operating.md, "`arenabot serve`: settings and behaviour":
 // commands, ack, approval and replies).
 //
 // The queue owns a request's life from the ack to its end; the bot has three parts along

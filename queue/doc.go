@@ -37,8 +37,9 @@
 // MULTI/EXEC, and tries again when another process changed those keys
 // first.
 //
-// Imports point one way: bot and runner import queue; queue imports nothing
-// from this module (go-redis and bbolt outside). queuetest holds the
+// Imports point one way: bot and runner import queue; queue imports only
+// profile of this module (a job carries its profile.Rows), and go-redis and
+// bbolt outside. queuetest holds the
 // conformance suite and a real redis-server for tests.
 //
 // # Redis keys

@@ -119,7 +119,7 @@ func (t Table) Failed() bool {
 	return false
 }
 
-// Columns of every table, in the order the README documents.
+// Columns of every table, in the order docs/contributing-an-entry.md ("The results tables") documents.
 // Δ is the Δ of the row's primary figure (profile.Figures): RPS, MB/s, echoes/s, or CPU per
 // request on a fixed-rate row.
 var Columns = []string{"Test", "Conn", "RPS", "Rate", "CPU/req", "p99", "p99.9", "CPU", "Mem", "Δ", "Δ Mem"}

@@ -13,7 +13,7 @@ import (
 	"github.com/arenabot/arenabot/profile"
 )
 
-// A Phase is where a request is in its life (the README's `arenabot serve` section walks through them).
+// A Phase is where a request is in its life (docs/contributing-an-entry.md, "The status comment", walks through them).
 type Phase string
 
 // The phases of a request. The last six are final.

@@ -1,4 +1,4 @@
-// Package deptest keeps the import arrows of the README's Layout section true: each
+// Package deptest keeps the import arrows of docs/architecture.md ("Import rules") true: each
 // package's TestDeps lists what its production build may depend on, and Check fails when
 // it depends on more.
 package deptest

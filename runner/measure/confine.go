@@ -12,7 +12,7 @@ import (
 // sidecar's image is public but shares the host with it. Each runs with every capability
 // dropped but the few its start needs, with no-new-privileges (no setuid binary or file
 // capability raises them again), and with a memory and a pids limit, so that a hostile or
-// broken entry cannot take the host's memory or process table. deploy/README.md has the
+// broken entry cannot take the host's memory or process table. docs/operating.md has the
 // threat model and what remains open (the host network).
 
 // Limits a server or sidecar gets unless the profile or the Config says otherwise.
