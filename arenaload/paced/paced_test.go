@@ -249,7 +249,14 @@ func TestCoordinatedOmission(t *testing.T) {
 	wrkP99, wrkRate := parseWrk(t, string(out))
 	t.Logf("wrk: %.0f req/s, p99 %.0f µs; paced: %.0f req/s, p99 %.0f µs, p99.9 %.0f µs",
 		wrkRate, wrkP99, res.AchievedRate, res.Latency.P99, res.Latency.P999)
-	if wrkRate < 2*res.AchievedRate {
+	switch {
+	case wrkRate >= 2*res.AchievedRate:
+	case res.Limit != "":
+		// The machine stalled the paced generator (checkNotLimited said so above); a
+		// machine that busy slows wrk's closed loop too, so the two rates say nothing
+		// about the stall. The latency assertions around this one still hold.
+		t.Logf("wrk's closed loop ran %.0f req/s, under twice the paced run's %.0f, on a machine that woke the generator late", wrkRate, res.AchievedRate)
+	default:
 		t.Errorf("wrk's closed loop ran %.0f req/s, want at least twice the paced run's %.0f", wrkRate, res.AchievedRate)
 	}
 	if wrkP99 < 10_000 {
