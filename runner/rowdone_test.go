@@ -9,11 +9,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/arenabot/arenabot/cpuprof"
 	"github.com/arenabot/arenabot/frameworks"
 	"github.com/arenabot/arenabot/profile"
 	"github.com/arenabot/arenabot/queue"
 	"github.com/arenabot/arenabot/result"
-	"github.com/arenabot/arenabot/runner/cpuprof"
 	"github.com/arenabot/arenabot/runner/measure"
 	"github.com/arenabot/arenabot/validate"
 )

@@ -21,11 +21,11 @@ import (
 	"github.com/arenabot/arenabot/profile/selection"
 	"github.com/arenabot/arenabot/queue"
 	"github.com/arenabot/arenabot/result"
+	"github.com/arenabot/arenabot/result/site"
 	"github.com/arenabot/arenabot/runner/build"
 	"github.com/arenabot/arenabot/runner/docker"
 	"github.com/arenabot/arenabot/runner/host"
 	"github.com/arenabot/arenabot/runner/measure"
-	"github.com/arenabot/arenabot/runner/site"
 	"github.com/arenabot/arenabot/text"
 )
 

@@ -14,12 +14,12 @@ import (
 	"github.com/arenabot/arenabot/frameworks"
 	"github.com/arenabot/arenabot/profile"
 	"github.com/arenabot/arenabot/result"
+	"github.com/arenabot/arenabot/result/site"
 	"github.com/arenabot/arenabot/runner"
 	"github.com/arenabot/arenabot/runner/build"
 	"github.com/arenabot/arenabot/runner/docker"
 	"github.com/arenabot/arenabot/runner/host"
 	"github.com/arenabot/arenabot/runner/measure"
-	"github.com/arenabot/arenabot/runner/site"
 	"github.com/arenabot/arenabot/stats"
 )
 

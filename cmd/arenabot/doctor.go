@@ -8,7 +8,7 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/arenabot/arenabot/runner/doctor"
+	"github.com/arenabot/arenabot/doctor"
 )
 
 // doctorConfig says which roles' checks to run, with the settings work and serve would use.

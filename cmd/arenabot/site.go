@@ -7,7 +7,7 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/arenabot/arenabot/runner/site"
+	"github.com/arenabot/arenabot/result/site"
 )
 
 type siteConfig struct {

@@ -16,11 +16,11 @@ import (
 
 	pprof "github.com/google/pprof/profile"
 
+	"github.com/arenabot/arenabot/cpuprof"
 	"github.com/arenabot/arenabot/frameworks"
 	"github.com/arenabot/arenabot/profile"
 	"github.com/arenabot/arenabot/result"
 	"github.com/arenabot/arenabot/runner/build"
-	"github.com/arenabot/arenabot/runner/cpuprof"
 	"github.com/arenabot/arenabot/runner/host"
 	"github.com/arenabot/arenabot/stats"
 )
@@ -31,7 +31,7 @@ const profileTop = 10
 
 // A profiler records the profiling runs of a Bencher: perf on the server's CPU set,
 // system-wide (the mode whose cost the development VM could not resolve; per-process
-// sampling cost 7-18%: runner/cpuprof/README.md), then only the container's processes'
+// sampling cost 7-18%: cpuprof/README.md), then only the container's processes'
 // samples kept.
 type profiler struct {
 	images *build.Builder // its scratch directory holds the recordings

@@ -9,9 +9,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/arenabot/arenabot/cpuprof"
 	"github.com/arenabot/arenabot/profile"
 	"github.com/arenabot/arenabot/result"
-	"github.com/arenabot/arenabot/runner/cpuprof"
 )
 
 // TestProfilerCheck: a host without perf, or where perf may not record system-wide, is

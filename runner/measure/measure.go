@@ -4,7 +4,7 @@
 // tool over it for runs × duration while reading the container's cgroup, alone or
 // interleaved run by run against a base, and turns the runs into results, one Row per
 // entry × profile × connection count. A profiled row gets one more run afterwards, recorded
-// with perf (runner/cpuprof) and not counted in the numbers: its CPU profile.
+// with perf (cpuprof) and not counted in the numbers: its CPU profile.
 package measure
 
 import (

@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/arenabot/arenabot/internal/profiledoc"
 	"github.com/arenabot/arenabot/profile"
-	"github.com/arenabot/arenabot/runner/profiledoc"
 	"github.com/arenabot/arenabot/validate"
 )
 
@@ -26,10 +26,10 @@ func TestDocIsCurrent(t *testing.T) {
 	}
 	want, err := os.ReadFile(path)
 	if err != nil {
-		t.Fatalf("%v; run: go test ./runner/profiledoc -update", err)
+		t.Fatalf("%v; run: go test ./internal/profiledoc -update", err)
 	}
 	if string(want) != got {
-		t.Fatalf("%s is stale: the profile table, the load tools or the checks changed; run: go test ./runner/profiledoc -update", profiledoc.Path)
+		t.Fatalf("%s is stale: the profile table, the load tools or the checks changed; run: go test ./internal/profiledoc -update", profiledoc.Path)
 	}
 }
 

@@ -12,7 +12,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/arenabot/arenabot/runner/cpuprof"
+	"github.com/arenabot/arenabot/cpuprof"
 	"github.com/arenabot/arenabot/runner/docker"
 	"github.com/arenabot/arenabot/runner/host"
 )
