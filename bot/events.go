@@ -14,6 +14,8 @@ import (
 	"github.com/arenabot/arenabot/bot/report"
 	"github.com/arenabot/arenabot/queue"
 	"github.com/arenabot/arenabot/result"
+
+	"github.com/arenabot/arenabot/internal/clock"
 )
 
 // EventGroup is the consumer group through which the bot reads the queue's event stream.
@@ -180,7 +182,7 @@ func (rp *Reporter) RunEvents(ctx context.Context, consumer string) error {
 		failures++
 		wait := min(time.Second<<min(failures-1, 5), 30*time.Second)
 		rp.log.Error("events", "consumer", consumer, "err", err, "wait", wait)
-		if sleepCtx(ctx, wait) != nil {
+		if clock.Sleep(ctx, wait) != nil {
 			return ctx.Err()
 		}
 	}
@@ -221,7 +223,7 @@ func (rp *Reporter) HandleEvents(ctx context.Context, consumer string, block tim
 	}
 	if free == "" {
 		// Every lane holds a final event that waits for its retry.
-		if err := sleepCtx(ctx, min(block, rp.nextEventWaitLocked())); err != nil {
+		if err := clock.Sleep(ctx, min(block, rp.nextEventWaitLocked())); err != nil {
 			return n, err
 		}
 	} else {
@@ -543,19 +545,4 @@ func progressText(entries int, p result.Progress) string {
 		s += p.Note
 	}
 	return s
-}
-
-// sleepCtx waits d or until ctx is done.
-func sleepCtx(ctx context.Context, d time.Duration) error {
-	if d <= 0 {
-		return ctx.Err()
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
 }

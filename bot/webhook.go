@@ -10,6 +10,8 @@ import (
 
 	"github.com/arenabot/arenabot/bot/command"
 	"github.com/arenabot/arenabot/bot/hook"
+
+	"github.com/arenabot/arenabot/internal/clock"
 )
 
 // Webhook returns the handler of POST /webhook. It verifies the delivery (a failure
@@ -209,7 +211,7 @@ func (in *Intake) Run(ctx context.Context) error {
 			in.log.Info("inbox recover", "deliveries", n, "handled_after", in.cfg.RecoverGrace)
 			if in.cfg.RecoverGrace > 0 {
 				in.recovering.Store(int64(n))
-				err := sleepCtx(ctx, in.cfg.RecoverGrace)
+				err := clock.Sleep(ctx, in.cfg.RecoverGrace)
 				in.recovering.Store(0)
 				if err != nil {
 					return ctx.Err()
@@ -318,7 +320,7 @@ func (in *Intake) process(ctx context.Context, delivery string, ev any) {
 		// The handlers are idempotent: a GitHub or queue blip is retried here rather
 		// than answered.
 		in.log.Warn("event failed, retrying", "delivery", delivery, "attempt", attempt, "err", err)
-		if sleepCtx(ctx, handleRetry<<(attempt-1)) != nil {
+		if clock.Sleep(ctx, handleRetry<<(attempt-1)) != nil {
 			break
 		}
 	}

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
+
+	"github.com/arenabot/arenabot/text"
 )
 
 // The operator's view of the queue, behind `arenabot queue status|list|
@@ -75,7 +77,7 @@ func WriteList(ctx context.Context, w io.Writer, q Reader) error {
 	fmt.Fprintln(tw, "JOB\tSTATE\tPOOL\tPR\tKIND\tREQUESTER\tQUEUED\tREASON")
 	for _, j := range jobs {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n",
-			j.ID, j.State, j.Pool, prName(j), j.Kind, j.Requester, timeOrDash(j.Queued), orDash(ending(j)))
+			j.ID, j.State, j.Pool, prName(j), j.Kind, j.Requester, timeOrDash(j.Queued), text.Or(ending(j), "-"))
 	}
 	return tw.Flush()
 }
@@ -147,13 +149,6 @@ func timeOrDash(t time.Time) string {
 		return "-"
 	}
 	return t.UTC().Format(time.RFC3339)
-}
-
-func orDash(s string) string {
-	if s == "" {
-		return "-"
-	}
-	return s
 }
 
 func orAll(s []string) string {

@@ -11,7 +11,7 @@ import (
 // only go-redis and bbolt (with what they need) from outside.
 func TestDeps(t *testing.T) {
 	deptest.Check(t, deptest.Rules{
-		Module: []string{"profile"},
+		Module: []string{"profile", "text"},
 		ThirdParty: []string{
 			"github.com/redis/go-redis/v9",
 			"github.com/cespare/xxhash/v2", // go-redis

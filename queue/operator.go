@@ -8,6 +8,8 @@ import (
 	"slices"
 	"text/tabwriter"
 	"time"
+
+	"github.com/arenabot/arenabot/text"
 )
 
 // WriteOperatorPage writes what an operator of the service looks at (serve's GET /): every
@@ -44,7 +46,7 @@ func WriteOperatorPage(ctx context.Context, w io.Writer, q Reader, now time.Time
 				expires = "in " + roundDuration(max(j.Expires.Sub(now), 0)) + " (" + j.Expires.UTC().Format(time.RFC3339) + ")"
 			}
 			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n",
-				j.ID, prName(j), orDash(j.Requester), orDash(j.Command), age(now, j.Created), expires)
+				j.ID, prName(j), text.Or(j.Requester, "-"), text.Or(j.Command, "-"), age(now, j.Created), expires)
 		}
 	}
 

@@ -15,7 +15,7 @@ import (
 
 func TestDeps(t *testing.T) {
 	deptest.Check(t, deptest.Rules{
-		Module: []string{"queue", "profile"},
+		Module: []string{"queue", "profile", "text"},
 		Banned: map[string]string{
 			"github.com/arenabot/arenabot/runner": "the page reads the queue; it never runs anything",
 			"github.com/arenabot/arenabot/bot":    "the page reads the queue's records, not the bot's state",

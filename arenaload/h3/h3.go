@@ -40,6 +40,8 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/arenabot/arenabot/arenaload"
+
+	"github.com/arenabot/arenabot/internal/clock"
 )
 
 // WantUDPBuffer is the socket buffer size, in bytes, quic-go asks for (7 MiB, rounded up to
@@ -547,7 +549,7 @@ func (r *runner) stream(ctx context.Context, deadline time.Time, c *conn) {
 			if qc.Context().Err() == nil && !timedOut {
 				// A live connection that failed a request (a stream reset, a GOAWAY): do not
 				// spin on it.
-				sleep(ctx, backoffMin)
+				_ = clock.Sleep(ctx, backoffMin)
 			}
 			continue
 		}
@@ -584,15 +586,6 @@ func roundTrip(cc *http3.ClientConn, req *http.Request, buf []byte) (int64, int,
 
 // writerOnly hides io.Discard's ReadFrom so that io.CopyBuffer uses the stream's buffer.
 type writerOnly struct{ io.Writer }
-
-func sleep(ctx context.Context, d time.Duration) {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-	case <-t.C:
-	}
-}
 
 // run dials the connections, runs the window and sums up.
 func run(ctx context.Context, cfg *config, stderr io.Writer) (arenaload.Result, error) {

@@ -27,6 +27,8 @@ import (
 
 	"github.com/bradleyfalzon/ghinstallation/v2"
 	"github.com/google/go-github/v60/github"
+
+	"github.com/arenabot/arenabot/internal/clock"
 )
 
 // DefaultBaseURL is the public GitHub API.
@@ -121,7 +123,7 @@ func New(cfg Config) (*Client, error) {
 		cfg.PermissionTTL = time.Minute
 	}
 	if cfg.Sleep == nil {
-		cfg.Sleep = sleep
+		cfg.Sleep = clock.Sleep
 	}
 	if cfg.Transport == nil {
 		cfg.Transport = http.DefaultTransport
@@ -152,20 +154,6 @@ func New(cfg Config) (*Client, error) {
 		return nil, errors.New("github app auth: private key given without an app id")
 	}
 	return c, nil
-}
-
-func sleep(ctx context.Context, d time.Duration) error {
-	if d <= 0 {
-		return ctx.Err()
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
 }
 
 // gh returns the go-github client of an installation (0 with token auth).

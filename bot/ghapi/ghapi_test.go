@@ -605,7 +605,7 @@ func TestNewRejects(t *testing.T) {
 }
 
 func TestDeps(t *testing.T) {
-	deptest.Check(t, deptest.Rules{ThirdParty: []string{
+	deptest.Check(t, deptest.Rules{Module: []string{"internal/clock"}, ThirdParty: []string{
 		"github.com/google/go-github/v60",
 		"github.com/bradleyfalzon/ghinstallation/v2",
 		"github.com/google/go-querystring",

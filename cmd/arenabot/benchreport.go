@@ -51,7 +51,7 @@ func header(plan measure.Plan, cfg measure.Config) []string {
 	}
 	return []string{
 		fmt.Sprintf("**Frameworks:** %s | **Tests:** %s", strings.Join(names, ", "), strings.Join(tests, ", ")),
-		fmt.Sprintf("**Commit:** `%s` | **Host:** %s | **Mode:** %s | **Runs:** %s", orNone(commit), orNone(cfg.Host), mode, runs),
+		fmt.Sprintf("**Commit:** `%s` | **Host:** %s | **Mode:** %s | **Runs:** %s", text.Or(commit, "—"), text.Or(cfg.Host, "—"), mode, runs),
 	}
 }
 
@@ -152,10 +152,3 @@ func scored(repoRoot, fwDir string) func(profile string) []*result.Result {
 	}
 }
 
-// orNone is s, or a dash for a value a header has not got.
-func orNone(s string) string {
-	if s == "" {
-		return "—"
-	}
-	return s
-}

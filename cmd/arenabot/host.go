@@ -185,7 +185,7 @@ func (h *hostConfig) runnerConfig(ctx context.Context, dataDir string) measure.C
 // a build needs no lock, so a run that waits has its images ready when its turn comes.
 func claimHost(ctx context.Context, stderr io.Writer) (unlock func(), err error) {
 	return host.LockHost(ctx, func(holder string) {
-		fmt.Fprintf(stderr, "waiting for another arenabot run on this host to finish (%s holds %s)\n", orNone(holder), host.LockPath)
+		fmt.Fprintf(stderr, "waiting for another arenabot run on this host to finish (%s holds %s)\n", text.Or(holder, "—"), host.LockPath)
 	})
 }
 

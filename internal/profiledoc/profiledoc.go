@@ -16,6 +16,8 @@ import (
 	"github.com/arenabot/arenabot/runner/loadgen"
 	"github.com/arenabot/arenabot/validate"
 	"github.com/arenabot/arenabot/validate/protocol"
+
+	"github.com/arenabot/arenabot/text"
 )
 
 // Path is where the rendered file lives in the repository.
@@ -76,7 +78,7 @@ h2load and ` + "`curl --http2`" + `).
 		if !p.Runnable() {
 			runs = "not yet"
 		}
-		fmt.Fprintf(&b, "| [%s](#%s) | %d | %s | %s | %s | %s | %s |\n", p.Name, p.Name, p.Port, counts(p.Conns), counts(p.LiteConns), orDash(p.Tool), judgedBy(p.Figures()), runs)
+		fmt.Fprintf(&b, "| [%s](#%s) | %d | %s | %s | %s | %s | %s |\n", p.Name, p.Name, p.Port, counts(p.Conns), counts(p.LiteConns), text.Or(p.Tool, "—"), judgedBy(p.Figures()), runs)
 	}
 	for _, p := range profile.All {
 		b.WriteString("\n" + section(p))
@@ -88,7 +90,7 @@ func section(p profile.Profile) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "## %s\n\n", p.Name)
 	if !p.Runnable() {
-		fmt.Fprintf(&b, "Not measured by this harness yet (%s). An entry may subscribe to it; its rows say so.\n\n", text(strings.TrimPrefix(p.Unsupported, "not yet supported: ")))
+		fmt.Fprintf(&b, "Not measured by this harness yet (%s). An entry may subscribe to it; its rows say so.\n\n", prose(strings.TrimPrefix(p.Unsupported, "not yet supported: ")))
 	}
 	item := func(label, value string) {
 		if value != "" {
@@ -164,9 +166,9 @@ func section(p profile.Profile) string {
 	for _, c := range checks {
 		tier := c.Tier.String()
 		if c.Advisory != "" {
-			tier += " (advisory: " + text(c.Advisory) + ")"
+			tier += " (advisory: " + prose(c.Advisory) + ")"
 		}
-		fmt.Fprintf(&b, "| %s | %s | %s |\n", text(c.Name), tier, text(rule(p.Name, c.Contract)))
+		fmt.Fprintf(&b, "| %s | %s | %s |\n", prose(c.Name), tier, prose(rule(p.Name, c.Contract)))
 	}
 	return b.String()
 }
@@ -314,7 +316,7 @@ func tool(p profile.Profile) string {
 	}
 	args, err := t.Args(spec)
 	if err != nil {
-		return "`" + p.Tool + "` (" + text(err.Error()) + ")"
+		return "`" + p.Tool + "` (" + prose(err.Error()) + ")"
 	}
 	for i := range args {
 		switch {
@@ -368,17 +370,10 @@ func codes(names []string, most int) string {
 	return s
 }
 
-func orDash(s string) string {
-	if s == "" {
-		return "—"
-	}
-	return s
-}
-
-// text escapes what Markdown would take for markup in prose and table cells, and the & of a
+// prose escapes what Markdown would take for markup in prose and table cells, and the & of a
 // character reference written out (fortunes' "&lt;script&gt;"), which would show as the
 // character it names.
-func text(s string) string {
+func prose(s string) string {
 	s = charRef.ReplaceAllString(s, "&amp;$1")
 	return strings.NewReplacer("|", "\\|", "<", "&lt;", ">", "&gt;", "*", "\\*", "`", "\\`").Replace(s)
 }

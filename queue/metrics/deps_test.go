@@ -8,5 +8,5 @@ import (
 
 // TestDeps: the collector knows the queue and Prometheus; nothing of the bot or the runner.
 func TestDeps(t *testing.T) {
-	deptest.Check(t, deptest.Rules{Module: []string{"queue", "profile"}}) // profile: the row key a queued job carries
+	deptest.Check(t, deptest.Rules{Module: []string{"queue", "profile", "text"}}) // profile: the row key a queued job carries
 }

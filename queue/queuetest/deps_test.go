@@ -17,7 +17,7 @@ func TestDeps(t *testing.T) {
 	for dep := range strings.Lines(string(out)) {
 		dep = strings.TrimSpace(dep)
 		switch dep {
-		case "github.com/arenabot/arenabot/queue", "github.com/arenabot/arenabot/queue/queuetest", "github.com/arenabot/arenabot/profile":
+		case "github.com/arenabot/arenabot/queue", "github.com/arenabot/arenabot/queue/queuetest", "github.com/arenabot/arenabot/profile", "github.com/arenabot/arenabot/text":
 			continue
 		}
 		if strings.HasPrefix(dep, "github.com/arenabot/arenabot") {
