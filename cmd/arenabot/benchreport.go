@@ -151,4 +151,3 @@ func scored(repoRoot, fwDir string) func(profile string) []*result.Result {
 		return out
 	}
 }
-
