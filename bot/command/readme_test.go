@@ -1,43 +1,12 @@
 package command
 
 import (
-	stdflag "flag"
 	"os"
 	"strings"
 	"testing"
 )
 
-var update = stdflag.Bool("update", false, "rewrite the README's table of commands from Specs")
-
-const (
-	readme      = "../../README.md"
-	beginMarker = "<!-- BEGIN commands: rendered from bot/command.Specs by go test ./bot/command -update; do not edit -->\n"
-	endMarker   = "<!-- END commands -->\n"
-)
-
-// TestREADMECommands keeps the README's table of commands equal to Specs, the table that
-// also drives the parser and the /benchmark-help reply.
-func TestREADMECommands(t *testing.T) {
-	b, err := os.ReadFile(readme)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := string(b)
-	i, j := strings.Index(s, beginMarker), strings.Index(s, endMarker)
-	if i < 0 || j < i {
-		t.Fatalf("%s has no commands markers (%q … %q)", readme, beginMarker, endMarker)
-	}
-	want := s[:i+len(beginMarker)] + READMETable() + s[j:]
-	if *update {
-		if err := os.WriteFile(readme, []byte(want), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	if s != want {
-		t.Errorf("the README's table of commands is not Specs'; run: go test ./bot/command -update\nwant:\n%s", READMETable())
-	}
-}
+const readme = "../../README.md"
 
 // TestSpecsDriveTheParser: each command takes exactly the flags its Spec lists, and a
 // required one cannot be left out.

@@ -117,5 +117,5 @@ func table(who bool) string {
 }
 
 // READMETable is the table of commands that the README holds between its commands markers
-// (TestREADMECommands keeps it equal).
+// (cmd/arenabot's TestDocsGenerated keeps it equal).
 func READMETable() string { return table(true) }

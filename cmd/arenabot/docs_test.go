@@ -213,6 +213,7 @@ func renderers(t *testing.T) map[string]string {
 		"cli":      renderCLI(helps(t)),
 		"profiles": profiles,
 		"ports":    renderPorts(),
+		"commands": command.READMETable(),
 	}
 }
 
@@ -245,7 +246,7 @@ func regenerate(s string, render map[string]string) (string, []string, error) {
 		s = s[m[1]:]
 		body, ok := render[name]
 		if !ok {
-			continue // another test's block (bot/command's commands)
+			continue // not a generated block
 		}
 		end := "<!-- END " + name + " -->\n"
 		j := strings.Index(s, end)
