@@ -19,8 +19,8 @@ import (
 	"github.com/arenabot/arenabot/frameworks"
 	"github.com/arenabot/arenabot/profile"
 	"github.com/arenabot/arenabot/runner/loadgen"
-	"github.com/arenabot/arenabot/text"
 	"github.com/arenabot/arenabot/validate"
+	"github.com/arenabot/arenabot/validate/protocol"
 )
 
 // The docs' facts come from the code: the parts of README.md and docs/ between BEGIN and
@@ -131,18 +131,6 @@ func renderProfiles() (string, error) {
 	return b.String(), nil
 }
 
-// schemeNames say, for an entry's author, what each profile scheme speaks.
-var schemeNames = map[string]string{
-	profile.SchemeHTTP:  "HTTP/1.1",
-	profile.SchemeHTTPS: "HTTP/1.1 over TLS",
-	profile.SchemeH2:    "h2 over TLS (ALPN `h2`)",
-	profile.SchemeH2C:   "h2c with prior knowledge",
-	profile.SchemeH3:    "HTTP/3 over QUIC (UDP)",
-	profile.SchemeWS:    "WebSocket upgrade",
-	profile.SchemeGRPC:  "gRPC over h2c",
-	profile.SchemeGRPCS: "gRPC over TLS (ALPN `h2`)",
-}
-
 // renderPorts is the table of the ports an entry's server listens on, by protocol, and the
 // host ports the sidecars and compose stacks take.
 func renderPorts() string {
@@ -172,7 +160,10 @@ func renderPorts() string {
 	var b strings.Builder
 	b.WriteString("| port | protocol | profiles |\n|---|---|---|\n")
 	for _, k := range keys {
-		what := text.Or(schemeNames[k.scheme], k.scheme)
+		what := k.scheme
+		if u, err := protocol.For(k.scheme); err == nil {
+			what = u.Describe() // as the probe and the checks speak it
+		}
 		if k.probe {
 			what += ", the readiness probe only"
 		}

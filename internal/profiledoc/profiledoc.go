@@ -266,16 +266,10 @@ func readyWhen(name string) string {
 }
 
 // protocolOf names a scheme's protocol as its unit in validate/protocol does (the one the
-// probe and the checks speak); the schemes without one yet are named here.
+// probe and the checks speak).
 func protocolOf(scheme string) string {
 	if u, err := protocol.For(scheme); err == nil {
 		return u.Describe()
-	}
-	switch scheme {
-	case profile.SchemeH3:
-		return "HTTP/3 over QUIC"
-	case profile.SchemeWS:
-		return "WebSocket (HTTP/1.1 upgrade)"
 	}
 	return scheme
 }
