@@ -120,7 +120,7 @@ func takePort(t *testing.T) Port {
 func TestBrokenHost(t *testing.T) {
 	env := brokenHost(t)
 	port := takePort(t)
-	cfg := RunnerConfig{WorkDir: t.TempDir(), Ports: []Port{port}, Tools: []loadgen.Tool{loadgen.Wrk{}, loadgen.H2load{}}}
+	cfg := RunnerConfig{WorkDir: t.TempDir(), Ports: []Port{port}, Tools: []loadgen.Tool{loadgen.Wrk(), loadgen.H2load()}}
 	lines := RunAll(t.Context(), RunnerChecks(cfg, env))
 	out := printed(lines)
 	t.Logf("doctor on a broken host:\n%s", out)

@@ -94,7 +94,7 @@ func RunnerChecks(c RunnerConfig, env Env) []Check {
 		{"udp buffers", func(ctx context.Context) Result { return checkUDP(env) }},
 	}
 	for _, t := range c.Tools {
-		checks = append(checks, Check{"tool " + t.Binary(), func(ctx context.Context) Result { return checkTool(ctx, env, t, c.Lite) }})
+		checks = append(checks, Check{"tool " + t.Binary, func(ctx context.Context) Result { return checkTool(ctx, env, t, c.Lite) }})
 	}
 	checks = append(checks,
 		Check{"images", func(ctx context.Context) Result { return checkImages(c.ImageMap, dockerInfo) }},
@@ -315,28 +315,28 @@ func checkTool(ctx context.Context, env Env, t loadgen.Tool, lite bool) Result {
 		bad = warn
 		suffix = " (lite uses the load-generator image)"
 	}
-	path, err := env.lookPath(t.Binary())
+	path, err := env.lookPath(t.Binary)
 	if err != nil {
-		return bad("not on PATH"+suffix, "install "+t.PinnedVersion()+": "+loadgen.Hint(t))
+		return bad("not on PATH"+suffix, "install "+t.PinnedVersion+": "+loadgen.Hint(t))
 	}
 	var full, upstream string
 	if f, isBin, err := loadgen.CheckBinaryVersion(t, path); isBin {
 		if err != nil && !errors.Is(err, loadgen.ErrWrongVersion) {
-			return bad(path+": "+firstLine(err.Error())+suffix, "install "+t.PinnedVersion()+": "+loadgen.Hint(t))
+			return bad(path+": "+firstLine(err.Error())+suffix, "install "+t.PinnedVersion+": "+loadgen.Hint(t))
 		}
-		full, upstream = f, t.PinnedVersion()
+		full, upstream = f, t.PinnedVersion
 		if err != nil {
 			upstream = ""
 		}
 	} else {
-		out, _ := env.Output(ctx, path, t.VersionArgs()...) // wrk -v exits 1; the output decides
+		out, _ := env.Output(ctx, path, t.VersionArgs...) // wrk -v exits 1; the output decides
 		full, upstream, err = t.ParseVersion(string(out))
 		if err != nil {
-			return bad(path+": no version in its output"+suffix, "install "+t.PinnedVersion()+": "+loadgen.Hint(t))
+			return bad(path+": no version in its output"+suffix, "install "+t.PinnedVersion+": "+loadgen.Hint(t))
 		}
 	}
-	if upstream != t.PinnedVersion() {
-		return bad(fmt.Sprintf("%s is %s, pinned %s%s", path, full, t.PinnedVersion(), suffix), "install "+t.PinnedVersion()+": "+loadgen.Hint(t))
+	if upstream != t.PinnedVersion {
+		return bad(fmt.Sprintf("%s is %s, pinned %s%s", path, full, t.PinnedVersion, suffix), "install "+t.PinnedVersion+": "+loadgen.Hint(t))
 	}
 	return ok("%s %s", path, full)
 }

@@ -95,6 +95,6 @@ func version(w io.Writer) {
 	}
 	fmt.Fprintf(w, "arenabot %s\nrevision %s\n", v, rev)
 	for _, t := range loadgen.All() {
-		fmt.Fprintf(w, "%s %s\n", t.Name(), t.PinnedVersion())
+		fmt.Fprintf(w, "%s %s\n", t.Name, t.PinnedVersion)
 	}
 }

@@ -113,7 +113,7 @@ func renderProfiles() (string, error) {
 		if err != nil {
 			return "", err
 		}
-		byTool[tool.Name()] = append(byTool[tool.Name()], "`"+p.Name+"`")
+		byTool[tool.Name] = append(byTool[tool.Name], "`"+p.Name+"`")
 	}
 	var b strings.Builder
 	if runnable == len(profile.All) {
@@ -123,8 +123,8 @@ func renderProfiles() (string, error) {
 	}
 	b.WriteString("| load tool | `--lite` image | profiles |\n|---|---|---|\n")
 	for _, t := range loadgen.All() {
-		if ps := byTool[t.Name()]; len(ps) > 0 {
-			fmt.Fprintf(&b, "| %s %s | `%s` | %s |\n", t.Name(), t.PinnedVersion(), loadgen.ImageFor(t), strings.Join(ps, ", "))
+		if ps := byTool[t.Name]; len(ps) > 0 {
+			fmt.Fprintf(&b, "| %s %s | `%s` | %s |\n", t.Name, t.PinnedVersion, loadgen.ImageFor(t), strings.Join(ps, ", "))
 		}
 	}
 	b.WriteString("\n`arenaload` is this module's own generator (`cmd/arenaload`), for the profiles no packaged tool runs faithfully. [`docs/profiles.md`](docs/profiles.md) has every profile's contract, command line and checks.\n")

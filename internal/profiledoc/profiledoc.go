@@ -305,7 +305,7 @@ func tool(p profile.Profile) string {
 		d = profile.DefaultDuration
 	}
 	spec := loadgen.Spec{Profile: p, Host: "127.0.0.1", Conns: conns, Threads: 1, Duration: d, DataDir: "$DATA", ScriptDir: "$SCRIPTS", Rate: p.TargetRate}
-	if _, ok := t.(loadgen.RunLog); ok {
+	if t.Log != nil {
 		spec.OutDir = "$OUT"
 	}
 	args, err := t.Args(spec)
@@ -334,7 +334,7 @@ func tool(p profile.Profile) string {
 		out = ", `$OUT` the runner's output directory (the request log, read for the latency percentiles p50 to p99.9 and removed after each run)"
 	}
 	return fmt.Sprintf("%s %s, pinned; natively under `taskset` on the load CPUs, or in the load-generator image with `--lite`:\n\n  ```sh\n  %s %s\n  ```\n\n  `$CONNS` is each connection count, `$THREADS` one per load-generator CPU (at most `$CONNS`), `$DATA` the arena data directory, `$SCRIPTS` the runner's script directory%s.",
-		"`"+t.Binary()+"`", t.PinnedVersion(), t.Binary(), strings.Join(args, " "), out)
+		"`"+t.Binary+"`", t.PinnedVersion, t.Binary, strings.Join(args, " "), out)
 }
 
 func counts(c []int) string {

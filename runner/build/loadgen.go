@@ -47,13 +47,13 @@ func (li loadgenImage) build(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	dir, err := os.MkdirTemp(scratch, "loadgen-"+tool.Name()+"-")
+	dir, err := os.MkdirTemp(scratch, "loadgen-"+tool.Name+"-")
 	if err != nil {
 		return err
 	}
 	defer os.RemoveAll(dir)
 	prebuilt := map[string]bool{}
-	switch in := tool.Install(); {
+	switch in := tool.Install; {
 	case in.Module != "":
 		// This module's own generator: the binary .ci/setup built from the checkout,
 		// checked to be the pinned version before it goes into the image.
@@ -63,7 +63,7 @@ func (li loadgenImage) build(ctx context.Context) error {
 	case in.GoPackage != "":
 		// A Go tool the host already built as the image would (.ci/setup does) goes in
 		// as it is; otherwise the image compiles it.
-		prebuilt[tool.Name()] = li.copyPrebuilt(ctx, dir)
+		prebuilt[tool.Name] = li.copyPrebuilt(ctx, dir)
 	}
 	df, err := loadgen.RenderImageDockerfile([]loadgen.Tool{tool}, prebuilt)
 	if err != nil {
@@ -73,7 +73,7 @@ func (li loadgenImage) build(ctx context.Context) error {
 		return err
 	}
 	if !ok {
-		b.note(fmt.Sprintf("building the load-generator image %s (first use: %s %s)", image, tool.Name(), tool.PinnedVersion()))
+		b.note(fmt.Sprintf("building the load-generator image %s (first use: %s %s)", image, tool.Name, tool.PinnedVersion))
 	}
 	in, err := b.baseImages(ctx, filepath.Join(dir, "Dockerfile"))
 	if err != nil {
@@ -89,17 +89,17 @@ func (li loadgenImage) build(ctx context.Context) error {
 // with the image's older binary. The build's VCS revision in --version tells them apart.
 func (li loadgenImage) ownToolStale(ctx context.Context) (bool, string) {
 	b, tool := li.b, li.tool
-	if tool.Install().Module == "" {
+	if tool.Install.Module == "" {
 		return false, ""
 	}
-	path, err := exec.LookPath(tool.Binary())
+	path, err := exec.LookPath(tool.Binary)
 	if err != nil {
 		return false, "" // nothing to compare with: the image's build is the one there is
 	}
-	native, _ := exec.CommandContext(ctx, path, tool.VersionArgs()...).CombinedOutput()
+	native, _ := exec.CommandContext(ctx, path, tool.VersionArgs...).CombinedOutput()
 	var inImage strings.Builder
-	if _, err := b.eng.Run(ctx, li.versionContainer(append([]string{tool.Binary()}, tool.VersionArgs()...)), &inImage); err != nil {
-		return true, fmt.Sprintf("%s --version in the image: %v", tool.Binary(), err)
+	if _, err := b.eng.Run(ctx, li.versionContainer(append([]string{tool.Binary}, tool.VersionArgs...)), &inImage); err != nil {
+		return true, fmt.Sprintf("%s --version in the image: %v", tool.Binary, err)
 	}
 	if n, i := strings.TrimSpace(string(native)), strings.TrimSpace(inImage.String()); n != i {
 		return true, fmt.Sprintf("it holds %q, %s is %q", i, path, n)
@@ -123,19 +123,19 @@ func (li loadgenImage) versionContainer(argv []string) docker.RunOptions {
 // did.
 func (li loadgenImage) copyPrebuilt(ctx context.Context, dir string) bool {
 	b, tool := li.b, li.tool
-	path, err := exec.LookPath(tool.Binary())
+	path, err := exec.LookPath(tool.Binary)
 	if err != nil {
 		return false
 	}
 	if err := loadgen.CheckPrebuilt(ctx, tool, path); err != nil {
-		b.cfg.Log.Info("load-generator image: building the tool in the image", "tool", tool.Name(), "reason", err)
+		b.cfg.Log.Info("load-generator image: building the tool in the image", "tool", tool.Name, "reason", err)
 		return false
 	}
-	if err := copyBinary(path, dir, tool.Binary()); err != nil {
-		b.cfg.Log.Info("load-generator image: building the tool in the image", "tool", tool.Name(), "reason", err)
+	if err := copyBinary(path, dir, tool.Binary); err != nil {
+		b.cfg.Log.Info("load-generator image: building the tool in the image", "tool", tool.Name, "reason", err)
 		return false
 	}
-	b.note(fmt.Sprintf("load-generator image: %s %s from %s (built as the image would build it)", tool.Name(), tool.PinnedVersion(), path))
+	b.note(fmt.Sprintf("load-generator image: %s %s from %s (built as the image would build it)", tool.Name, tool.PinnedVersion, path))
 	return true
 }
 
@@ -144,20 +144,20 @@ func (li loadgenImage) copyPrebuilt(ctx context.Context, dir string) bool {
 // checkout's first run, before .ci/setup) gets it built from the checkout it runs in.
 func (li loadgenImage) copyOwnTool(ctx context.Context, dir string) error {
 	tool := li.tool
-	path, err := exec.LookPath(tool.Binary())
+	path, err := exec.LookPath(tool.Binary)
 	if err != nil {
 		if path, err = li.buildOwnTool(ctx, dir); err != nil {
-			return fmt.Errorf("load-generator image: %s is not installed (not on PATH) and %v; build it: %s", tool.Binary(), err, loadgen.Hint(tool))
+			return fmt.Errorf("load-generator image: %s is not installed (not on PATH) and %v; build it: %s", tool.Binary, err, loadgen.Hint(tool))
 		}
 	}
-	out, _ := exec.CommandContext(ctx, path, tool.VersionArgs()...).CombinedOutput()
+	out, _ := exec.CommandContext(ctx, path, tool.VersionArgs...).CombinedOutput()
 	if _, err := loadgen.CheckVersion(tool, string(out)); err != nil {
 		return fmt.Errorf("load-generator image: %s: %w; rebuild it: %s", path, err, loadgen.Hint(tool))
 	}
 	if filepath.Dir(path) == dir {
 		return nil
 	}
-	if err := copyBinary(path, dir, tool.Binary()); err != nil {
+	if err := copyBinary(path, dir, tool.Binary); err != nil {
 		return fmt.Errorf("load-generator image: %w", err)
 	}
 	return nil
@@ -181,13 +181,13 @@ func (li loadgenImage) buildOwnTool(ctx context.Context, dir string) (string, er
 	if err != nil || strings.TrimSpace(string(mod)) != info.Main.Path {
 		return "", fmt.Errorf("the working directory is not in a checkout of %s", info.Main.Path)
 	}
-	b.note(fmt.Sprintf("building %s %s from this checkout for its load-generator image (first use)", tool.Name(), tool.PinnedVersion()))
-	bin := filepath.Join(dir, tool.Binary())
-	cmd := exec.CommandContext(ctx, "go", "build", "-buildvcs=true", "-trimpath", "-o", bin, tool.Install().Module)
+	b.note(fmt.Sprintf("building %s %s from this checkout for its load-generator image (first use)", tool.Name, tool.PinnedVersion))
+	bin := filepath.Join(dir, tool.Binary)
+	cmd := exec.CommandContext(ctx, "go", "build", "-buildvcs=true", "-trimpath", "-o", bin, tool.Install.Module)
 	cmd.Dir = root
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 	if out, err := cmd.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("go build %s failed: %v: %s", tool.Install().Module, err, text.LastLine(string(out)))
+		return "", fmt.Errorf("go build %s failed: %v: %s", tool.Install.Module, err, text.LastLine(string(out)))
 	}
 	return bin, nil
 }

@@ -40,15 +40,15 @@ func TestOwnToolStale(t *testing.T) {
 		t.Fatalf("arenaload resolves to %q", p)
 	}
 	same := New(versionEngine{out: "arenaload 1.0.0 (vcs 0123456789ab)\n"}, Config{ScratchDir: dir})
-	if stale, why := (loadgenImage{same, loadgen.Arenaload{}}).ownToolStale(context.Background()); stale {
+	if stale, why := (loadgenImage{same, loadgen.Arenaload()}).ownToolStale(context.Background()); stale {
 		t.Errorf("the same build is stale: %s", why)
 	}
 	other := New(versionEngine{out: "arenaload 1.0.0 (vcs fedcba987654)\n"}, Config{ScratchDir: dir})
-	stale, why := (loadgenImage{other, loadgen.Arenaload{}}).ownToolStale(context.Background())
+	stale, why := (loadgenImage{other, loadgen.Arenaload()}).ownToolStale(context.Background())
 	if !stale || !strings.Contains(why, "fedcba987654") || !strings.Contains(why, "0123456789ab") {
 		t.Errorf("another build: stale %v, %q; want stale, naming both builds", stale, why)
 	}
-	if stale, why := (loadgenImage{other, loadgen.Wrk{}}).ownToolStale(context.Background()); stale {
+	if stale, why := (loadgenImage{other, loadgen.Wrk()}).ownToolStale(context.Background()); stale {
 		t.Errorf("wrk is a Debian package, never this module's build, yet stale: %s", why)
 	}
 }
@@ -68,7 +68,7 @@ func TestBuildOwnTool(t *testing.T) {
 	notes := &runnertest.Notes{}
 	b := New(Engine(nil), Config{ScratchDir: t.TempDir(), Progress: notes})
 	dir := t.TempDir()
-	if err := (loadgenImage{b, loadgen.Arenaload{}}).copyOwnTool(context.Background(), dir); err != nil {
+	if err := (loadgenImage{b, loadgen.Arenaload()}).copyOwnTool(context.Background(), dir); err != nil {
 		t.Fatal(err)
 	}
 	out, err := exec.Command(filepath.Join(dir, "arenaload"), "--version").CombinedOutput()
@@ -80,7 +80,7 @@ func TestBuildOwnTool(t *testing.T) {
 	}
 
 	t.Chdir(t.TempDir())
-	err = (loadgenImage{b, loadgen.Arenaload{}}).copyOwnTool(context.Background(), t.TempDir())
+	err = (loadgenImage{b, loadgen.Arenaload()}).copyOwnTool(context.Background(), t.TempDir())
 	if err == nil || !strings.Contains(err.Error(), "not in a checkout of github.com/arenabot/arenabot") || !strings.Contains(err.Error(), ".ci/setup") {
 		t.Errorf("outside the checkout: %v; want why and how to build it", err)
 	}

@@ -50,20 +50,20 @@ func TestArgs(t *testing.T) {
 		spec Spec
 		want []string
 	}{
-		{"wrk baseline", Wrk{}, spec(baselineProfile, 512, 64), []string{
+		{"wrk baseline", Wrk(), spec(baselineProfile, 512, 64), []string{
 			"-t", "64", "-c", "512", "-d", "5s", "--timeout", "2s", "-s", "/tmp/arena-scripts/arena.lua", "http://127.0.0.1:8080", "--",
 			req + "get.raw", req + "post_cl.raw", req + "post_chunked.raw", "connections=512", "threads=64", "pipeline=1", "requests_per_conn=0"}},
-		{"wrk pipelined", Wrk{}, spec(pipelinedProfile, 4096, 64), []string{
+		{"wrk pipelined", Wrk(), spec(pipelinedProfile, 4096, 64), []string{
 			"-t", "64", "-c", "4096", "-d", "5s", "--timeout", "2s", "-s", "/tmp/arena-scripts/arena.lua", "http://127.0.0.1:8080", "--",
 			req + "pipeline.raw", "connections=4096", "threads=64", "pipeline=16", "requests_per_conn=0"}},
-		{"wrk limited-conn", Wrk{}, spec(limitedProfile, 512, 64), []string{
+		{"wrk limited-conn", Wrk(), spec(limitedProfile, 512, 64), []string{
 			"-t", "64", "-c", "512", "-d", "5s", "--timeout", "2s", "-s", "/tmp/arena-scripts/arena.lua", "http://127.0.0.1:8080", "--",
 			req + "get.raw", req + "post_cl.raw", req + "post_chunked.raw", "connections=512", "threads=64", "pipeline=1", "requests_per_conn=10"}},
-		{"wrk static with headers", Wrk{}, spec(staticProfile, 1024, 64), []string{
+		{"wrk static with headers", Wrk(), spec(staticProfile, 1024, 64), []string{
 			"-t", "64", "-c", "1024", "-d", "5s", "--timeout", "2s", "-s", "/tmp/arena-scripts/arena.lua", "http://127.0.0.1:8080", "--",
 			req + "static-a.css.raw", req + "static-b.js.raw", "connections=1024", "threads=64", "pipeline=1", "requests_per_conn=0",
 			"header=Accept-Encoding: br;q=1, gzip;q=0.8"}},
-		{"wrk threads capped, timeout, IPv6, https", Wrk{}, func() Spec {
+		{"wrk threads capped, timeout, IPv6, https", Wrk(), func() Spec {
 			s := spec(baselineProfile, 2, 8)
 			s.Profile.Scheme, s.Profile.Port, s.Host, s.Timeout, s.Duration = "https", profile.PortH1TLS, "::1", 10*time.Second, time.Minute
 			s.Profile.Requests = s.Profile.Requests[:1]
@@ -71,31 +71,31 @@ func TestArgs(t *testing.T) {
 		}(), []string{
 			"-t", "2", "-c", "2", "-d", "60s", "--timeout", "10s", "-s", "/tmp/arena-scripts/arena.lua", "https://[::1]:8081", "--",
 			req + "get.raw", "connections=2", "threads=2", "pipeline=1", "requests_per_conn=0"}},
-		{"h2load h2c", H2load{}, spec(h2cProfile, 256, 64), []string{
+		{"h2load h2c", H2load(), spec(h2cProfile, 256, 64), []string{
 			"-c", "256", "-t", "64", "-m", "100", "-D", "5s", "-p", "h2c", "http://127.0.0.1:8082/baseline2?a=1&b=1"}},
-		{"h2load h2c uri file", H2load{}, spec(jsonH2cProfile, 1024, 64), []string{
+		{"h2load h2c uri file", H2load(), spec(jsonH2cProfile, 1024, 64), []string{
 			"-c", "1024", "-t", "64", "-m", "32", "-D", "5s", "-p", "h2c", "-i", req + "json-h2c-uris.txt", "-B", "http://127.0.0.1:8082"}},
-		{"h2load h2 over TLS with header", H2load{}, spec(staticH2Profile, 256, 64), []string{
+		{"h2load h2 over TLS with header", H2load(), spec(staticH2Profile, 256, 64), []string{
 			"-c", "256", "-t", "64", "-m", "32", "-D", "5s", "-H", "Accept-Encoding: br;q=1, gzip;q=0.8",
 			"-i", req + "static-h2-uris.txt", "-B", "https://127.0.0.1:8443"}},
 		// A compose stack's edge is named localhost (SNI and :authority), as the arena
 		// names it, and reached on 127.0.0.1; on another host it keeps its address.
-		{"h2load gateway-64 edge", H2load{}, spec(lookup("gateway-64"), 64, 4), []string{
+		{"h2load gateway-64 edge", H2load(), spec(lookup("gateway-64"), 64, 4), []string{
 			"-c", "64", "-t", "4", "-m", "32", "-D", "5s", "-H", "Accept-Encoding: br;q=1, gzip;q=0.8",
 			"--connect-to", "127.0.0.1:8443", "-i", req + "gateway-64-uris.txt", "-B", "https://localhost:8443"}},
-		{"h2load gateway-64 edge elsewhere", H2load{}, func() Spec { s := spec(lookup("gateway-64"), 64, 4); s.Host = "10.0.0.2"; return s }(), []string{
+		{"h2load gateway-64 edge elsewhere", H2load(), func() Spec { s := spec(lookup("gateway-64"), 64, 4); s.Host = "10.0.0.2"; return s }(), []string{
 			"-c", "64", "-t", "4", "-m", "32", "-D", "5s", "-H", "Accept-Encoding: br;q=1, gzip;q=0.8",
 			"-i", req + "gateway-64-uris.txt", "-B", "https://10.0.0.2:8443"}},
-		{"h2load h2 path with request log", H2load{}, func() Spec {
+		{"h2load h2 path with request log", H2load(), func() Spec {
 			s := spec(profile.Profile{Name: "baseline-h2", Tool: profile.ToolH2load, Streams: 100, Scheme: profile.SchemeH2, Port: profile.PortTLS,
 				Path: "/baseline2?a=1&b=1"}, 512, 2)
 			s.OutDir = "/tmp/arena-out"
 			return s
 		}(), []string{"-c", "512", "-t", "2", "-m", "100", "-D", "5s", "--log-file", "/tmp/arena-out/h2load-requests.log",
 			"https://127.0.0.1:8443/baseline2?a=1&b=1"}},
-		{"h2load h1 over TLS", H2load{}, spec(profile.Profile{Name: "h1tls", Tool: profile.ToolH2load, Pipeline: 1, Scheme: profile.SchemeHTTPS,
+		{"h2load h1 over TLS", H2load(), spec(profile.Profile{Name: "h1tls", Tool: profile.ToolH2load, Pipeline: 1, Scheme: profile.SchemeHTTPS,
 			Port: profile.PortH1TLS, Path: "/json/1?m=1"}, 4, 4), []string{"-c", "4", "-t", "4", "-m", "1", "-D", "5s", "--h1", "https://127.0.0.1:8081/json/1?m=1"}},
-		{"h2load h1 pipelined, threads capped", H2load{}, func() Spec {
+		{"h2load h1 pipelined, threads capped", H2load(), func() Spec {
 			s := spec(profile.Profile{Name: "h1", Tool: profile.ToolH2load, Pipeline: 16, Scheme: "http", Port: 8080, Requests: []string{"/pipeline"}}, 4, 64)
 			return s
 		}(), []string{"-c", "4", "-t", "4", "-m", "16", "-D", "5s", "--h1", "http://127.0.0.1:8080/pipeline"}},
@@ -122,25 +122,25 @@ func TestArgsErrors(t *testing.T) {
 		spec Spec
 		want string // in the error
 	}{
-		{"wrk no connections", Wrk{}, with(base, func(s *Spec) { s.Conns = 0 }), "connections"},
-		{"wrk no threads", Wrk{}, with(base, func(s *Spec) { s.Threads = 0 }), "threads"},
-		{"wrk no host", Wrk{}, with(base, func(s *Spec) { s.Host = "" }), "host"},
-		{"wrk no port", Wrk{}, with(base, func(s *Spec) { s.Profile.Port = 0 }), "port"},
-		{"wrk fractional duration", Wrk{}, with(base, func(s *Spec) { s.Duration = 1500 * time.Millisecond }), "whole number of seconds"},
-		{"wrk zero duration", Wrk{}, with(base, func(s *Spec) { s.Duration = 0 }), "whole number of seconds"},
-		{"wrk fractional timeout", Wrk{}, with(base, func(s *Spec) { s.Timeout = 500 * time.Millisecond }), "timeout"},
-		{"wrk h2c", Wrk{}, with(base, func(s *Spec) { s.Profile.Scheme = "h2c" }), `not "h2c"`},
-		{"wrk no request files", Wrk{}, with(base, func(s *Spec) { s.Profile.Requests = nil }), "no request files"},
-		{"wrk request outside requests/", Wrk{}, with(base, func(s *Spec) { s.Profile.Requests = []string{"../etc/passwd"} }), "not a file name"},
-		{"wrk no data dir", Wrk{}, with(base, func(s *Spec) { s.DataDir = "" }), "no data directory"},
-		{"wrk no script dir", Wrk{}, with(base, func(s *Spec) { s.ScriptDir = "" }), "no script directory"},
-		{"wrk header with newline", Wrk{}, with(base, func(s *Spec) { s.Profile.Headers = []string{"A: b\r\nC: d"} }), "header"},
-		{"wrk negative pipeline", Wrk{}, with(base, func(s *Spec) { s.Profile.Pipeline = -1 }), "negative"},
-		{"h2load ws", H2load{}, with(h2c, func(s *Spec) { s.Profile.Scheme = "ws" }), `scheme "ws"`},
-		{"h2load grpc without script dir", H2load{}, with(h2c, func(s *Spec) { s.Profile.Scheme = "grpc"; s.ScriptDir = "" }), "no script directory"},
-		{"h2load two requests", H2load{}, with(h2c, func(s *Spec) { s.Profile.Requests = []string{"/a", "/b"} }), "exactly one request"},
-		{"h2load no requests", H2load{}, with(h2c, func(s *Spec) { s.Profile.Requests = nil }), "exactly one request"},
-		{"h2load header without colon", H2load{}, with(h2c, func(s *Spec) { s.Profile.Headers = []string{"nocolon"} }), "header"},
+		{"wrk no connections", Wrk(), with(base, func(s *Spec) { s.Conns = 0 }), "connections"},
+		{"wrk no threads", Wrk(), with(base, func(s *Spec) { s.Threads = 0 }), "threads"},
+		{"wrk no host", Wrk(), with(base, func(s *Spec) { s.Host = "" }), "host"},
+		{"wrk no port", Wrk(), with(base, func(s *Spec) { s.Profile.Port = 0 }), "port"},
+		{"wrk fractional duration", Wrk(), with(base, func(s *Spec) { s.Duration = 1500 * time.Millisecond }), "whole number of seconds"},
+		{"wrk zero duration", Wrk(), with(base, func(s *Spec) { s.Duration = 0 }), "whole number of seconds"},
+		{"wrk fractional timeout", Wrk(), with(base, func(s *Spec) { s.Timeout = 500 * time.Millisecond }), "timeout"},
+		{"wrk h2c", Wrk(), with(base, func(s *Spec) { s.Profile.Scheme = "h2c" }), `not "h2c"`},
+		{"wrk no request files", Wrk(), with(base, func(s *Spec) { s.Profile.Requests = nil }), "no request files"},
+		{"wrk request outside requests/", Wrk(), with(base, func(s *Spec) { s.Profile.Requests = []string{"../etc/passwd"} }), "not a file name"},
+		{"wrk no data dir", Wrk(), with(base, func(s *Spec) { s.DataDir = "" }), "no data directory"},
+		{"wrk no script dir", Wrk(), with(base, func(s *Spec) { s.ScriptDir = "" }), "no script directory"},
+		{"wrk header with newline", Wrk(), with(base, func(s *Spec) { s.Profile.Headers = []string{"A: b\r\nC: d"} }), "header"},
+		{"wrk negative pipeline", Wrk(), with(base, func(s *Spec) { s.Profile.Pipeline = -1 }), "negative"},
+		{"h2load ws", H2load(), with(h2c, func(s *Spec) { s.Profile.Scheme = "ws" }), `scheme "ws"`},
+		{"h2load grpc without script dir", H2load(), with(h2c, func(s *Spec) { s.Profile.Scheme = "grpc"; s.ScriptDir = "" }), "no script directory"},
+		{"h2load two requests", H2load(), with(h2c, func(s *Spec) { s.Profile.Requests = []string{"/a", "/b"} }), "exactly one request"},
+		{"h2load no requests", H2load(), with(h2c, func(s *Spec) { s.Profile.Requests = nil }), "exactly one request"},
+		{"h2load header without colon", H2load(), with(h2c, func(s *Spec) { s.Profile.Headers = []string{"nocolon"} }), "header"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -156,7 +156,7 @@ func TestWriteFiles(t *testing.T) {
 	dir := t.TempDir()
 	s := spec(baselineProfile, 4, 2)
 	s.ScriptDir = dir
-	if err := (Wrk{}).WriteFiles(s); err != nil {
+	if err := Wrk().WriteFiles(s); err != nil {
 		t.Fatal(err)
 	}
 	got, err := os.ReadFile(filepath.Join(dir, WrkScript))
@@ -170,14 +170,14 @@ func TestWriteFiles(t *testing.T) {
 		t.Error("arena.lua defines response(): wrk would call Lua for every response")
 	}
 	s.ScriptDir = ""
-	if err := (Wrk{}).WriteFiles(s); err == nil {
+	if err := Wrk().WriteFiles(s); err == nil {
 		t.Error("WriteFiles without a script directory succeeded")
 	}
 	s.ScriptDir = filepath.Join(dir, "missing")
-	if err := (Wrk{}).WriteFiles(s); err == nil {
+	if err := Wrk().WriteFiles(s); err == nil {
 		t.Error("WriteFiles into a missing directory succeeded")
 	}
-	if err := (H2load{}).WriteFiles(Spec{}); err != nil {
+	if err := H2load().WriteFiles(Spec{}); err != nil {
 		t.Errorf("H2load.WriteFiles: %v", err)
 	}
 }
@@ -190,17 +190,17 @@ func TestParseVersion(t *testing.T) {
 		full, upstream     string
 		wantErr, wantWrong bool
 	}{
-		{name: "wrk debian", tool: Wrk{}, out: "wrk debian/4.1.0-3+b2 [epoll] Copyright (C) 2012 Will Glozer\nUsage: wrk <options> <url>\n",
+		{name: "wrk debian", tool: Wrk(), out: "wrk debian/4.1.0-3+b2 [epoll] Copyright (C) 2012 Will Glozer\nUsage: wrk <options> <url>\n",
 			full: "debian/4.1.0-3+b2", upstream: "4.1.0"},
-		{name: "wrk upstream build", tool: Wrk{}, out: "wrk 4.1.0 [epoll] Copyright (C) 2012 Will Glozer\n", full: "4.1.0", upstream: "4.1.0"},
-		{name: "wrk wrong version", tool: Wrk{}, out: "wrk 4.2.0 [epoll] Copyright (C) 2012 Will Glozer\n", full: "4.2.0", upstream: "4.2.0", wantWrong: true},
-		{name: "wrk2 is not wrk 4.1.0", tool: Wrk{}, out: "wrk 4.0.0 [epoll] Copyright (C) 2012 Will Glozer\n", full: "4.0.0", upstream: "4.0.0", wantWrong: true},
-		{name: "wrk missing", tool: Wrk{}, out: "bash: wrk: command not found\n", wantErr: true},
-		{name: "wrk no number", tool: Wrk{}, out: "wrk debian/unknown [epoll]\n", full: "debian/unknown", wantErr: true},
-		{name: "h2load", tool: H2load{}, out: "h2load nghttp2/1.52.0\n", full: "nghttp2/1.52.0", upstream: "1.52.0"},
-		{name: "h2load wrong version", tool: H2load{}, out: "h2load nghttp2/1.59.0\n", full: "nghttp2/1.59.0", upstream: "1.59.0", wantWrong: true},
-		{name: "h2load prerelease", tool: H2load{}, out: "h2load nghttp2/1.52.0-DEV\n", full: "nghttp2/1.52.0-DEV", upstream: "1.52.0"},
-		{name: "h2load garbage", tool: H2load{}, out: "Usage: h2load [OPTIONS]... [URI]...\n", wantErr: true},
+		{name: "wrk upstream build", tool: Wrk(), out: "wrk 4.1.0 [epoll] Copyright (C) 2012 Will Glozer\n", full: "4.1.0", upstream: "4.1.0"},
+		{name: "wrk wrong version", tool: Wrk(), out: "wrk 4.2.0 [epoll] Copyright (C) 2012 Will Glozer\n", full: "4.2.0", upstream: "4.2.0", wantWrong: true},
+		{name: "wrk2 is not wrk 4.1.0", tool: Wrk(), out: "wrk 4.0.0 [epoll] Copyright (C) 2012 Will Glozer\n", full: "4.0.0", upstream: "4.0.0", wantWrong: true},
+		{name: "wrk missing", tool: Wrk(), out: "bash: wrk: command not found\n", wantErr: true},
+		{name: "wrk no number", tool: Wrk(), out: "wrk debian/unknown [epoll]\n", full: "debian/unknown", wantErr: true},
+		{name: "h2load", tool: H2load(), out: "h2load nghttp2/1.52.0\n", full: "nghttp2/1.52.0", upstream: "1.52.0"},
+		{name: "h2load wrong version", tool: H2load(), out: "h2load nghttp2/1.59.0\n", full: "nghttp2/1.59.0", upstream: "1.59.0", wantWrong: true},
+		{name: "h2load prerelease", tool: H2load(), out: "h2load nghttp2/1.52.0-DEV\n", full: "nghttp2/1.52.0-DEV", upstream: "1.52.0"},
+		{name: "h2load garbage", tool: H2load(), out: "Usage: h2load [OPTIONS]... [URI]...\n", wantErr: true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -222,17 +222,17 @@ func TestParseVersion(t *testing.T) {
 // TestInstalledVersions checks the tools on PATH are the pinned ones (CI has them).
 func TestInstalledVersions(t *testing.T) {
 	for _, tool := range All() {
-		t.Run(tool.Name(), func(t *testing.T) {
-			path := needTool(t, tool.Binary())
+		t.Run(tool.Name, func(t *testing.T) {
+			path := needTool(t, tool.Binary)
 			full, ok, err := CheckBinaryVersion(tool, path) // ghz: its build information
 			if !ok {
-				out, _ := exec.Command(path, tool.VersionArgs()...).CombinedOutput() // wrk -v exits 1
+				out, _ := exec.Command(path, tool.VersionArgs...).CombinedOutput() // wrk -v exits 1
 				full, err = CheckVersion(tool, string(out))
 			}
 			if err != nil {
 				t.Fatalf("%s: %v", path, err)
 			}
-			t.Logf("%s %s", tool.Binary(), full)
+			t.Logf("%s %s", tool.Binary, full)
 		})
 	}
 }
@@ -246,24 +246,24 @@ func TestForProfile(t *testing.T) {
 		{profile.ToolGhz, "ghz"},
 	} {
 		got, err := ForProfile(profile.Profile{Name: "x", Tool: tt.tool})
-		if err != nil || got.Name() != tt.want || got.Binary() != tt.want {
+		if err != nil || got.Name != tt.want || got.Binary != tt.want {
 			t.Errorf("ForProfile(tool %q) = %v, %v; want the %s adapter", tt.tool, got, err, tt.want)
 		}
 	}
 	for _, tool := range []string{profile.ToolH2loadH3, "gcannon", ""} {
 		got, err := ForProfile(profile.Profile{Name: "x", Tool: tool})
-		if !errors.Is(err, ErrUnknownTool) || got != nil {
+		if !errors.Is(err, ErrUnknownTool) || got.Adapter != nil {
 			t.Errorf("ForProfile(tool %q) = %v, %v; want ErrUnknownTool", tool, got, err)
 		}
 	}
 	seen := map[string]bool{}
 	for _, tool := range All() {
-		if seen[tool.Name()] {
-			t.Errorf("All() lists %s twice", tool.Name())
+		if seen[tool.Name] {
+			t.Errorf("All() lists %s twice", tool.Name)
 		}
-		seen[tool.Name()] = true
-		if tool.PinnedVersion() == "" || len(tool.VersionArgs()) == 0 {
-			t.Errorf("%s: no pinned version or version args", tool.Name())
+		seen[tool.Name] = true
+		if tool.PinnedVersion == "" || len(tool.VersionArgs) == 0 {
+			t.Errorf("%s: no pinned version or version args", tool.Name)
 		}
 	}
 }

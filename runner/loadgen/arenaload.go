@@ -14,7 +14,7 @@ import (
 	"github.com/arenabot/arenabot/result"
 )
 
-// Arenaload is the adapter for this module's own generator, cmd/arenaload, which runs the
+// Arenaload is this module's own generator, cmd/arenaload, which runs the
 // profiles no pinned tool runs faithfully. The profile picks the mode:
 //
 //	paced (a profile with a Rate): arenaload paced -c C -R <rate> -d <secs>s --timeout T
@@ -36,33 +36,28 @@ import (
 // ./cmd/arenaload), natively and in the load-generator image. The adapter reads the
 // generator's output as it reads any tool's, without importing it (arenaloadJSON mirrors
 // arenaload.Result field for field; a test decodes the generator's own encoding).
-type Arenaload struct{}
+func Arenaload() Tool {
+	return Tool{
+		Name:          profile.ToolArenaload,
+		Binary:        "arenaload",
+		PinnedVersion: ArenaloadVersion,
+		Install:       Install{Module: "./cmd/arenaload"},
+		VersionArgs:   []string{"--version"},
+		Adapter:       arenaloadAdapter{},
+	}
+}
 
 // ArenaloadVersion is the generator version the harness is pinned to.
 const ArenaloadVersion = "1.0.0"
 
-// Name is profile.ToolArenaload.
-func (Arenaload) Name() string { return profile.ToolArenaload }
-
-// Binary is "arenaload".
-func (Arenaload) Binary() string { return "arenaload" }
-
-// PinnedVersion is ArenaloadVersion.
-func (Arenaload) PinnedVersion() string { return ArenaloadVersion }
-
-// Install is this module's main package, built from the checkout.
-func (Arenaload) Install() Install {
-	return Install{Module: "./cmd/arenaload"}
-}
-
-// VersionArgs is --version.
-func (Arenaload) VersionArgs() []string { return []string{"--version"} }
+// arenaloadAdapter is Arenaload's Adapter.
+type arenaloadAdapter struct{}
 
 var arenaloadVersionRE = regexp.MustCompile(`(?m)^arenaload (([0-9]+\.[0-9]+\.[0-9]+)\b.*?)\s*$`)
 
 // ParseVersion reads "arenaload 1.0.0 (vcs 1a2b3c4d5e6f)" (full "1.0.0 (vcs 1a2b3c4d5e6f)",
 // upstream "1.0.0").
-func (Arenaload) ParseVersion(out string) (full, upstream string, err error) {
+func (arenaloadAdapter) ParseVersion(out string) (full, upstream string, err error) {
 	m := arenaloadVersionRE.FindStringSubmatch(out)
 	if m == nil {
 		return "", "", fmt.Errorf("no %q line in arenaload --version output %s", "arenaload <version>", excerpt([]byte(out)))
@@ -71,10 +66,11 @@ func (Arenaload) ParseVersion(out string) (full, upstream string, err error) {
 }
 
 // WriteFiles writes nothing: the request files arenaload reads are the arena data's.
-func (Arenaload) WriteFiles(Spec) error { return nil }
+func (arenaloadAdapter) WriteFiles(Spec) error { return nil }
 
-// Mode returns the generator mode that runs profile p ("paced", "ws", "h3"), or an error.
-func (Arenaload) Mode(p profile.Profile) (string, error) {
+// arenaloadMode returns the generator mode that runs profile p ("paced", "ws", "h3"), or an
+// error.
+func arenaloadMode(p profile.Profile) (string, error) {
 	switch {
 	case p.Scheme == profile.SchemeWS:
 		return "ws", nil
@@ -87,13 +83,13 @@ func (Arenaload) Mode(p profile.Profile) (string, error) {
 }
 
 // Args returns the command line for the profile's mode (see Arenaload).
-func (a Arenaload) Args(spec Spec) ([]string, error) {
+func (arenaloadAdapter) Args(spec Spec) ([]string, error) {
 	p := spec.Profile
 	_, secs, err := specBasics("arenaload", spec)
 	if err != nil {
 		return nil, err
 	}
-	mode, err := a.Mode(p)
+	mode, err := arenaloadMode(p)
 	if err != nil {
 		return nil, err
 	}
@@ -140,7 +136,7 @@ func (a Arenaload) Args(spec Spec) ([]string, error) {
 
 // Parse reads the generator's JSON result from its output (the last line that starts a
 // JSON object onward; anything before it is the generator's notes on stderr).
-func (Arenaload) Parse(out []byte) (Measurement, error) {
+func (arenaloadAdapter) Parse(out []byte) (Measurement, error) {
 	r, err := parseArenaload(out)
 	if err != nil {
 		return Measurement{}, err

@@ -17,11 +17,11 @@ func TestArenaloadVersionIsTheGenerators(t *testing.T) {
 	if ArenaloadVersion != arenaload.Version {
 		t.Errorf("ArenaloadVersion %s, arenaload.Version %s: bump both together", ArenaloadVersion, arenaload.Version)
 	}
-	full, up, err := Arenaload{}.ParseVersion("arenaload 1.0.0 (vcs 6d87d2f9ecf0, modified)\n")
+	full, up, err := Arenaload().ParseVersion("arenaload 1.0.0 (vcs 6d87d2f9ecf0, modified)\n")
 	if err != nil || full != "1.0.0 (vcs 6d87d2f9ecf0, modified)" || up != "1.0.0" {
 		t.Errorf("ParseVersion = %q, %q, %v", full, up, err)
 	}
-	if _, _, err := (Arenaload{}).ParseVersion("wrk 4.1.0"); err == nil {
+	if _, _, err := Arenaload().ParseVersion("wrk 4.1.0"); err == nil {
 		t.Error("another tool's version parsed")
 	}
 }
@@ -93,7 +93,7 @@ func TestArenaloadArgs(t *testing.T) {
 				"-H", "Accept-Encoding: br;q=1, gzip;q=0.8", "--insecure", "https://localhost:8443"}, ""},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := Arenaload{}.Args(tt.spec(base))
+			got, err := Arenaload().Args(tt.spec(base))
 			if tt.error != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.error) {
 					t.Errorf("Args: %v; want an error with %q", err, tt.error)
@@ -109,7 +109,7 @@ func TestArenaloadArgs(t *testing.T) {
 
 // TestArenaloadParse reads output captured from the real generator (stderr's note first).
 func TestArenaloadParse(t *testing.T) {
-	m, err := Arenaload{}.Parse(readTestdata(t, "arenaload-paced.txt"))
+	m, err := Arenaload().Parse(readTestdata(t, "arenaload-paced.txt"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -124,7 +124,7 @@ func TestArenaloadParse(t *testing.T) {
 	}
 	for _, bad := range []string{"", "arenaload paced: cannot dial\n", `{"tool":"wrk","mode":"paced","duration_s":1}`,
 		`{"tool":"arenaload","mode":"paced","duration_s":1,"requests":1,"ok":5}`, `{"tool":"arenaload","mode":"paced","duration_s":1,"new_field":1}`} {
-		if _, err := (Arenaload{}).Parse([]byte(bad)); err == nil {
+		if _, err := Arenaload().Parse([]byte(bad)); err == nil {
 			t.Errorf("Parse(%q) succeeded", bad)
 		} else if bad == "" && !errors.Is(err, ErrNoResult) {
 			t.Errorf("Parse of no output: %v; want ErrNoResult", err)
@@ -135,7 +135,7 @@ func TestArenaloadParse(t *testing.T) {
 func FuzzParseArenaload(f *testing.F) {
 	f.Add(readTestdata(f, "arenaload-paced.txt"))
 	f.Fuzz(func(t *testing.T, out []byte) {
-		m, err := Arenaload{}.Parse(out)
+		m, err := Arenaload().Parse(out)
 		if err != nil {
 			return
 		}

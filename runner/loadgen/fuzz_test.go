@@ -12,16 +12,16 @@ import (
 // or duration, RPS finite, Status2xx within Requests, the status classes adding up.
 
 func FuzzParseWrk(f *testing.F) {
-	fuzzParse(f, Wrk{})
+	fuzzParse(f, Wrk())
 }
 
 func FuzzParseH2load(f *testing.F) {
-	fuzzParse(f, H2load{})
+	fuzzParse(f, H2load())
 }
 
 func fuzzParse(f *testing.F, tool Tool) {
 	for _, tt := range parseTests {
-		if tt.tool.Name() == tool.Name() {
+		if tt.tool.Name == tool.Name {
 			f.Add(readTestdata(f, tt.file))
 		}
 	}

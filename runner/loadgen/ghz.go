@@ -2,7 +2,6 @@ package loadgen
 
 import (
 	"bytes"
-	"debug/buildinfo"
 	_ "embed"
 	"encoding/json"
 	"fmt"
@@ -20,7 +19,7 @@ import (
 	"github.com/arenabot/arenabot/profile"
 )
 
-// GhzProto is the file Ghz.WriteFiles writes into Spec.ScriptDir: the arena's
+// GhzProto is the file ghz's WriteFiles writes into Spec.ScriptDir: the arena's
 // benchmark.proto (package benchmark, service BenchmarkService), which ghz compiles to
 // build its calls. It is the same file as frameworks/grpc-go/benchmark.proto.
 const GhzProto = "benchmark.proto"
@@ -28,17 +27,14 @@ const GhzProto = "benchmark.proto"
 //go:embed benchmark.proto
 var benchmarkProto []byte
 
-// ghzModule is ghz's module path, as its binary's build information names it.
-const ghzModule = "github.com/bojand/ghz"
-
 // ghzData is the request each call sends, by method: the arena's ghz data.
 var ghzData = map[string]string{
 	"/benchmark.BenchmarkService/StreamSum": `{"a":1,"b":2,"count":5000}`,
 	"/benchmark.BenchmarkService/GetSum":    `{"a":1,"b":2}`,
 }
 
-// Ghz is the adapter for ghz v0.121.0, the arena's gRPC load tool, run as the arena runs
-// it:
+// Ghz is ghz v0.121.0 (the arena's GHZ_VERSION), the arena's gRPC load tool, run as the
+// arena runs it:
 //
 //	ghz --insecure|--skipTLS --proto benchmark.proto --call benchmark.BenchmarkService/StreamSum
 //	    -d '{"a":1,"b":2,"count":5000}' --connections C -c <Streams×C> -z D -O json host:port
@@ -61,41 +57,38 @@ var ghzData = map[string]string{
 //     slowest. They cover the OK calls, as ghz's do.
 //   - Bytes stays 0: ghz does not count them.
 //
-// With a Spec.OutDir, ghz writes its report into the file LogFile names (-o) rather than on
-// stdout, and ReadLog reads it: in the load-generator container, an output line this long
-// (every call's details) can lose its end on the way through Docker's log stream when ghz
-// exits right after writing it. Parse then sees no output and leaves the Measurement to
+// With a Spec.OutDir, ghz writes its report into the run log (Tool.LogFile: -o) rather than
+// on stdout, and its ReadLog reads it: in the load-generator container, an output line this
+// long (every call's details) can lose its end on the way through Docker's log stream when
+// ghz exits right after writing it. Parse then sees no output and leaves the Measurement to
 // ReadLog; ReadLog fails when the file is not there.
 //
-// Its --version prints "dev" when it was built with go install; BinaryVersion reads the
-// version from the binary's Go build information instead. The load-generator image stamps
-// the version it checked at build time, so --version prints it there.
-type Ghz struct{}
-
-// Name is profile.ToolGhz.
-func (Ghz) Name() string { return profile.ToolGhz }
-
-// Binary is "ghz".
-func (Ghz) Binary() string { return "ghz" }
-
-// PinnedVersion is the ghz release the harness is pinned to (the arena's GHZ_VERSION).
-func (Ghz) PinnedVersion() string { return "0.121.0" }
-
-// VersionArgs is --version.
-func (Ghz) VersionArgs() []string { return []string{"--version"} }
-
-// Install is go install from the Go module proxy at the pinned version, by exact version:
-// the proxy's version list shows only v0.93.0, so @latest would downgrade. The image's build
-// stamps the version (-X main.version), so --version prints it there.
-func (Ghz) Install() Install {
-	return Install{GoPackage: "github.com/bojand/ghz/cmd/ghz", GoModule: "github.com/bojand/ghz", GoLDFlags: "-X main.version=v{version}"}
+// It is installed with go install from the Go module proxy at the pinned version, by exact
+// version: the proxy's version list shows only v0.93.0, so @latest would downgrade. Its
+// --version then prints "dev"; CheckBinaryVersion reads the version from the binary's Go
+// build information instead. The load-generator image's build stamps the version
+// (-X main.version), so --version prints it there.
+func Ghz() Tool {
+	return Tool{
+		Name:          profile.ToolGhz,
+		Binary:        "ghz",
+		PinnedVersion: "0.121.0",
+		Install:       Install{GoPackage: "github.com/bojand/ghz/cmd/ghz", GoModule: "github.com/bojand/ghz", GoLDFlags: "-X main.version=v{version}"},
+		VersionArgs:   []string{"--version"},
+		Log:           &RunLog{File: GhzReportFile, Read: readGhzReport},
+		Adapter:       ghzAdapter{},
+	}
 }
+
+// ghzAdapter is Ghz's Adapter.
+type ghzAdapter struct{}
 
 var ghzVersionRE = regexp.MustCompile(`(?m)^v?([0-9]+\.[0-9]+\.[0-9]+)\s*$`)
 
 // ParseVersion reads a stamped "v0.121.0" (full "v0.121.0", upstream "0.121.0"). An
-// unstamped build prints "dev", which says nothing: that is an error naming BinaryVersion.
-func (Ghz) ParseVersion(out string) (full, upstream string, err error) {
+// unstamped build prints "dev", which says nothing: that is an error naming the build
+// information, which CheckBinaryVersion reads.
+func (ghzAdapter) ParseVersion(out string) (full, upstream string, err error) {
 	if strings.TrimSpace(out) == "dev" {
 		return "", "", fmt.Errorf("ghz --version says %q (built with go install, which does not stamp a version): read its build information (go version -m)", "dev")
 	}
@@ -106,48 +99,8 @@ func (Ghz) ParseVersion(out string) (full, upstream string, err error) {
 	return "v" + m[1], m[1], nil
 }
 
-// BinaryVersion reads the version of the ghz executable at path from its Go build
-// information, as go version -m does: full "v0.121.0 (go1.26.8)", upstream "0.121.0". It
-// fails for a binary that is not ghz's main package.
-func (Ghz) BinaryVersion(path string) (full, upstream string, err error) {
-	bi, err := buildinfo.ReadFile(path)
-	if err != nil {
-		return "", "", fmt.Errorf("ghz build information: %w", err)
-	}
-	if bi.Main.Path != ghzModule {
-		return "", "", fmt.Errorf("%s is built from module %q, not %s", path, bi.Main.Path, ghzModule)
-	}
-	v := bi.Main.Version
-	return v + " (" + bi.GoVersion + ")", strings.TrimPrefix(v, "v"), nil
-}
-
-// A BinaryVersioner reads a tool's version from its executable rather than from its output
-// (Ghz).
-type BinaryVersioner interface {
-	BinaryVersion(path string) (full, upstream string, err error)
-}
-
-// CheckBinaryVersion reads the version of the executable at path when tool is a
-// BinaryVersioner and returns the full version string; the error wraps ErrWrongVersion when
-// it is not the pinned one. ok is false for other tools, whose version comes from the
-// output of their VersionArgs (CheckVersion).
-func CheckBinaryVersion(tool Tool, path string) (full string, ok bool, err error) {
-	bv, ok := tool.(BinaryVersioner)
-	if !ok {
-		return "", false, nil
-	}
-	full, upstream, err := bv.BinaryVersion(path)
-	if err != nil {
-		return "", true, err
-	}
-	if upstream != tool.PinnedVersion() {
-		return full, true, fmt.Errorf("%s %s: %w %s", path, full, ErrWrongVersion, tool.PinnedVersion())
-	}
-	return full, true, nil
-}
-
 // WriteFiles writes GhzProto into spec.ScriptDir.
-func (Ghz) WriteFiles(spec Spec) error {
+func (ghzAdapter) WriteFiles(spec Spec) error {
 	if spec.ScriptDir == "" {
 		return fmt.Errorf("write %s: no script directory", GhzProto)
 	}
@@ -164,7 +117,7 @@ func (Ghz) WriteFiles(spec Spec) error {
 //
 // The method is Profile.Path; the data the arena's for it (ghzData). Profile.Streams is
 // ghz's concurrent calls per connection (the arena's -c 4C), at least 1.
-func (Ghz) Args(spec Spec) ([]string, error) {
+func (ghzAdapter) Args(spec Spec) ([]string, error) {
 	p := spec.Profile
 	_, secs, err := specBasics("ghz", spec)
 	if err != nil {
@@ -199,7 +152,7 @@ func (Ghz) Args(spec Spec) ([]string, error) {
 		"-z", strconv.FormatInt(secs, 10) + "s",
 		"-O", "json",
 	}
-	if f := (Ghz{}).LogFile(spec); f != "" {
+	if f := logPath(spec, GhzReportFile); f != "" {
 		args = append(args, "-o", f)
 	}
 	return append(args, net.JoinHostPort(spec.Host, strconv.Itoa(p.Port))), nil
@@ -208,21 +161,13 @@ func (Ghz) Args(spec Spec) ([]string, error) {
 // GhzReportFile is the name of the report ghz writes into Spec.OutDir.
 const GhzReportFile = "ghz-report.json"
 
-// LogFile is OutDir/GhzReportFile, or "" without an OutDir (the report goes to stdout).
-func (Ghz) LogFile(spec Spec) string {
-	if spec.OutDir == "" {
-		return ""
-	}
-	return filepath.Join(spec.OutDir, GhzReportFile)
-}
-
-// maxGhzReport bounds the report ReadLog reads: ghz keeps at most 1,000,000 call details
+// maxGhzReport bounds the report readGhzReport reads: ghz keeps at most 1,000,000 call details
 // of about 130 bytes each.
 const maxGhzReport = 256 << 20
 
-// ReadLog reads the report the run wrote into LogFile and sets m from it.
-func (g Ghz) ReadLog(spec Spec, m *Measurement) error {
-	f, err := os.Open(g.LogFile(spec))
+// readGhzReport reads the report a run wrote at path (its run log) and sets m from it.
+func readGhzReport(path string, m *Measurement) error {
+	f, err := os.Open(path)
 	if err != nil {
 		return fmt.Errorf("ghz report: %w", err)
 	}
@@ -279,9 +224,9 @@ type ghzJSON struct {
 var ghzCutOff = []string{"grpc: the client connection is closing", "use of closed network connection"}
 
 // Parse reads ghz's JSON report (see Ghz) from its output. Output that is empty (blank) is
-// a run that wrote its report into LogFile: Parse returns a zero Measurement for ReadLog to
-// fill.
-func (Ghz) Parse(out []byte) (Measurement, error) {
+// a run that wrote its report into its run log: Parse returns a zero Measurement for ReadLog
+// to fill.
+func (ghzAdapter) Parse(out []byte) (Measurement, error) {
 	if len(bytes.TrimSpace(out)) == 0 {
 		return Measurement{}, nil
 	}

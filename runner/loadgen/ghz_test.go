@@ -31,18 +31,18 @@ func TestGhzArgs(t *testing.T) {
 	s := Spec{Profile: streamProfile, Host: "127.0.0.1", Conns: 64, Threads: 2, Duration: 5 * time.Second, DataDir: "/d", ScriptDir: "/s"}
 	want := []string{"--insecure", "--proto", "/s/benchmark.proto", "--call", "benchmark.BenchmarkService/StreamSum",
 		"-d", `{"a":1,"b":2,"count":5000}`, "--connections", "64", "-c", "256", "-z", "5s", "-O", "json", "127.0.0.1:8080"}
-	got, err := Ghz{}.Args(s)
+	got, err := Ghz().Args(s)
 	if err != nil || !slices.Equal(got, want) {
 		t.Errorf("Args(stream-grpc 64c) = %q, %v\nwant %q", got, err, want)
 	}
 	s.OutDir = "/o"
-	got, _ = Ghz{}.Args(s)
+	got, _ = Ghz().Args(s)
 	if want := append(slices.Clone(want[:len(want)-1]), "-o", "/o/ghz-report.json", "127.0.0.1:8080"); !slices.Equal(got, want) {
 		t.Errorf("Args with an OutDir = %q\nwant %q", got, want)
 	}
 	s.OutDir = ""
 	s.Profile = streamTLSProfile
-	got, _ = Ghz{}.Args(s)
+	got, _ = Ghz().Args(s)
 	if got[0] != "--skipTLS" || got[len(got)-1] != "127.0.0.1:8443" {
 		t.Errorf("Args(stream-grpc-tls) = %q, want --skipTLS … 127.0.0.1:8443", got)
 	}
@@ -55,7 +55,7 @@ func TestGhzArgs(t *testing.T) {
 	} {
 		bad := s
 		mod(&bad)
-		if args, err := (Ghz{}).Args(bad); err == nil {
+		if args, err := Ghz().Args(bad); err == nil {
 			t.Errorf("%s: Args = %q, want an error", name, args)
 		}
 	}
@@ -71,7 +71,7 @@ func TestGhzProtoIsTheEntrys(t *testing.T) {
 		t.Error("runner/loadgen/benchmark.proto differs from frameworks/grpc-go/benchmark.proto; keep them the same")
 	}
 	dir := t.TempDir()
-	if err := (Ghz{}).WriteFiles(Spec{ScriptDir: dir}); err != nil {
+	if err := Ghz().WriteFiles(Spec{ScriptDir: dir}); err != nil {
 		t.Fatal(err)
 	}
 	if b, err := os.ReadFile(filepath.Join(dir, GhzProto)); err != nil || !bytes.Equal(b, benchmarkProto) {
@@ -89,18 +89,18 @@ func TestGhzVersion(t *testing.T) {
 		{out: "dev\n", wantErr: true},
 		{out: "ghz: error: unknown flag\n", wantErr: true},
 	} {
-		full, upstream, err := Ghz{}.ParseVersion(tt.out)
+		full, upstream, err := Ghz().ParseVersion(tt.out)
 		if (err != nil) != tt.wantErr || full != tt.full || (!tt.wantErr && upstream != "0.121.0") {
 			t.Errorf("ParseVersion(%q) = %q, %q, %v; want %q, error %v", tt.out, full, upstream, err, tt.full, tt.wantErr)
 		}
 	}
-	if _, _, err := (Ghz{}).BinaryVersion(os.Args[0]); err == nil {
-		t.Error("BinaryVersion(the test binary) succeeded; want an error naming the module")
+	if _, _, err := Ghz().binaryVersion(os.Args[0]); err == nil {
+		t.Error("binaryVersion(the test binary) succeeded; want an error naming the module")
 	}
 	path := needTool(t, "ghz")
-	full, upstream, err := Ghz{}.BinaryVersion(path)
-	if err != nil || upstream != (Ghz{}).PinnedVersion() {
-		t.Fatalf("BinaryVersion(%s) = %q, %q, %v; want version %s (go install github.com/bojand/ghz/cmd/ghz@v0.121.0)", path, full, upstream, err, Ghz{}.PinnedVersion())
+	full, upstream, err := Ghz().binaryVersion(path)
+	if err != nil || upstream != Ghz().PinnedVersion {
+		t.Fatalf("binaryVersion(%s) = %q, %q, %v; want version %s (go install github.com/bojand/ghz/cmd/ghz@v0.121.0)", path, full, upstream, err, Ghz().PinnedVersion)
 	}
 	t.Logf("%s: ghz %s", path, full)
 }
@@ -176,21 +176,21 @@ func TestParseGhzBroken(t *testing.T) {
 		"no count":    `{"date":"2026-12-01T12:00:00Z","total":1000}`,
 		"negative":    `{"date":"x","count":-1,"total":1000}`,
 	} {
-		if _, err := (Ghz{}).Parse([]byte(out)); err == nil {
+		if _, err := Ghz().Parse([]byte(out)); err == nil {
 			t.Errorf("%s: Parse succeeded", name)
 		} else if name != "negative" && !errors.Is(err, ErrNoResult) {
 			t.Errorf("%s: %v does not wrap ErrNoResult", name, err)
 		}
 	}
 	// No output: the report went to a file (-o), for ReadLog.
-	if m, err := (Ghz{}).Parse([]byte(" \n")); err != nil || m != (Measurement{}) {
+	if m, err := Ghz().Parse([]byte(" \n")); err != nil || m != (Measurement{}) {
 		t.Errorf("Parse(blank) = %+v, %v; want a zero Measurement for ReadLog", m, err)
 	}
 	if _, err := ParseGhz(nil); !errors.Is(err, ErrNoResult) {
 		t.Errorf("ParseGhz(nil) = %v, want ErrNoResult", err)
 	}
 	// Output before the report (a warning on stderr) is skipped.
-	m, err := Ghz{}.Parse([]byte("warning: something\n" + `{"date":"x","count":2,"total":2000000000,"statusCodeDistribution":{"OK":2},"options":{"data":{"count":10}}}`))
+	m, err := Ghz().Parse([]byte("warning: something\n" + `{"date":"x","count":2,"total":2000000000,"statusCodeDistribution":{"OK":2},"options":{"data":{"count":10}}}`))
 	if err != nil || m.Status2xx != 20 || m.RPS() != 10 {
 		t.Errorf("Parse after a warning = %+v, %v; want 20 replies, 10/s", m, err)
 	}
@@ -214,7 +214,7 @@ func FuzzParseGhz(f *testing.F) {
 		f.Add(b)
 	}
 	f.Fuzz(func(t *testing.T, out []byte) {
-		m, err := Ghz{}.Parse(out)
+		m, err := Ghz().Parse(out)
 		if err != nil {
 			return
 		}
@@ -238,10 +238,10 @@ func runGhz(t *testing.T, ghz string, p profile.Profile, port, conns int, d time
 	t.Helper()
 	p.Port = port
 	spec := Spec{Profile: p, Host: "127.0.0.1", Conns: conns, Threads: 1, Duration: d, ScriptDir: t.TempDir()}
-	if err := (Ghz{}).WriteFiles(spec); err != nil {
+	if err := Ghz().WriteFiles(spec); err != nil {
 		t.Fatal(err)
 	}
-	args, err := Ghz{}.Args(spec)
+	args, err := Ghz().Args(spec)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -284,22 +284,22 @@ func TestGhzAgainstFixture(t *testing.T) {
 	// With an OutDir the report goes to a file: nothing on stdout, ReadLog reads it.
 	spec := Spec{Profile: streamProfile, Host: "127.0.0.1", Conns: 1, Threads: 1, Duration: 2 * time.Second, ScriptDir: t.TempDir(), OutDir: t.TempDir()}
 	spec.Profile.Port, spec.Profile.Streams = ok.H2CPort, 1
-	if err := (Ghz{}).WriteFiles(spec); err != nil {
+	if err := Ghz().WriteFiles(spec); err != nil {
 		t.Fatal(err)
 	}
-	args, err := Ghz{}.Args(spec)
+	args, err := Ghz().Args(spec)
 	if err != nil {
 		t.Fatal(err)
 	}
 	out, code := runTool(t, 30*time.Second, ghz, args...)
-	m, err := Ghz{}.Parse(out)
+	m, err := Ghz().Parse(out)
 	if code != 0 || err != nil || m != (Measurement{}) {
 		t.Fatalf("ghz -o: exit %d, Parse = %+v, %v; want no output and a zero Measurement:\n%s", code, m, err, out)
 	}
-	if err := (Ghz{}).ReadLog(spec, &m); err != nil || m.Status2xx == 0 || m.Status2xx%5000 != 0 {
+	if err := Ghz().ReadLog(spec, &m); err != nil || m.Status2xx == 0 || m.Status2xx%5000 != 0 {
 		t.Errorf("ReadLog = %v, %+v; want OK calls of 5000 replies", err, m)
 	}
-	if err := (Ghz{}).ReadLog(Spec{OutDir: t.TempDir()}, &m); err == nil {
+	if err := Ghz().ReadLog(Spec{OutDir: t.TempDir()}, &m); err == nil {
 		t.Error("ReadLog without a report succeeded")
 	}
 

@@ -9,7 +9,7 @@ import (
 )
 
 // GRPCSumFile is the body file the unary gRPC profiles send with h2load -d, written into
-// Spec.ScriptDir by H2load.WriteFiles: the old arena's requests/grpc-sum.bin.
+// Spec.ScriptDir by h2load's WriteFiles: the old arena's requests/grpc-sum.bin.
 const GRPCSumFile = "grpc-sum.bin"
 
 // GRPCSumFrame is one gRPC length-prefixed message (a 0 byte for "not compressed", a

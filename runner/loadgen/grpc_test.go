@@ -28,22 +28,22 @@ func TestH2loadGRPCArgs(t *testing.T) {
 	want := []string{"-c", "512", "-t", "2", "-m", "100", "-D", "5s", "-p", "h2c",
 		"-H", "content-type: application/grpc", "-H", "te: trailers", "-d", "/s/grpc-sum.bin",
 		"http://127.0.0.1:8080/benchmark.BenchmarkService/GetSum"}
-	if got, err := (H2load{}).Args(s); err != nil || !slices.Equal(got, want) {
+	if got, err := H2load().Args(s); err != nil || !slices.Equal(got, want) {
 		t.Errorf("Args(unary-grpc) = %q, %v\nwant %q", got, err, want)
 	}
 	s.Profile = unaryTLSProfile
 	want = []string{"-c", "512", "-t", "2", "-m", "100", "-D", "5s",
 		"-H", "content-type: application/grpc", "-H", "te: trailers", "-d", "/s/grpc-sum.bin",
 		"https://127.0.0.1:8443/benchmark.BenchmarkService/GetSum"}
-	if got, err := (H2load{}).Args(s); err != nil || !slices.Equal(got, want) {
+	if got, err := H2load().Args(s); err != nil || !slices.Equal(got, want) {
 		t.Errorf("Args(unary-grpc-tls) = %q, %v\nwant %q", got, err, want)
 	}
 	s.ScriptDir = ""
-	if got, err := (H2load{}).Args(s); err == nil {
+	if got, err := H2load().Args(s); err == nil {
 		t.Errorf("Args without a script directory = %q, want an error", got)
 	}
 	dir := t.TempDir()
-	if err := (H2load{}).WriteFiles(Spec{Profile: unaryProfile, ScriptDir: dir}); err != nil {
+	if err := H2load().WriteFiles(Spec{Profile: unaryProfile, ScriptDir: dir}); err != nil {
 		t.Fatal(err)
 	}
 	if b, err := os.ReadFile(filepath.Join(dir, GRPCSumFile)); err != nil || !bytes.Equal(b, []byte{0, 0, 0, 0, 4, 0x08, 0x01, 0x10, 0x02}) {
@@ -66,15 +66,15 @@ func TestH2loadCountsGRPCErrorsAsSuccess(t *testing.T) {
 				p.Port = s.TLSPort
 			}
 			spec := Spec{Profile: p, Host: "127.0.0.1", Conns: 2, Threads: 1, Duration: time.Second, ScriptDir: t.TempDir()}
-			if err := (H2load{}).WriteFiles(spec); err != nil {
+			if err := H2load().WriteFiles(spec); err != nil {
 				t.Fatal(err)
 			}
-			args, err := H2load{}.Args(spec)
+			args, err := H2load().Args(spec)
 			if err != nil {
 				t.Fatal(err)
 			}
 			out, _ := runTool(t, 30*time.Second, h2load, args...)
-			m, err := H2load{}.Parse(out)
+			m, err := H2load().Parse(out)
 			if err != nil {
 				t.Fatalf("%s %q: %v\n%s", p.Name, mode, err, out)
 			}

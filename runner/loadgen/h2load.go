@@ -13,7 +13,8 @@ import (
 	"github.com/arenabot/arenabot/profile"
 )
 
-// H2load is the adapter for h2load (nghttp2 1.52.0) over TCP: h2 over TLS (scheme "h2",
+// H2load is h2load of nghttp2 1.52.0 (Debian's nghttp2-client package, 1.52.0-1+deb12u3 in
+// bookworm) over TCP: h2 over TLS (scheme "h2",
 // ALPN h2 offered first, h2load's default list), h2c with prior knowledge ("h2c") and
 // HTTP/1.1 ("http", or "https" over TLS; --h1, where -m is the pipeline depth).
 //
@@ -25,7 +26,7 @@ import (
 // Latency: h2load prints no percentiles, only min, max, mean and sd of "time for request"
 // (Mean and Max come from that row). With a Spec.OutDir the run also writes its request
 // log there (--log-file: one line per request, bounded by the run's length, which is why
-// the h2 profiles run 5 s), and ReadLog fills in P50, P90, P99 and P999 from it; without one
+// the h2 profiles run 5 s), and its ReadLog fills in P50, P90, P99 and P999 from it; without one
 // they stay 0.
 //
 // What h2load cannot tell, and how the Measurement reflects it:
@@ -41,41 +42,30 @@ import (
 //     includes its "errored" requests, which got no response. Over h2 h2load counts a
 //     status when the response headers arrive, so Requests can exceed its "done" count by
 //     the streams in flight at the end (testdata/h2load-h2c.txt: 29249 against 29226).
-type H2load struct{}
+func H2load() Tool {
+	return Tool{
+		Name:          profile.ToolH2load,
+		Binary:        "h2load",
+		PinnedVersion: "1.52.0",
+		Install:       Install{Debian: "nghttp2-client"},
+		VersionArgs:   []string{"--version"},
+		Log:           &RunLog{File: H2loadLog, Read: readH2loadLog},
+		Adapter:       h2loadAdapter{},
+	}
+}
 
-// Name is profile.ToolH2load.
-func (H2load) Name() string { return profile.ToolH2load }
-
-// Binary is "h2load".
-func (H2load) Binary() string { return "h2load" }
-
-// PinnedVersion is the nghttp2 release the harness is pinned to.
-func (H2load) PinnedVersion() string { return "1.52.0" }
-
-// Install is Debian's nghttp2-client package (1.52.0-1+deb12u3 in bookworm).
-func (H2load) Install() Install { return Install{Debian: "nghttp2-client"} }
-
-// VersionArgs is --version.
-func (H2load) VersionArgs() []string { return []string{"--version"} }
+// h2loadAdapter is H2load's Adapter.
+type h2loadAdapter struct{}
 
 var h2loadVersionRE = regexp.MustCompile(`(?m)^h2load (\S+)`)
 
 // ParseVersion reads "h2load nghttp2/1.52.0" (full "nghttp2/1.52.0", upstream "1.52.0").
-func (H2load) ParseVersion(out string) (full, upstream string, err error) {
-	m := h2loadVersionRE.FindStringSubmatch(out)
-	if m == nil {
-		return "", "", fmt.Errorf("no %q line in h2load --version output %s", "h2load <version>", excerpt([]byte(out)))
-	}
-	full = m[1]
-	upstream = upstreamVersion(full)
-	if upstream == "" {
-		return full, "", fmt.Errorf("h2load version %q has no release number", full)
-	}
-	return full, upstream, nil
+func (h2loadAdapter) ParseVersion(out string) (full, upstream string, err error) {
+	return packagedVersion(h2loadVersionRE, "h2load --version", out)
 }
 
 // WriteFiles writes GRPCSumFile for the gRPC profiles; others need no helper files.
-func (H2load) WriteFiles(spec Spec) error { return writeGRPCBody(spec) }
+func (h2loadAdapter) WriteFiles(spec Spec) error { return writeGRPCBody(spec) }
 
 // Args returns
 //
@@ -88,7 +78,7 @@ func (H2load) WriteFiles(spec Spec) error { return writeGRPCBody(spec) }
 // TLS) sends GRPCSumFrame as every request's body; h2load counts the HTTP status only, so a
 // gRPC error inside an HTTP 200 is a 2xx here (the runner samples the grpc-status beside
 // the run).
-func (H2load) Args(spec Spec) ([]string, error) {
+func (h2loadAdapter) Args(spec Spec) ([]string, error) {
 	p := spec.Profile
 	threads, secs, err := specBasics("h2load", spec)
 	if err != nil {
@@ -123,7 +113,7 @@ func (H2load) Args(spec Spec) ([]string, error) {
 		"-D", strconv.FormatInt(secs, 10) + "s",
 	}
 	args = append(args, proto...)
-	if log := (H2load{}).LogFile(spec); log != "" {
+	if log := logPath(spec, H2loadLog); log != "" {
 		args = append(args, "--log-file", log)
 	}
 	for _, h := range p.Headers {
@@ -182,18 +172,10 @@ var (
 // H2loadLog is the name of the request log h2load writes into Spec.OutDir.
 const H2loadLog = "h2load-requests.log"
 
-// LogFile is OutDir/H2loadLog, or "" without an OutDir.
-func (H2load) LogFile(spec Spec) string {
-	if spec.OutDir == "" {
-		return ""
-	}
-	return filepath.Join(spec.OutDir, H2loadLog)
-}
-
-// ReadLog fills in m's latency percentiles from the run's request log. It leaves Mean and
-// Max (from the summary) alone.
-func (h H2load) ReadLog(spec Spec, m *Measurement) error {
-	f, err := os.Open(h.LogFile(spec))
+// readH2loadLog fills in m's latency percentiles from the run's request log at path. It
+// leaves Mean and Max (from the summary) alone.
+func readH2loadLog(path string, m *Measurement) error {
+	f, err := os.Open(path)
 	if err != nil {
 		return fmt.Errorf("h2load request log: %w", err)
 	}
@@ -207,7 +189,7 @@ func (h H2load) ReadLog(spec Spec, m *Measurement) error {
 }
 
 // Parse reads h2load's summary.
-func (H2load) Parse(out []byte) (Measurement, error) {
+func (h2loadAdapter) Parse(out []byte) (Measurement, error) {
 	var m Measurement
 	f := h2loadFinishedRE.FindSubmatch(out)
 	if f == nil {

@@ -19,4 +19,4 @@ func ImageFor(tool Tool) string { return imageTag([]Tool{tool}) }
 func ImageBuildArgs(tool Tool) map[string]string { return imageBuildArgs([]Tool{tool}) }
 
 // DockerfileName is the file, under image/, of tool's rendered Dockerfile.
-func DockerfileName(tool Tool) string { return tool.Name() + ".Dockerfile" }
+func DockerfileName(tool Tool) string { return tool.Name + ".Dockerfile" }

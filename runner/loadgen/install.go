@@ -12,7 +12,7 @@ import (
 )
 
 // An Install is where a load tool's pinned version comes from and how that is checked. The
-// files that put the tools on a machine are rendered from the adapters' Installs, so they
+// files that put the tools on a machine are rendered from the tools' Installs, so they
 // cannot drift from the versions the runner checks: each tool's load-generator image
 // (image/<tool>.Dockerfile, RenderDockerfile) and the load-tool block of .ci/setup (RenderSetup).
 // TestInstallFiles fails when either file disagrees; go test ./runner/loadgen -update
@@ -55,14 +55,14 @@ func (in Install) kinds() int {
 
 // Hint says, for an error message, how to install tool at its pinned version.
 func Hint(tool Tool) string {
-	in := tool.Install()
+	in := tool.Install
 	if in.GoPackage != "" {
-		return "go install " + in.GoPackage + "@v" + tool.PinnedVersion()
+		return "go install " + in.GoPackage + "@v" + tool.PinnedVersion
 	}
 	if in.Module != "" {
-		return "in this repository: CGO_ENABLED=0 go build -buildvcs=true -o \"$(go env GOPATH)/bin/" + tool.Binary() + "\" " + in.Module + ", or .ci/setup"
+		return "in this repository: CGO_ENABLED=0 go build -buildvcs=true -o \"$(go env GOPATH)/bin/" + tool.Binary + "\" " + in.Module + ", or .ci/setup"
 	}
-	return fmt.Sprintf("Debian: apt-get install %s, version %s-*", in.Debian, tool.PinnedVersion())
+	return fmt.Sprintf("Debian: apt-get install %s, version %s-*", in.Debian, tool.PinnedVersion)
 }
 
 // imageTag is the tag of a load-generator image of tools: each tool's name and pinned
@@ -70,41 +70,41 @@ func Hint(tool Tool) string {
 func imageTag(tools []Tool) string {
 	parts := make([]string, len(tools))
 	for i, t := range tools {
-		parts[i] = t.Name() + "-" + t.PinnedVersion()
+		parts[i] = t.Name + "-" + t.PinnedVersion
 	}
 	return "arenabot/loadgen:" + strings.Join(parts, "-")
 }
 
 // versionArg is the image's build argument that holds a tool's version ("H2LOAD_VERSION").
 func versionArg(t Tool) string {
-	return strings.ToUpper(strings.NewReplacer("-", "_", ".", "_").Replace(t.Name())) + "_VERSION"
+	return strings.ToUpper(strings.NewReplacer("-", "_", ".", "_").Replace(t.Name)) + "_VERSION"
 }
 
 // imageBuildArgs are the image's build arguments: each tool's pinned version.
 func imageBuildArgs(tools []Tool) map[string]string {
 	args := map[string]string{}
 	for _, t := range tools {
-		args[versionArg(t)] = t.PinnedVersion()
+		args[versionArg(t)] = t.PinnedVersion
 	}
 	return args
 }
 
 // checkInstall says what is wrong with a tool's Install, or nil.
 func checkInstall(t Tool) error {
-	in := t.Install()
+	in := t.Install
 	switch {
 	case in.kinds() != 1:
-		return fmt.Errorf("%s: Install names %q, %q and %q; want exactly one of a Debian package, a Go package or a package of this module", t.Name(), in.Debian, in.GoPackage, in.Module)
+		return fmt.Errorf("%s: Install names %q, %q and %q; want exactly one of a Debian package, a Go package or a package of this module", t.Name, in.Debian, in.GoPackage, in.Module)
 	case in.Module != "" && !strings.HasPrefix(in.Module, "./cmd/"):
-		return fmt.Errorf("%s: module package %q is not a command of this module (./cmd/…)", t.Name(), in.Module)
+		return fmt.Errorf("%s: module package %q is not a command of this module (./cmd/…)", t.Name, in.Module)
 	case in.GoPackage != "" && (in.GoModule == "" || !strings.HasPrefix(in.GoPackage, in.GoModule)):
-		return fmt.Errorf("%s: Go package %q is not in module %q", t.Name(), in.GoPackage, in.GoModule)
+		return fmt.Errorf("%s: Go package %q is not in module %q", t.Name, in.GoPackage, in.GoModule)
 	case in.GoPackage == "" && (in.GoModule != "" || in.GoLDFlags != ""):
-		return fmt.Errorf("%s: Go module or flags for a Debian package", t.Name())
-	case !shellWord.MatchString(in.Debian + in.GoPackage + in.GoModule + in.Module + t.Binary() + t.PinnedVersion()):
-		return fmt.Errorf("%s: a name or version the rendered shell cannot carry as it is", t.Name())
+		return fmt.Errorf("%s: Go module or flags for a Debian package", t.Name)
+	case !shellWord.MatchString(in.Debian + in.GoPackage + in.GoModule + in.Module + t.Binary + t.PinnedVersion):
+		return fmt.Errorf("%s: a name or version the rendered shell cannot carry as it is", t.Name)
 	case strings.ContainsAny(in.GoLDFlags, "\"'`$\\\n"):
-		return fmt.Errorf("%s: linker flags %q need quoting", t.Name(), in.GoLDFlags)
+		return fmt.Errorf("%s: linker flags %q need quoting", t.Name, in.GoLDFlags)
 	}
 	return nil
 }
@@ -140,7 +140,7 @@ ARG BASE_IMAGE=debian:bookworm-slim
 		if err := checkInstall(t); err != nil {
 			return "", err
 		}
-		switch in := t.Install(); {
+		switch in := t.Install; {
 		case in.GoPackage != "":
 			gos = append(gos, t)
 		case in.Module != "":
@@ -151,7 +151,7 @@ ARG BASE_IMAGE=debian:bookworm-slim
 	}
 	var built []Tool // the Go tools the image compiles
 	for _, t := range gos {
-		if !prebuilt[t.Name()] {
+		if !prebuilt[t.Name] {
 			built = append(built, t)
 		}
 	}
@@ -159,47 +159,47 @@ ARG BASE_IMAGE=debian:bookworm-slim
 		b.WriteString("ARG GO_IMAGE=golang:1.26-bookworm\n")
 	}
 	for _, t := range built {
-		in, arg := t.Install(), versionArg(t)
+		in, arg := t.Install, versionArg(t)
 		ldflags := goLDFlags(t, "${"+arg+"}")
-		fmt.Fprintf(&b, "# %s from the Go module proxy at the pinned version, checked in the binary's build information.\n", t.Name())
-		fmt.Fprintf(&b, "FROM ${GO_IMAGE} AS %s\n", t.Name())
-		fmt.Fprintf(&b, "ARG %s=%s\n", arg, t.PinnedVersion())
+		fmt.Fprintf(&b, "# %s from the Go module proxy at the pinned version, checked in the binary's build information.\n", t.Name)
+		fmt.Fprintf(&b, "FROM ${GO_IMAGE} AS %s\n", t.Name)
+		fmt.Fprintf(&b, "ARG %s=%s\n", arg, t.PinnedVersion)
 		fmt.Fprintf(&b, "RUN GOFLAGS= CGO_ENABLED=0 GOBIN=/out go install -trimpath -ldflags=\"%s\" \"%s@v${%s}\" \\\n", ldflags, in.GoPackage, arg)
-		fmt.Fprintf(&b, " && go version -m /out/%s | grep -Eq \"%s\"\n", t.Binary(), modLine(in.GoModule, "v${"+arg+"}"))
+		fmt.Fprintf(&b, " && go version -m /out/%s | grep -Eq \"%s\"\n", t.Binary, modLine(in.GoModule, "v${"+arg+"}"))
 	}
 	b.WriteString("FROM ${BASE_IMAGE}\n")
 	for _, t := range tools {
-		fmt.Fprintf(&b, "ARG %s=%s\n", versionArg(t), t.PinnedVersion())
+		fmt.Fprintf(&b, "ARG %s=%s\n", versionArg(t), t.PinnedVersion)
 	}
 	for _, t := range gos {
-		if prebuilt[t.Name()] {
-			fmt.Fprintf(&b, "# %s: the host's build, made as the build stage would make it (checked by the runner), from the build context.\n", t.Name())
-			fmt.Fprintf(&b, "COPY %s /usr/local/bin/%s\n", t.Binary(), t.Binary())
-			fmt.Fprintf(&b, "RUN %s %s 2>&1 | grep -Fq \"${%s}\"\n", t.Binary(), strings.Join(t.VersionArgs(), " "), versionArg(t))
+		if prebuilt[t.Name] {
+			fmt.Fprintf(&b, "# %s: the host's build, made as the build stage would make it (checked by the runner), from the build context.\n", t.Name)
+			fmt.Fprintf(&b, "COPY %s /usr/local/bin/%s\n", t.Binary, t.Binary)
+			fmt.Fprintf(&b, "RUN %s %s 2>&1 | grep -Fq \"${%s}\"\n", t.Binary, strings.Join(t.VersionArgs, " "), versionArg(t))
 			continue
 		}
-		fmt.Fprintf(&b, "COPY --from=%s /out/%s /usr/local/bin/%s\n", t.Name(), t.Binary(), t.Binary())
+		fmt.Fprintf(&b, "COPY --from=%s /out/%s /usr/local/bin/%s\n", t.Name, t.Binary, t.Binary)
 	}
 	if len(debs) > 0 {
 		var pkgs []string
 		for _, t := range debs {
-			pkgs = append(pkgs, t.Install().Debian)
+			pkgs = append(pkgs, t.Install.Debian)
 		}
 		b.WriteString("# The Debian packages, each checked to be the pinned upstream version (any Debian revision).\n")
 		b.WriteString("RUN apt-get update \\\n")
 		fmt.Fprintf(&b, " && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends %s \\\n", strings.Join(pkgs, " "))
 		b.WriteString(" && rm -rf /var/lib/apt/lists/*")
 		for _, t := range debs {
-			fmt.Fprintf(&b, " \\\n && dpkg-query -W -f='${Version}' %s | grep -Eq \"^([0-9]+:)?${%s}-\"", t.Install().Debian, versionArg(t))
+			fmt.Fprintf(&b, " \\\n && dpkg-query -W -f='${Version}' %s | grep -Eq \"^([0-9]+:)?${%s}-\"", t.Install.Debian, versionArg(t))
 		}
 		b.WriteString("\n")
 	}
 	// Last, so that a new build of this module's tools (every commit) rebuilds only these
 	// layers: the Go tools' stages and the packages come from the build cache.
 	for _, t := range mods {
-		fmt.Fprintf(&b, "# %s is this module's own (%s): the runner copies the checked binary into the build context.\n", t.Name(), t.Install().Module)
-		fmt.Fprintf(&b, "COPY %s /usr/local/bin/%s\n", t.Binary(), t.Binary())
-		fmt.Fprintf(&b, "RUN %s --version | grep -Eq \"^%s ${%s}([[:space:]]|$)\"\n", t.Binary(), t.Binary(), versionArg(t))
+		fmt.Fprintf(&b, "# %s is this module's own (%s): the runner copies the checked binary into the build context.\n", t.Name, t.Install.Module)
+		fmt.Fprintf(&b, "COPY %s /usr/local/bin/%s\n", t.Binary, t.Binary)
+		fmt.Fprintf(&b, "RUN %s --version | grep -Eq \"^%s ${%s}([[:space:]]|$)\"\n", t.Binary, t.Binary, versionArg(t))
 	}
 	return b.String(), nil
 }
@@ -207,7 +207,7 @@ ARG BASE_IMAGE=debian:bookworm-slim
 // goLDFlags are the linker flags a Go tool is built with, in the image and by .ci/setup:
 // "-s -w" and the tool's own, its {version} replaced by version.
 func goLDFlags(t Tool, version string) string {
-	return strings.TrimSpace("-s -w " + strings.ReplaceAll(t.Install().GoLDFlags, "{version}", version))
+	return strings.TrimSpace("-s -w " + strings.ReplaceAll(t.Install.GoLDFlags, "{version}", version))
 }
 
 // CheckPrebuilt says whether the executable at path is a Go tool built exactly as the
@@ -216,9 +216,9 @@ func goLDFlags(t Tool, version string) string {
 // information, and the version stamp of its linker flags in its own version output (Go
 // records no -ldflags in the build information of a -trimpath build). nil means it is.
 func CheckPrebuilt(ctx context.Context, tool Tool, path string) error {
-	in := tool.Install()
+	in := tool.Install
 	if in.GoPackage == "" {
-		return fmt.Errorf("%s is not a Go tool", tool.Name())
+		return fmt.Errorf("%s is not a Go tool", tool.Name)
 	}
 	bi, err := buildinfo.ReadFile(path)
 	if err != nil {
@@ -229,18 +229,18 @@ func CheckPrebuilt(ctx context.Context, tool Tool, path string) error {
 	}
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	out, _ := exec.CommandContext(ctx, path, tool.VersionArgs()...).CombinedOutput()
-	if _, upstream, err := tool.ParseVersion(string(out)); err != nil || upstream != tool.PinnedVersion() {
-		return fmt.Errorf("%s %s does not print the pinned version %s (built without %q?)", path, strings.Join(tool.VersionArgs(), " "), tool.PinnedVersion(), goLDFlags(tool, tool.PinnedVersion()))
+	out, _ := exec.CommandContext(ctx, path, tool.VersionArgs...).CombinedOutput()
+	if _, upstream, err := tool.ParseVersion(string(out)); err != nil || upstream != tool.PinnedVersion {
+		return fmt.Errorf("%s %s does not print the pinned version %s (built without %q?)", path, strings.Join(tool.VersionArgs, " "), tool.PinnedVersion, goLDFlags(tool, tool.PinnedVersion))
 	}
 	return nil
 }
 
 // checkBuildInfo is CheckPrebuilt's reading of the build information.
 func checkBuildInfo(tool Tool, path string, bi *debug.BuildInfo) error {
-	in := tool.Install()
-	if bi.Path != in.GoPackage || bi.Main.Path != in.GoModule || bi.Main.Version != "v"+tool.PinnedVersion() {
-		return fmt.Errorf("%s is %s of %s %s, not %s of %s v%s", path, bi.Path, bi.Main.Path, bi.Main.Version, in.GoPackage, in.GoModule, tool.PinnedVersion())
+	in := tool.Install
+	if bi.Path != in.GoPackage || bi.Main.Path != in.GoModule || bi.Main.Version != "v"+tool.PinnedVersion {
+		return fmt.Errorf("%s is %s of %s %s, not %s of %s v%s", path, bi.Path, bi.Main.Path, bi.Main.Version, in.GoPackage, in.GoModule, tool.PinnedVersion)
 	}
 	want := map[string]string{"CGO_ENABLED": "0", "-trimpath": "true"}
 	for _, st := range bi.Settings {
@@ -276,14 +276,14 @@ func RenderSetup(tools []Tool) (string, error) {
 		if err := checkInstall(t); err != nil {
 			return "", err
 		}
-		in := t.Install()
+		in := t.Install
 		if in.GoPackage != "" {
-			fmt.Fprintf(&b, "install_go %s %s %s v%s '%s' %s\n", t.Binary(), in.GoPackage, in.GoModule, t.PinnedVersion(),
-				goLDFlags(t, t.PinnedVersion()), strings.Join(t.VersionArgs(), " "))
+			fmt.Fprintf(&b, "install_go %s %s %s v%s '%s' %s\n", t.Binary, in.GoPackage, in.GoModule, t.PinnedVersion,
+				goLDFlags(t, t.PinnedVersion), strings.Join(t.VersionArgs, " "))
 		} else if in.Module != "" {
-			fmt.Fprintf(&b, "install_module %s %s %s\n", t.Binary(), in.Module, t.PinnedVersion())
+			fmt.Fprintf(&b, "install_module %s %s %s\n", t.Binary, in.Module, t.PinnedVersion)
 		} else {
-			fmt.Fprintf(&b, "install_deb %s %s\n", in.Debian, t.PinnedVersion())
+			fmt.Fprintf(&b, "install_deb %s %s\n", in.Debian, t.PinnedVersion)
 		}
 	}
 	b.WriteString(setupEnd + "\n")

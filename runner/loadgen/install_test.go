@@ -70,13 +70,13 @@ func TestInstallFiles(t *testing.T) {
 		if diff := cmp.Diff(df, string(got)); diff != "" {
 			t.Errorf("%s disagrees with the adapters (-rendered +file):\n%s\nrun go test ./runner/loadgen -update", name, diff)
 		}
-		in := tool.Install()
+		in := tool.Install
 		if pkg := in.Debian + in.GoPackage + in.Module; !strings.Contains(df, pkg) || !strings.Contains(block, pkg) {
-			t.Errorf("%s: %s is not in both %s and .ci/setup", tool.Name(), pkg, name)
+			t.Errorf("%s: %s is not in both %s and .ci/setup", tool.Name, pkg, name)
 		}
 		for _, other := range All() {
-			if o := other.Install(); other != tool && strings.Contains(df, o.Debian+o.GoPackage+o.Module) {
-				t.Errorf("%s holds %s too: each tool's image holds that tool only", name, other.Name())
+			if o := other.Install; other.Name != tool.Name && strings.Contains(df, o.Debian+o.GoPackage+o.Module) {
+				t.Errorf("%s holds %s too: each tool's image holds that tool only", name, other.Name)
 			}
 		}
 	}
@@ -94,7 +94,7 @@ func TestInstallFiles(t *testing.T) {
 // module's own tools are rebuilt if the checkout has moved since they were built.
 func TestSetupScript(t *testing.T) {
 	for _, tool := range All() {
-		needTool(t, tool.Binary())
+		needTool(t, tool.Binary)
 	}
 	script, err := os.ReadFile(setupScript)
 	if err != nil {
@@ -127,29 +127,32 @@ func TestSetupScript(t *testing.T) {
 }
 
 func TestRenderInstall(t *testing.T) {
-	if got, want := ImageFor(H2load{}), "arenabot/loadgen:h2load-1.52.0"; got != want {
+	if got, want := ImageFor(H2load()), "arenabot/loadgen:h2load-1.52.0"; got != want {
 		t.Errorf("ImageFor(h2load) = %q, want %q", got, want)
 	}
-	if got, want := ImageFor(Arenaload{}), "arenabot/loadgen:arenaload-"+ArenaloadVersion; got != want {
+	if got, want := ImageFor(Arenaload()), "arenabot/loadgen:arenaload-"+ArenaloadVersion; got != want {
 		t.Errorf("ImageFor(arenaload) = %q, want %q", got, want)
 	}
-	if diff := cmp.Diff(map[string]string{"GHZ_VERSION": "0.121.0"}, ImageBuildArgs(Ghz{})); diff != "" {
+	if diff := cmp.Diff(map[string]string{"GHZ_VERSION": "0.121.0"}, ImageBuildArgs(Ghz())); diff != "" {
 		t.Errorf("ImageBuildArgs(ghz) (-want +got):\n%s", diff)
 	}
-	for tool, want := range map[Tool]string{
-		Wrk{}:       "Debian: apt-get install wrk, version 4.1.0-*",
-		H2load{}:    "Debian: apt-get install nghttp2-client, version 1.52.0-*",
-		Ghz{}:       "go install github.com/bojand/ghz/cmd/ghz@v0.121.0",
-		Arenaload{}: `in this repository: CGO_ENABLED=0 go build -buildvcs=true -o "$(go env GOPATH)/bin/arenaload" ./cmd/arenaload, or .ci/setup`,
+	for _, tt := range []struct {
+		tool Tool
+		want string
+	}{
+		{Wrk(), "Debian: apt-get install wrk, version 4.1.0-*"},
+		{H2load(), "Debian: apt-get install nghttp2-client, version 1.52.0-*"},
+		{Ghz(), "go install github.com/bojand/ghz/cmd/ghz@v0.121.0"},
+		{Arenaload(), `in this repository: CGO_ENABLED=0 go build -buildvcs=true -o "$(go env GOPATH)/bin/arenaload" ./cmd/arenaload, or .ci/setup`},
 	} {
-		if got := Hint(tool); got != want {
-			t.Errorf("Hint(%s) = %q, want %q", tool.Name(), got, want)
+		if got := Hint(tt.tool); got != tt.want {
+			t.Errorf("Hint(%s) = %q, want %q", tt.tool.Name, got, tt.want)
 		}
 	}
 	// A tool of each kind renders its facts: a Go build stage with its flags, a Debian check.
-	tools := []Tool{fakeTool{name: "deb", install: Install{Debian: "pkg"}},
-		fakeTool{name: "gotool", install: Install{GoPackage: "example.com/m/cmd/t", GoModule: "example.com/m", GoLDFlags: "-X main.v={version}"}},
-		fakeTool{name: "own", install: Install{Module: "./cmd/own"}}}
+	tools := []Tool{fakeTool("deb", Install{Debian: "pkg"}),
+		fakeTool("gotool", Install{GoPackage: "example.com/m/cmd/t", GoModule: "example.com/m", GoLDFlags: "-X main.v={version}"}),
+		fakeTool("own", Install{Module: "./cmd/own"})}
 	df, err := RenderDockerfile(tools)
 	if err != nil {
 		t.Fatal(err)
@@ -184,10 +187,10 @@ func TestRenderInstall(t *testing.T) {
 		{Debian: "a; rm -rf /"},
 		{GoPackage: "example.com/m/t", GoModule: "example.com/m", GoLDFlags: "-X 'a=b'"},
 	} {
-		if _, err := RenderDockerfile([]Tool{fakeTool{name: "bad", install: bad}}); err == nil {
+		if _, err := RenderDockerfile([]Tool{fakeTool("bad", bad)}); err == nil {
 			t.Errorf("Install %+v rendered without an error", bad)
 		}
-		if _, err := RenderSetup([]Tool{fakeTool{name: "bad", install: bad}}); err == nil {
+		if _, err := RenderSetup([]Tool{fakeTool("bad", bad)}); err == nil {
 			t.Errorf("Install %+v rendered into .ci/setup without an error", bad)
 		}
 	}
@@ -196,23 +199,19 @@ func TestRenderInstall(t *testing.T) {
 	}
 }
 
-// fakeTool is a Tool with the given name and Install, version 1.2.3.
-type fakeTool struct {
-	Wrk
-	name    string
-	install Install
+// fakeTool is a Tool with the given name and Install, version 1.2.3, wrk's version
+// arguments and Adapter.
+func fakeTool(name string, install Install) Tool {
+	t := Wrk()
+	t.Name, t.Binary, t.PinnedVersion, t.Install = name, name, "1.2.3", install
+	return t
 }
-
-func (f fakeTool) Name() string          { return f.name }
-func (f fakeTool) Binary() string        { return f.name }
-func (f fakeTool) PinnedVersion() string { return "1.2.3" }
-func (f fakeTool) Install() Install      { return f.install }
 
 // TestRenderPrebuilt: a Go tool the host built as the image would is copied from the build
 // context, checked by its version output, and has no build stage; the others are unchanged.
 func TestRenderPrebuilt(t *testing.T) {
-	gotool := fakeTool{name: "gotool", install: Install{GoPackage: "example.com/m/cmd/t", GoModule: "example.com/m", GoLDFlags: "-X main.v={version}"}}
-	tools := []Tool{fakeTool{name: "deb", install: Install{Debian: "pkg"}}, gotool}
+	gotool := fakeTool("gotool", Install{GoPackage: "example.com/m/cmd/t", GoModule: "example.com/m", GoLDFlags: "-X main.v={version}"})
+	tools := []Tool{fakeTool("deb", Install{Debian: "pkg"}), gotool}
 	plain, err := RenderImageDockerfile(tools, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -243,7 +242,7 @@ func TestCheckBuildInfo(t *testing.T) {
 		return &debug.BuildInfo{Path: "github.com/bojand/ghz/cmd/ghz", Main: debug.Module{Path: "github.com/bojand/ghz", Version: "v0.121.0"},
 			Settings: []debug.BuildSetting{{Key: "-trimpath", Value: "true"}, {Key: "CGO_ENABLED", Value: "0"}}}
 	}
-	if err := checkBuildInfo(Ghz{}, "ghz", good()); err != nil {
+	if err := checkBuildInfo(Ghz(), "ghz", good()); err != nil {
 		t.Errorf("the image's own build: %v", err)
 	}
 	for name, change := range map[string]func(*debug.BuildInfo){
@@ -254,7 +253,7 @@ func TestCheckBuildInfo(t *testing.T) {
 	} {
 		bi := good()
 		change(bi)
-		if err := checkBuildInfo(Ghz{}, "ghz", bi); err == nil {
+		if err := checkBuildInfo(Ghz(), "ghz", bi); err == nil {
 			t.Errorf("%s: accepted", name)
 		} else {
 			t.Logf("%s: %v", name, err)
@@ -266,14 +265,14 @@ func TestCheckBuildInfo(t *testing.T) {
 // compiling ghz again); a binary that is not ghz is not.
 func TestCheckPrebuilt(t *testing.T) {
 	path := needTool(t, "ghz")
-	if err := CheckPrebuilt(t.Context(), Ghz{}, path); err != nil {
+	if err := CheckPrebuilt(t.Context(), Ghz(), path); err != nil {
 		t.Errorf("the installed ghz: %v; .ci/setup builds it as the image does", err)
 	}
 	self, _ := os.Executable()
-	if err := CheckPrebuilt(t.Context(), Ghz{}, self); err == nil {
+	if err := CheckPrebuilt(t.Context(), Ghz(), self); err == nil {
 		t.Error("this test binary passed as ghz")
 	}
-	if err := CheckPrebuilt(t.Context(), Wrk{}, path); err == nil {
+	if err := CheckPrebuilt(t.Context(), Wrk(), path); err == nil {
 		t.Error("wrk, a Debian tool, passed as a Go build")
 	}
 }

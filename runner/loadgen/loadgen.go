@@ -31,7 +31,7 @@ type Spec struct {
 	// WriteFiles; the same absolute path natively and in the container.
 	ScriptDir string
 	// OutDir is a directory the tool may write into during a run (h2load's request log, see
-	// RunLog); the same absolute path natively and in the container, where it is mounted
+	// Tool.Log); the same absolute path natively and in the container, where it is mounted
 	// writable. "" means none: the adapter asks for no such file.
 	OutDir string
 	// Timeout is how long the tool waits for a response before it counts a timeout; 0 means
@@ -104,19 +104,32 @@ func (m Measurement) RPS() float64 {
 	return float64(m.Status2xx) / m.Duration.Seconds()
 }
 
-// A Tool is one load-tool adapter.
-type Tool interface {
+// A Tool is one load tool: the facts the harness pins, installs and checks it by, the
+// run log it may leave, and the Adapter that speaks its command line and output. All
+// returns one of each; Wrk, H2load, Ghz and Arenaload say what each is.
+type Tool struct {
 	// Name is the tool's name, one of the profile.Tool* constants.
-	Name() string
+	Name string
 	// Binary is the executable to run ("wrk").
-	Binary() string
+	Binary string
 	// PinnedVersion is the exact upstream version the harness is pinned to ("4.1.0").
-	PinnedVersion() string
-	// Install says where that version comes from (a Debian package or a Go module) and so
-	// how the load-generator image and .ci/setup get and check it (install.go).
-	Install() Install
+	PinnedVersion string
+	// Install says where that version comes from (a Debian package, a Go module or this
+	// module) and so how the load-generator image and .ci/setup get and check it
+	// (install.go).
+	Install Install
 	// VersionArgs are the arguments that make the tool print its version.
-	VersionArgs() []string
+	VersionArgs []string
+	// Log, when set, is the file a run leaves in Spec.OutDir beside its output, which
+	// completes the Measurement (LogFile, ReadLog); nil for a tool that leaves none.
+	Log *RunLog
+
+	Adapter
+}
+
+// An Adapter is what differs from tool to tool beyond the facts of its Tool: reading its
+// version, the command line of a run and the reading of its output. Adapters are pure.
+type Adapter interface {
 	// ParseVersion extracts the version from the output of VersionArgs; the full string is
 	// recorded in results, the upstream part is compared with PinnedVersion.
 	ParseVersion(out string) (full, upstream string, err error)

@@ -38,7 +38,7 @@ func TestWrkLua(t *testing.T) {
 		p.Name, p.Tool, p.Scheme, p.Port = t.Name(), profile.ToolWrk, "http", srv.port(t)
 		spec := Spec{Profile: p, Host: "127.0.0.1", Conns: conns, Threads: threads, Duration: time.Second,
 			DataDir: dataDir, ScriptDir: scriptDir}
-		var w Wrk
+		w := Wrk()
 		if err := w.WriteFiles(spec); err != nil {
 			t.Fatal(err)
 		}
@@ -253,7 +253,7 @@ func TestWrkLuaSubstitution(t *testing.T) {
 		p := profile.Profile{Name: t.Name(), Tool: profile.ToolWrk, Scheme: "http", Port: portOf(t, srv.ln.Addr().String()),
 			Requests: []string{"get.raw", "bad.raw"}, Pipeline: 1}
 		spec := Spec{Profile: p, Host: "127.0.0.1", Conns: 1, Threads: 1, Duration: time.Second, DataDir: dataDir, ScriptDir: scriptDir}
-		var w Wrk
+		w := Wrk()
 		if err := w.WriteFiles(spec); err != nil {
 			t.Fatal(err)
 		}
@@ -290,7 +290,7 @@ func TestWrkLuaSubstitution(t *testing.T) {
 				Requests: files, Pipeline: tc.pipeline, RequestsPerConn: tc.per}
 			spec := Spec{Profile: p, Host: "127.0.0.1", Conns: conns, Threads: threads, Duration: time.Second,
 				DataDir: dataDir, ScriptDir: scriptDir}
-			var w Wrk
+			w := Wrk()
 			if err := w.WriteFiles(spec); err != nil {
 				t.Fatal(err)
 			}

@@ -110,33 +110,33 @@ func TestRecord(t *testing.T) {
 		timeout time.Duration
 		log     bool // h2load writes its request log (Spec.OutDir)
 	}{
-		{name: "wrk-baseline", tool: Wrk{}, server: func() server { return httpServer(ok, 0) }, prof: profile.Profile{Requests: baseline, Pipeline: 1}},
-		{name: "wrk-non2xx", tool: Wrk{}, server: func() server { return httpServer(mixed, 0) }, prof: profile.Profile{Requests: baseline, Pipeline: 1}},
-		{name: "wrk-timeout", tool: Wrk{}, server: func() server { return httpServer(slow, 0) }, prof: profile.Profile{Requests: baseline, Pipeline: 1}, dur: 3 * time.Second, timeout: time.Second},
-		{name: "wrk-closed-port", tool: Wrk{}, server: nothing, prof: profile.Profile{Requests: baseline, Pipeline: 1}},
-		{name: "wrk-server-gone", tool: Wrk{}, server: func() server { return httpServer(ok, 500*time.Millisecond) }, prof: profile.Profile{Requests: baseline, Pipeline: 1}},
-		{name: "wrk-reset", tool: Wrk{}, server: resetServer, prof: profile.Profile{Requests: baseline, Pipeline: 1}},
-		{name: "wrk-pipelined", tool: Wrk{}, server: func() server { return httpServer(ok, 0) }, prof: profile.Profile{Requests: []string{"pipeline.raw"}, Pipeline: 16}},
-		{name: "wrk-limited-conn", tool: Wrk{}, server: func() server { return httpServer(ok, 0) }, prof: profile.Profile{Requests: baseline, Pipeline: 1, RequestsPerConn: 10}},
+		{name: "wrk-baseline", tool: Wrk(), server: func() server { return httpServer(ok, 0) }, prof: profile.Profile{Requests: baseline, Pipeline: 1}},
+		{name: "wrk-non2xx", tool: Wrk(), server: func() server { return httpServer(mixed, 0) }, prof: profile.Profile{Requests: baseline, Pipeline: 1}},
+		{name: "wrk-timeout", tool: Wrk(), server: func() server { return httpServer(slow, 0) }, prof: profile.Profile{Requests: baseline, Pipeline: 1}, dur: 3 * time.Second, timeout: time.Second},
+		{name: "wrk-closed-port", tool: Wrk(), server: nothing, prof: profile.Profile{Requests: baseline, Pipeline: 1}},
+		{name: "wrk-server-gone", tool: Wrk(), server: func() server { return httpServer(ok, 500*time.Millisecond) }, prof: profile.Profile{Requests: baseline, Pipeline: 1}},
+		{name: "wrk-reset", tool: Wrk(), server: resetServer, prof: profile.Profile{Requests: baseline, Pipeline: 1}},
+		{name: "wrk-pipelined", tool: Wrk(), server: func() server { return httpServer(ok, 0) }, prof: profile.Profile{Requests: []string{"pipeline.raw"}, Pipeline: 16}},
+		{name: "wrk-limited-conn", tool: Wrk(), server: func() server { return httpServer(ok, 0) }, prof: profile.Profile{Requests: baseline, Pipeline: 1, RequestsPerConn: 10}},
 
-		{name: "wrk-plain-baseline", tool: Wrk{}, plain: true, latency: true, server: func() server { return httpServer(ok, 0) }, prof: profile.Profile{Requests: baseline}},
-		{name: "wrk-plain-non2xx", tool: Wrk{}, plain: true, server: func() server { return httpServer(mixed, 0) }, prof: profile.Profile{Requests: baseline}},
-		{name: "wrk-plain-timeout", tool: Wrk{}, plain: true, server: func() server { return httpServer(slow, 0) }, prof: profile.Profile{Requests: baseline}, dur: 3 * time.Second, timeout: time.Second},
-		{name: "wrk-plain-closed-port", tool: Wrk{}, plain: true, server: nothing, prof: profile.Profile{Requests: baseline}},
-		{name: "wrk-plain-server-gone", tool: Wrk{}, plain: true, server: func() server { return httpServer(ok, 500*time.Millisecond) }, prof: profile.Profile{Requests: baseline}},
-		{name: "wrk-plain-reset", tool: Wrk{}, plain: true, server: resetServer, prof: profile.Profile{Requests: baseline}},
+		{name: "wrk-plain-baseline", tool: Wrk(), plain: true, latency: true, server: func() server { return httpServer(ok, 0) }, prof: profile.Profile{Requests: baseline}},
+		{name: "wrk-plain-non2xx", tool: Wrk(), plain: true, server: func() server { return httpServer(mixed, 0) }, prof: profile.Profile{Requests: baseline}},
+		{name: "wrk-plain-timeout", tool: Wrk(), plain: true, server: func() server { return httpServer(slow, 0) }, prof: profile.Profile{Requests: baseline}, dur: 3 * time.Second, timeout: time.Second},
+		{name: "wrk-plain-closed-port", tool: Wrk(), plain: true, server: nothing, prof: profile.Profile{Requests: baseline}},
+		{name: "wrk-plain-server-gone", tool: Wrk(), plain: true, server: func() server { return httpServer(ok, 500*time.Millisecond) }, prof: profile.Profile{Requests: baseline}},
+		{name: "wrk-plain-reset", tool: Wrk(), plain: true, server: resetServer, prof: profile.Profile{Requests: baseline}},
 
-		{name: "h2load-h2c", tool: H2load{}, server: func() server { return httpServer(ok, 0) }, prof: profile.Profile{Scheme: "h2c", Streams: 10, Requests: []string{"uris.txt"}}},
-		{name: "h2load-h1", tool: H2load{}, server: func() server { return httpServer(ok, 0) }, prof: profile.Profile{Scheme: "http", Requests: []string{"/baseline2?a=1&b=1"}}},
-		{name: "h2load-non2xx", tool: H2load{}, server: func() server { return httpServer(mixed, 0) }, prof: profile.Profile{Scheme: "h2c", Streams: 10, Requests: []string{"/baseline2?a=1&b=1"}}},
-		{name: "h2load-closed-port", tool: H2load{}, server: nothing, prof: profile.Profile{Scheme: "h2c", Streams: 10, Requests: []string{"/baseline2?a=1&b=1"}}},
-		{name: "h2load-h1-reset", tool: H2load{}, server: resetServer, prof: profile.Profile{Scheme: "http", Requests: []string{"/baseline2?a=1&b=1"}}},
+		{name: "h2load-h2c", tool: H2load(), server: func() server { return httpServer(ok, 0) }, prof: profile.Profile{Scheme: "h2c", Streams: 10, Requests: []string{"uris.txt"}}},
+		{name: "h2load-h1", tool: H2load(), server: func() server { return httpServer(ok, 0) }, prof: profile.Profile{Scheme: "http", Requests: []string{"/baseline2?a=1&b=1"}}},
+		{name: "h2load-non2xx", tool: H2load(), server: func() server { return httpServer(mixed, 0) }, prof: profile.Profile{Scheme: "h2c", Streams: 10, Requests: []string{"/baseline2?a=1&b=1"}}},
+		{name: "h2load-closed-port", tool: H2load(), server: nothing, prof: profile.Profile{Scheme: "h2c", Streams: 10, Requests: []string{"/baseline2?a=1&b=1"}}},
+		{name: "h2load-h1-reset", tool: H2load(), server: resetServer, prof: profile.Profile{Scheme: "http", Requests: []string{"/baseline2?a=1&b=1"}}},
 
-		{name: "wrk-tls", tool: Wrk{}, server: func() server { return httpsServer(ok, false, 0) }, prof: profile.Profile{Scheme: profile.SchemeHTTPS, Requests: baseline, Pipeline: 1}},
-		{name: "h2load-h2", tool: H2load{}, server: func() server { return httpsServer(ok, true, 0) }, prof: profile.Profile{Scheme: profile.SchemeH2, Streams: 10, Path: "/baseline2?a=1&b=1"}},
-		{name: "h2load-h2c-log", tool: H2load{}, log: true, server: func() server { return httpServer(paced, 0) }, prof: profile.Profile{Scheme: profile.SchemeH2C, Streams: 2, Path: "/baseline2?a=1&b=1"}},
-		{name: "h2load-h2-log-reset", tool: H2load{}, log: true, server: func() server { return httpsServer(pacedResets(), true, 0) }, prof: profile.Profile{Scheme: profile.SchemeH2, Streams: 2, Path: "/baseline2?a=1&b=1"}},
-		{name: "h2load-h2c-log-non2xx", tool: H2load{}, log: true, server: func() server { return httpServer(pacedMixed(mixed), 0) }, prof: profile.Profile{Scheme: profile.SchemeH2C, Streams: 1, Path: "/baseline2?a=1&b=1"}},
+		{name: "wrk-tls", tool: Wrk(), server: func() server { return httpsServer(ok, false, 0) }, prof: profile.Profile{Scheme: profile.SchemeHTTPS, Requests: baseline, Pipeline: 1}},
+		{name: "h2load-h2", tool: H2load(), server: func() server { return httpsServer(ok, true, 0) }, prof: profile.Profile{Scheme: profile.SchemeH2, Streams: 10, Path: "/baseline2?a=1&b=1"}},
+		{name: "h2load-h2c-log", tool: H2load(), log: true, server: func() server { return httpServer(paced, 0) }, prof: profile.Profile{Scheme: profile.SchemeH2C, Streams: 2, Path: "/baseline2?a=1&b=1"}},
+		{name: "h2load-h2-log-reset", tool: H2load(), log: true, server: func() server { return httpsServer(pacedResets(), true, 0) }, prof: profile.Profile{Scheme: profile.SchemeH2, Streams: 2, Path: "/baseline2?a=1&b=1"}},
+		{name: "h2load-h2c-log-non2xx", tool: H2load(), log: true, server: func() server { return httpServer(pacedMixed(mixed), 0) }, prof: profile.Profile{Scheme: profile.SchemeH2C, Streams: 1, Path: "/baseline2?a=1&b=1"}},
 	}
 	only := regexp.MustCompile(*recordCases)
 	for _, tc := range cases {
@@ -145,7 +145,7 @@ func TestRecord(t *testing.T) {
 		}
 		srv := tc.server()
 		p := tc.prof
-		p.Name, p.Tool, p.Port = tc.name, tc.tool.Name(), srv.port
+		p.Name, p.Tool, p.Port = tc.name, tc.tool.Name, srv.port
 		if p.Scheme == "" {
 			p.Scheme = "http"
 		}
@@ -165,7 +165,7 @@ func TestRecord(t *testing.T) {
 			args = plainWrkArgs(args, tc.latency)
 		}
 		bin := wrk
-		if tc.tool.Name() == profile.ToolH2load {
+		if tc.tool.Name == profile.ToolH2load {
 			bin = h2load
 		}
 		out, code := runTool(t, spec.Duration+20*time.Second, bin, args...)
@@ -175,7 +175,7 @@ func TestRecord(t *testing.T) {
 			t.Fatal(err)
 		}
 		if tc.log {
-			b, err := os.ReadFile(H2load{}.LogFile(spec))
+			b, err := os.ReadFile(H2load().LogFile(spec))
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -3,24 +3,72 @@ package loadgen
 import (
 	"bufio"
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"math"
 	"math/bits"
+	"os"
+	"path/filepath"
 	"strconv"
 	"time"
 
 	"github.com/arenabot/arenabot/result"
 )
 
-// A RunLog is a Tool whose runs leave, beside their output, a file in Spec.OutDir that
-// completes the Measurement: h2load's request log, from which the latency percentiles come.
-// The runner calls ReadLog after Parse and then removes LogFile.
-type RunLog interface {
-	// LogFile is the file's path for spec ("" when spec.OutDir is empty: no log).
-	LogFile(spec Spec) string
-	// ReadLog reads the file a run left and fills in what it knows into m.
-	ReadLog(spec Spec, m *Measurement) error
+// A RunLog is a file a tool's runs leave in Spec.OutDir beside their output, which
+// completes the Measurement: h2load's request log, from which the latency percentiles come,
+// or ghz's report. The runner clears it before a run (ClearLog) and reads it after Parse
+// (ReadLog), which removes it.
+type RunLog struct {
+	// File is the file's name in Spec.OutDir.
+	File string
+	// Read reads the file at path, which a run left, and fills in what it knows into m.
+	Read func(path string, m *Measurement) error
+}
+
+// logPath is spec.OutDir/name, or "" without an OutDir.
+func logPath(spec Spec, name string) string {
+	if spec.OutDir == "" {
+		return ""
+	}
+	return filepath.Join(spec.OutDir, name)
+}
+
+// LogFile is the path of the run log for spec, or "" when the tool leaves none or spec has no
+// OutDir (no log is asked for).
+func (t Tool) LogFile(spec Spec) string {
+	if t.Log == nil {
+		return ""
+	}
+	return logPath(spec, t.Log.File)
+}
+
+// ClearLog removes the run log a previous run of spec left (h2load appends to its log), so
+// that a run starts with none; it does nothing when there is no log.
+func (t Tool) ClearLog(spec Spec) error {
+	f := t.LogFile(spec)
+	if f == "" {
+		return nil
+	}
+	if err := os.Remove(f); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("%s run log: %w", t.Name, err)
+	}
+	return nil
+}
+
+// ReadLog fills in m from the run log a run of spec left and removes the log (one run's log
+// at a time: it grows with the run); it does nothing when there is no log. A log that is not
+// there is an error.
+func (t Tool) ReadLog(spec Spec, m *Measurement) error {
+	f := t.LogFile(spec)
+	if f == "" {
+		return nil
+	}
+	err := t.Log.Read(f, m)
+	os.Remove(f)
+	return err
 }
 
 // A RequestLog is what a per-request log says: how many requests got a response, how many

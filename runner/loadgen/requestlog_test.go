@@ -3,6 +3,8 @@ package loadgen
 import (
 	"bufio"
 	"bytes"
+	"errors"
+	"io/fs"
 	"math"
 	"os"
 	"path/filepath"
@@ -12,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/arenabot/arenabot/profile"
 	"github.com/arenabot/arenabot/result"
 )
 
@@ -89,35 +92,80 @@ func exactPercentiles(t *testing.T, log []byte) [5]int64 {
 	return out
 }
 
-// TestReadLog: h2load's ReadLog fills in the percentiles from OutDir and leaves what Parse
-// found alone.
+// TestReadLog: h2load's ReadLog fills in the percentiles from OutDir, leaves what Parse
+// found alone and removes the log; a tool without a run log has nothing to clear or read.
 func TestReadLog(t *testing.T) {
 	dir := t.TempDir()
 	spec := Spec{OutDir: dir}
-	if got := (H2load{}).LogFile(Spec{}); got != "" {
+	tool := H2load()
+	if got := tool.LogFile(Spec{}); got != "" {
 		t.Errorf("LogFile without OutDir = %q, want none", got)
 	}
-	if err := os.WriteFile(H2load{}.LogFile(spec), readTestdata(t, "h2load-h2c-log.log"), 0o644); err != nil {
+	log := tool.LogFile(spec)
+	if err := os.WriteFile(log, readTestdata(t, "h2load-h2c-log.log"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	m, err := H2load{}.Parse(readTestdata(t, "h2load-h2c-log.txt"))
+	m, err := tool.Parse(readTestdata(t, "h2load-h2c-log.txt"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	var tool Tool = H2load{}
-	rl, ok := tool.(RunLog)
-	if !ok {
-		t.Fatal("H2load is not a RunLog")
-	}
-	if err := rl.ReadLog(spec, &m); err != nil {
+	if err := tool.ReadLog(spec, &m); err != nil {
 		t.Fatal(err)
 	}
 	want := result.Latency{Mean: 5800, P50: 5547, P90: 5763, P99: 13167, P999: 30171, Max: 30170}
 	if m.Latency != want || m.Requests != 1375 {
 		t.Errorf("latency %+v, %d requests; want %+v, 1375", m.Latency, m.Requests, want)
 	}
-	if err := rl.ReadLog(Spec{OutDir: filepath.Join(dir, "missing")}, &m); err == nil {
+	if _, err := os.Stat(log); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("after ReadLog the log is still there (%v)", err)
+	}
+	if err := tool.ReadLog(Spec{OutDir: filepath.Join(dir, "missing")}, &m); err == nil {
 		t.Error("ReadLog of a missing log succeeded")
+	}
+	if err := os.WriteFile(log, []byte("old run\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := tool.ClearLog(spec); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(log); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("after ClearLog the log is still there (%v)", err)
+	}
+	if err := tool.ClearLog(spec); err != nil {
+		t.Errorf("ClearLog without a log: %v", err)
+	}
+	wrk := Wrk()
+	before := m
+	if wrk.LogFile(spec) != "" || wrk.ClearLog(spec) != nil || wrk.ReadLog(spec, &m) != nil || m != before {
+		t.Errorf("wrk, which leaves no run log: LogFile %q, or ClearLog or ReadLog did something", wrk.LogFile(spec))
+	}
+}
+
+// TestLogArgs: a tool with a run log asks for it where LogFile says, and only with an OutDir.
+func TestLogArgs(t *testing.T) {
+	for _, tt := range []struct {
+		tool Tool
+		p    profile.Profile
+	}{{H2load(), h2cProfile}, {Ghz(), streamProfile}} {
+		s := spec(tt.p, 64, 4)
+		s.OutDir = "/out"
+		args, err := tt.tool.Args(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if f := tt.tool.LogFile(s); f == "" || !slices.Contains(args, f) {
+			t.Errorf("%s: args %q do not name its run log %q", tt.tool.Name, args, f)
+		}
+		s.OutDir = ""
+		args, _ = tt.tool.Args(s)
+		if slices.ContainsFunc(args, func(a string) bool { return strings.Contains(a, tt.tool.Log.File) }) {
+			t.Errorf("%s without an OutDir: args %q name a run log", tt.tool.Name, args)
+		}
+	}
+	for _, tool := range All() {
+		if (tool.Log == nil) != (tool.Name == profile.ToolWrk || tool.Name == profile.ToolArenaload) || tool.Log != nil && (tool.Log.File == "" || tool.Log.Read == nil) {
+			t.Errorf("%s: run log %+v; want one, with a file and a reader, for h2load and ghz only", tool.Name, tool.Log)
+		}
 	}
 }
 

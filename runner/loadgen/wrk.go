@@ -19,10 +19,11 @@ import (
 //go:embed arena.lua
 var arenaLua []byte
 
-// WrkScript is the name of the script Wrk.WriteFiles writes into Spec.ScriptDir.
+// WrkScript is the name of the script wrk's WriteFiles writes into Spec.ScriptDir.
 const WrkScript = "arena.lua"
 
-// Wrk is the adapter for wrk 4.1.0: HTTP/1.1, plain ("http") or over TLS ("https").
+// Wrk is wrk 4.1.0 (Debian's wrk package, 4.1.0-3+b2 in bookworm): HTTP/1.1, plain
+// ("http") or over TLS ("https").
 //
 // Every run uses WrkScript, which sends the profile's raw request files (Profile.Requests
 // in the data directory's requests/) in rotation, adds Profile.Headers after the request line
@@ -60,36 +61,41 @@ const WrkScript = "arena.lua"
 //     left out of the latency statistics (testdata/wrk-timeout.txt: 8 responses after 1.5 s
 //     with --timeout 1s, timeout 8). A request never answered counts nothing, and wrk
 //     closes nothing on a timeout.
-type Wrk struct{}
+func Wrk() Tool {
+	return Tool{
+		Name:          profile.ToolWrk,
+		Binary:        "wrk",
+		PinnedVersion: "4.1.0",
+		Install:       Install{Debian: "wrk"},
+		VersionArgs:   []string{"-v"}, // wrk prints its version and usage, and exits with status 1
+		Adapter:       wrkAdapter{},
+	}
+}
 
-// Name is profile.ToolWrk.
-func (Wrk) Name() string { return profile.ToolWrk }
-
-// Binary is "wrk".
-func (Wrk) Binary() string { return "wrk" }
-
-// PinnedVersion is the upstream release the harness is pinned to.
-func (Wrk) PinnedVersion() string { return "4.1.0" }
-
-// Install is Debian's wrk package (4.1.0-3+b2 in bookworm).
-func (Wrk) Install() Install { return Install{Debian: "wrk"} }
-
-// VersionArgs is -v; wrk prints its version and usage, and exits with status 1.
-func (Wrk) VersionArgs() []string { return []string{"-v"} }
+// wrkAdapter is Wrk's Adapter.
+type wrkAdapter struct{}
 
 var wrkVersionRE = regexp.MustCompile(`(?m)^wrk (\S+)`)
 
 // ParseVersion reads "wrk debian/4.1.0-3+b2 [epoll] Copyright ..." (full
 // "debian/4.1.0-3+b2", upstream "4.1.0"); an upstream build prints "wrk 4.1.0 [epoll]".
-func (Wrk) ParseVersion(out string) (full, upstream string, err error) {
-	m := wrkVersionRE.FindStringSubmatch(out)
+func (wrkAdapter) ParseVersion(out string) (full, upstream string, err error) {
+	return packagedVersion(wrkVersionRE, "wrk -v", out)
+}
+
+// packagedVersion reads the version of a tool that prints "<name> <version>" at the start of
+// a line, as re (with the version its group) finds it after running cmd: full is the version
+// as printed, upstream its release number (upstreamVersion).
+func packagedVersion(re *regexp.Regexp, cmd, out string) (full, upstream string, err error) {
+	name, _, _ := strings.Cut(cmd, " ")
+	m := re.FindStringSubmatch(out)
 	if m == nil {
-		return "", "", fmt.Errorf("no %q line in wrk -v output %s", "wrk <version>", excerpt([]byte(out)))
+		return "", "", fmt.Errorf("no %q line in %s output %s", name+" <version>", cmd, excerpt([]byte(out)))
 	}
 	full = m[1]
 	upstream = upstreamVersion(full)
 	if upstream == "" {
-		return full, "", fmt.Errorf("wrk version %q has no release number", full)
+		return full, "", fmt.Errorf("%s version %q has no release number", name, full)
 	}
 	return full, upstream, nil
 }
@@ -107,7 +113,7 @@ func upstreamVersion(full string) string {
 }
 
 // WriteFiles writes WrkScript into spec.ScriptDir.
-func (Wrk) WriteFiles(spec Spec) error {
+func (wrkAdapter) WriteFiles(spec Spec) error {
 	if spec.ScriptDir == "" {
 		return fmt.Errorf("write %s: no script directory", WrkScript)
 	}
@@ -123,7 +129,7 @@ func (Wrk) WriteFiles(spec Spec) error {
 //	<DataDir>/requests/<file>... connections=C threads=T pipeline=P requests_per_conn=R [header=<Name: value>...]
 //
 // Threads are capped at the connection count; durations must be whole seconds.
-func (Wrk) Args(spec Spec) ([]string, error) {
+func (wrkAdapter) Args(spec Spec) ([]string, error) {
 	p := spec.Profile
 	threads, secs, err := specBasics("wrk", spec)
 	if err != nil {
@@ -180,7 +186,7 @@ func (Wrk) Args(spec Spec) ([]string, error) {
 // wrk's own text, whose duration and byte count are rounded to what wrk prints and whose
 // percentiles come from the "Latency Distribution" block (--latency) when there is one,
 // with no p99.9. "Requests/sec" is not used: it counts failed responses too.
-func (Wrk) Parse(out []byte) (Measurement, error) {
+func (wrkAdapter) Parse(out []byte) (Measurement, error) {
 	if arena, ok, err := parseArenaBlock(out); ok || err != nil {
 		return arena, err
 	}

@@ -64,7 +64,7 @@ func TestGRPCStatusSample(t *testing.T) {
 			spec := unarySpec(t, tt.profile, port, time.Second)
 			wait := sampleGRPC(t.Context(), spec)
 			// The run the sample goes beside: the real h2load, which counts every answer 2xx.
-			tool := loadgen.H2load{}
+			tool := loadgen.H2load()
 			if err := tool.WriteFiles(spec); err != nil {
 				t.Fatal(err)
 			}

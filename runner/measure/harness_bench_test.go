@@ -158,27 +158,22 @@ func fidelity(b *testing.B, entry string, p profile.Profile) {
 // load-generator CPUs, its output (and the file it writes, for ghz's report) parsed by the
 // adapter.
 func plainRun(b *testing.B, bn *Bencher, tool loadgen.Tool, args []string, spec loadgen.Spec) loadgen.Measurement {
-	rl, logs := tool.(loadgen.RunLog)
-	logs = logs && rl.LogFile(spec) != ""
-	if logs {
-		os.Remove(rl.LogFile(spec)) // h2load appends to its log
+	if err := tool.ClearLog(spec); err != nil { // h2load appends to its log
+		b.Fatal(err)
 	}
-	argv := append([]string{"taskset", "-c", bn.cfg.LoadgenCPUs, tool.Binary()}, args...)
+	argv := append([]string{"taskset", "-c", bn.cfg.LoadgenCPUs, tool.Binary}, args...)
 	out, err := exec.Command(argv[0], argv[1:]...).CombinedOutput()
 	if err != nil {
-		b.Fatalf("plain %s: %v\n%s", tool.Name(), err, out)
+		b.Fatalf("plain %s: %v\n%s", tool.Name, err, out)
 	}
 	m, err := tool.Parse(out)
 	if err != nil {
 		b.Fatal(err)
 	}
-	if logs {
-		// Only ghz's rate lives in its file; h2load's log adds percentiles, which the rate
-		// does not need, but the file is read as the harness reads it.
-		if err := rl.ReadLog(spec, &m); err != nil {
-			b.Fatal(err)
-		}
-		os.Remove(rl.LogFile(spec))
+	// Only ghz's rate lives in its file; h2load's log adds percentiles, which the rate does
+	// not need, but the file is read as the harness reads it.
+	if err := tool.ReadLog(spec, &m); err != nil {
+		b.Fatal(err)
 	}
 	return m
 }

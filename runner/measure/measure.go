@@ -438,7 +438,7 @@ func (b *Bencher) newResult(e frameworks.Entry, p profile.Profile, conns int, sp
 		Profile:     p.Name,
 		Lite:        b.cfg.Lite,
 		TargetRate:  spec.Rate,
-		Tool:        tc.tool.Name(),
+		Tool:        tc.tool.Name,
 		ToolVersion: tc.version,
 		Sidecars:    sidecars,
 		Limits:      b.cfg.limits(p),
@@ -492,7 +492,7 @@ func (b *Bencher) Prebuild(ctx context.Context, plan Plan) (runnable bool) {
 		for _, tool := range need {
 			jobs = append(jobs, func(images *build.Builder) {
 				if err := images.Loadgen(ctx, tool); err != nil {
-					b.cfg.Log.Info("load-generator image not built ahead", "tool", tool.Name(), "err", err) // Prepare reports it
+					b.cfg.Log.Info("load-generator image not built ahead", "tool", tool.Name, "err", err) // Prepare reports it
 				}
 			})
 		}

@@ -124,7 +124,7 @@ func TestPrebuildLiteTools(t *testing.T) {
 	b.Prebuild(t.Context(), plan)
 	for _, tool := range loadgen.All() {
 		want := 0
-		if tool.Name() == "wrk" {
+		if tool.Name == "wrk" {
 			want = 1
 		}
 		if n := eng.count(loadgen.ImageFor(tool)); n != want {
@@ -135,7 +135,7 @@ func TestPrebuildLiteTools(t *testing.T) {
 		t.Errorf("the entry built %d times; want once", n)
 	}
 	if !slices.ContainsFunc(progress.Lines, func(l string) bool {
-		return strings.Contains(l, "building the load-generator image "+loadgen.ImageFor(loadgen.Wrk{})+" (first use")
+		return strings.Contains(l, "building the load-generator image "+loadgen.ImageFor(loadgen.Wrk())+" (first use")
 	}) {
 		t.Errorf("no first-use line for the wrk image: %q", progress.Lines)
 	}

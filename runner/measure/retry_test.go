@@ -104,7 +104,7 @@ func TestNoResponseRunsLonger(t *testing.T) {
 			progress := &gatedNotes{opened: func() { gate.Store(true) }}
 			b := New(nil, Config{ScratchDir: t.TempDir(), DataDir: data, LoadgenCPUs: "0", Progress: progress})
 			s := wrkSession(t, p, data)
-			tool, spec := loadgen.Wrk{}, s.spec
+			tool, spec := loadgen.Wrk(), s.spec
 			want := "held 4c: no response came back in the 1s run; running it once more for 5s"
 			if tt.writes {
 				wspec := spec
@@ -219,7 +219,7 @@ func TestOverrunRunsAgain(t *testing.T) {
 // in the test's own cgroup.
 func wrkSession(t *testing.T, p profile.Profile, data string) *session {
 	t.Helper()
-	tool := loadgen.Wrk{}
+	tool := loadgen.Wrk()
 	spec := loadgen.Spec{Profile: p, Host: "127.0.0.1", Conns: 4, Threads: 1, Duration: time.Second,
 		DataDir: data, ScriptDir: t.TempDir()}
 	if err := tool.WriteFiles(spec); err != nil {

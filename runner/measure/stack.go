@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"io/fs"
 	"maps"
 	"net"
 	"os"
@@ -615,11 +614,9 @@ func (tl *tools) runWithWrites(ctx context.Context, s *session) (result.Run, err
 	if err != nil {
 		return result.Run{}, fmt.Errorf("cgroup: %w", err)
 	}
-	if rl, ok := tool.(loadgen.RunLog); ok && rl.LogFile(s.spec) != "" {
-		if err := os.Remove(rl.LogFile(s.spec)); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			win.End()
-			return result.Run{}, fmt.Errorf("%s run log: %w", tool.Name(), err)
-		}
+	if err := tool.ClearLog(s.spec); err != nil {
+		win.End()
+		return result.Run{}, err
 	}
 	type out struct {
 		b   []byte
@@ -638,18 +635,14 @@ func (tl *tools) runWithWrites(ctx context.Context, s *session) (result.Run, err
 	}
 	reads, err := tool.Parse(rb)
 	if err != nil {
-		return result.Run{}, fmt.Errorf("%s output (reads): %w (last output: %s)", tool.Name(), err, text.LastLine(string(rb)))
+		return result.Run{}, fmt.Errorf("%s output (reads): %w (last output: %s)", tool.Name, err, text.LastLine(string(rb)))
 	}
 	writes, err := tool.Parse(w.b)
 	if err != nil {
-		return result.Run{}, fmt.Errorf("%s output (writes): %w (last output: %s)", tool.Name(), err, text.LastLine(string(w.b)))
+		return result.Run{}, fmt.Errorf("%s output (writes): %w (last output: %s)", tool.Name, err, text.LastLine(string(w.b)))
 	}
-	if rl, ok := tool.(loadgen.RunLog); ok && rl.LogFile(s.spec) != "" {
-		err := rl.ReadLog(s.spec, &reads)
-		os.Remove(rl.LogFile(s.spec))
-		if err != nil {
-			return result.Run{}, err
-		}
+	if err := tool.ReadLog(s.spec, &reads); err != nil {
+		return result.Run{}, err
 	}
 	parts := []result.Part{part("reads", reads), part("writes", writes)}
 	sum := reads

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io/fs"
 	"iter"
 	"os"
 	"os/exec"
@@ -93,9 +92,9 @@ func (tl *tools) check(ctx context.Context, tool loadgen.Tool) (string, error) {
 		if err := tl.images.Loadgen(ctx, tool); err != nil {
 			return "", err
 		}
-		code, err := tl.eng.Run(ctx, tl.container(tool, append([]string{tool.Binary()}, tool.VersionArgs()...)), &out)
+		code, err := tl.eng.Run(ctx, tl.container(tool, append([]string{tool.Binary}, tool.VersionArgs...)), &out)
 		if err != nil {
-			return "", fmt.Errorf("%s in %s: %w", tool.Name(), loadgen.ImageFor(tool), err)
+			return "", fmt.Errorf("%s in %s: %w", tool.Name, loadgen.ImageFor(tool), err)
 		}
 		_ = code // wrk -v exits 1; the output decides
 		return checkedVersion(tool, out.String())
@@ -105,18 +104,18 @@ func (tl *tools) check(ctx context.Context, tool loadgen.Tool) (string, error) {
 
 // nativeTool finds an installed load tool on PATH and checks its version.
 func nativeTool(ctx context.Context, tool loadgen.Tool) (string, error) {
-	path, err := exec.LookPath(tool.Binary())
+	path, err := exec.LookPath(tool.Binary)
 	if err != nil {
-		return "", fmt.Errorf("load tool %s is not installed (not on PATH); install version %s (%s) or use --lite to run it in the pinned load-generator image", tool.Binary(), tool.PinnedVersion(), loadgen.Hint(tool))
+		return "", fmt.Errorf("load tool %s is not installed (not on PATH); install version %s (%s) or use --lite to run it in the pinned load-generator image", tool.Binary, tool.PinnedVersion, loadgen.Hint(tool))
 	}
 	if full, ok, err := loadgen.CheckBinaryVersion(tool, path); ok { // ghz: its build information
 		if err != nil {
-			return "", fmt.Errorf("load tool %s: %w; install %s (%s) or use --lite", tool.Binary(), err, tool.PinnedVersion(), loadgen.Hint(tool))
+			return "", fmt.Errorf("load tool %s: %w; install %s (%s) or use --lite", tool.Binary, err, tool.PinnedVersion, loadgen.Hint(tool))
 		}
 		return full, nil
 	}
 	var out strings.Builder
-	cmd := exec.CommandContext(ctx, path, tool.VersionArgs()...)
+	cmd := exec.CommandContext(ctx, path, tool.VersionArgs...)
 	cmd.Stdout, cmd.Stderr = &out, &out
 	_ = cmd.Run() // wrk -v exits 1; the output decides
 	return checkedVersion(tool, out.String())
@@ -126,10 +125,10 @@ func nativeTool(ctx context.Context, tool loadgen.Tool) (string, error) {
 func checkedVersion(tool loadgen.Tool, out string) (string, error) {
 	full, upstream, err := tool.ParseVersion(out)
 	if err != nil {
-		return "", fmt.Errorf("load tool %s: cannot read its version (%v); install version %s", tool.Binary(), err, tool.PinnedVersion())
+		return "", fmt.Errorf("load tool %s: cannot read its version (%v); install version %s", tool.Binary, err, tool.PinnedVersion)
 	}
-	if upstream != tool.PinnedVersion() {
-		return "", fmt.Errorf("load tool %s is version %s but the harness is pinned to %s; install %s %s (%s) or use --lite", tool.Binary(), full, tool.PinnedVersion(), tool.Binary(), tool.PinnedVersion(), loadgen.Hint(tool))
+	if upstream != tool.PinnedVersion {
+		return "", fmt.Errorf("load tool %s is version %s but the harness is pinned to %s; install %s %s (%s) or use --lite", tool.Binary, full, tool.PinnedVersion, tool.Binary, tool.PinnedVersion, loadgen.Hint(tool))
 	}
 	return full, nil
 }
@@ -163,9 +162,7 @@ func (tl *tools) warmUp(ctx context.Context, tool loadgen.Tool, spec loadgen.Spe
 		return err
 	}
 	_, err = tl.exec(ctx, tool, args, spec.Duration)
-	if rl, ok := tool.(loadgen.RunLog); ok && rl.LogFile(spec) != "" {
-		os.Remove(rl.LogFile(spec)) // the warm-up's log is not a run's
-	}
+	_ = tool.ClearLog(spec) // the warm-up's log is not a run's
 	return err
 }
 
@@ -176,11 +173,9 @@ func (tl *tools) runOnce(ctx context.Context, tool loadgen.Tool, args []string, 
 		return result.Run{}, fmt.Errorf("cgroup: %w", err)
 	}
 	sampled := sampleGRPC(ctx, spec) // unary gRPC: the grpc-status h2load cannot see (grpcstatus.go)
-	if rl, ok := tool.(loadgen.RunLog); ok && rl.LogFile(spec) != "" {
-		// h2load appends to its log: start each run with none.
-		if err := os.Remove(rl.LogFile(spec)); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return result.Run{}, fmt.Errorf("%s run log: %w", tool.Name(), err)
-		}
+	// h2load appends to its log: start each run with none.
+	if err := tool.ClearLog(spec); err != nil {
+		return result.Run{}, err
 	}
 	out, runErr := tl.exec(ctx, tool, args, spec.Duration)
 	usage, err := win.End()
@@ -196,14 +191,10 @@ func (tl *tools) runOnce(ctx context.Context, tool loadgen.Tool, args []string, 
 	}
 	m, err := tool.Parse(out)
 	if err != nil {
-		return result.Run{}, fmt.Errorf("%s output: %w (last output: %s)", tool.Name(), err, text.LastLine(string(out)))
+		return result.Run{}, fmt.Errorf("%s output: %w (last output: %s)", tool.Name, err, text.LastLine(string(out)))
 	}
-	if rl, ok := tool.(loadgen.RunLog); ok && rl.LogFile(spec) != "" {
-		err := rl.ReadLog(spec, &m)
-		os.Remove(rl.LogFile(spec)) // one run's log at a time: it grows with the run
-		if err != nil {
-			return result.Run{}, err
-		}
+	if err := tool.ReadLog(spec, &m); err != nil {
+		return result.Run{}, err
 	}
 	run := toRun(m, usage)
 	return run, successful(run)
@@ -310,7 +301,7 @@ const containerSetup = 2 * time.Minute
 // A tool still running toolGrace after the run's duration is killed; the error gives its
 // last line of output (h2load and wrk print what phase they are in).
 func (tl *tools) exec(ctx context.Context, tool loadgen.Tool, args []string, d time.Duration) ([]byte, error) {
-	argv := append([]string{tool.Binary()}, args...)
+	argv := append([]string{tool.Binary}, args...)
 	var out strings.Builder
 	grace := tl.grace
 	if grace == 0 {
@@ -323,14 +314,14 @@ func (tl *tools) exec(ctx context.Context, tool loadgen.Tool, args []string, d t
 		c.RunLimit = d + grace
 		code, err := tl.eng.Run(ctx, c, &out)
 		if err != nil {
-			err = fmt.Errorf("%s in Docker: %w (its last output: %s)", tool.Name(), err, text.LastLine(out.String()))
+			err = fmt.Errorf("%s in Docker: %w (its last output: %s)", tool.Name, err, text.LastLine(out.String()))
 			if errors.Is(err, docker.ErrRunLimit) {
 				err = &overrunError{err}
 			}
 			return nil, err
 		}
 		if code != 0 {
-			return nil, fmt.Errorf("%s exited with status %d: %s", tool.Name(), code, text.LastLine(out.String()))
+			return nil, fmt.Errorf("%s exited with status %d: %s", tool.Name, code, text.LastLine(out.String()))
 		}
 		return []byte(out.String()), nil
 	}
@@ -347,9 +338,9 @@ func (tl *tools) exec(ctx context.Context, tool loadgen.Tool, args []string, d t
 	cmd.WaitDelay = 5 * time.Second
 	if err := cmd.Run(); err != nil {
 		if ctx.Err() != nil && errors.Is(ctx.Err(), context.DeadlineExceeded) {
-			return nil, &overrunError{fmt.Errorf("%s did not finish within %s (its last output: %s)", tool.Name(), d+grace, text.LastLine(out.String()))}
+			return nil, &overrunError{fmt.Errorf("%s did not finish within %s (its last output: %s)", tool.Name, d+grace, text.LastLine(out.String()))}
 		}
-		return nil, fmt.Errorf("%s: %w: %s", tool.Name(), err, text.LastLine(out.String()))
+		return nil, fmt.Errorf("%s: %w: %s", tool.Name, err, text.LastLine(out.String()))
 	}
 	return []byte(out.String()), nil
 }
@@ -419,7 +410,7 @@ func (tl *tools) spec(tool loadgen.Tool, p profile.Profile, conns int) (loadgen.
 	if err := os.MkdirAll(spec.ScriptDir, 0o755); err != nil {
 		return spec, nil, err
 	}
-	if _, ok := tool.(loadgen.RunLog); ok {
+	if tool.Log != nil {
 		if spec.OutDir, err = tl.outDir(); err != nil {
 			return spec, nil, err
 		}
