@@ -76,6 +76,10 @@ var (
 	}()
 )
 
+// StaticFiles returns the names of the 20 files the static profiles request under /static/
+// (a copy).
+func StaticFiles() []string { return slices.Clone(staticFiles) }
+
 const gib = 1 << 30
 
 // All is the arena's profile table, in the arena's PROFILE_ORDER: reports list rows in this
