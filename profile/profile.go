@@ -83,6 +83,13 @@ type Profile struct {
 	// response counts as ready. For SchemeGRPC and SchemeGRPCS the probe is a unary call to
 	// the method named by Probe. ProbeAt returns the effective port and scheme.
 	ProbeScheme string
+	// CheckScheme is the scheme validate's checks speak when it differs from Scheme: the
+	// arena's suite checks gateway-h3 over h2 on the edge's TCP port (SchemeH2); "": Scheme.
+	CheckScheme string
+	// ComposeFiles are the names of the entry's compose file for the profile (Compose only),
+	// tried in this order, the arena's first (an entry may have only one of them); nil:
+	// compose.<Name>.yml. runner/compose's FileNames reads them.
+	ComposeFiles []string
 
 	// Path is the request target for tools that load a single URL rather than request
 	// files ("/baseline2?a=1&b=1"; for gRPC the method, "/benchmark.BenchmarkService/GetSum").

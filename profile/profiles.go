@@ -76,6 +76,10 @@ var (
 	}()
 )
 
+// StaticFiles returns the names of the 20 files the static profiles request under /static/
+// (a copy).
+func StaticFiles() []string { return slices.Clone(staticFiles) }
+
 const gib = 1 << 30
 
 // All is the arena's profile table, in the arena's PROFILE_ORDER: reports list rows in this
@@ -268,6 +272,8 @@ var All = []Profile{
 		Requests: []string{gatewayURIs}, Headers: []string{headerStaticAE},
 		Sidecars: []string{SidecarPostgres},
 		Compose:  true,
+		// The arena's name for the file first, then this harness's.
+		ComposeFiles: []string{"compose.gateway.yml", "compose.gateway-64.yml"},
 		StackPorts: []StackPort{
 			{Service: "proxy", Port: PortTLS},
 			{Service: ServiceServer, Port: PortH1},
@@ -276,14 +282,16 @@ var All = []Profile{
 	{
 		// The stack's edge over HTTP/3 (UDP 8443) under arenaload h3 with gateway-64's URI
 		// list: the arena's h2load built with HTTP/3 is not available here, and the Debian
-		// h2load cannot speak h3. Lite: 16, as baseline-h3.
+		// h2load cannot speak h3. Lite: 16, as baseline-h3. Validate checks it over h2 on the
+		// edge's TCP 8443, as the arena's suite does (its h3 checks make one request over QUIC).
 		Name: "gateway-h3", Endpoint: "gateway-h3", Tool: ToolArenaload,
 		Conns: []int{64, 256}, LiteConns: []int{16},
 		Pipeline: 1, Streams: 32,
 		Scheme: SchemeH3, Port: PortTLS, Probe: probeBaseline11, ProbePort: PortH1, ProbeScheme: SchemeHTTP,
 		Requests: []string{gatewayURIs}, Headers: []string{headerStaticAE},
-		Sidecars: []string{SidecarPostgres},
-		Compose:  true,
+		Sidecars:    []string{SidecarPostgres},
+		Compose:     true,
+		CheckScheme: SchemeH2,
 		StackPorts: []StackPort{
 			{Service: "proxy", Port: PortTLS, UDP: true},
 			{Service: ServiceServer, Port: PortH1},
@@ -464,6 +472,7 @@ func Lookup(name string) (Profile, bool) {
 	p.Requests = slices.Clone(p.Requests)
 	p.Headers = slices.Clone(p.Headers)
 	p.Sidecars = slices.Clone(p.Sidecars)
+	p.ComposeFiles = slices.Clone(p.ComposeFiles)
 	return p, true
 }
 

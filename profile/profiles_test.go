@@ -208,6 +208,14 @@ func TestInvariants(t *testing.T) {
 		if !strings.HasPrefix(p.Probe, "/") {
 			t.Errorf("%s: probe %q is not a path", p.Name, p.Probe)
 		}
+		if p.CheckScheme != "" && (!slices.Contains(schemes, p.CheckScheme) || p.CheckScheme == p.Scheme) {
+			t.Errorf("%s: check scheme %q (set only to another of Schemes than Scheme %q)", p.Name, p.CheckScheme, p.Scheme)
+		}
+		for _, f := range p.ComposeFiles {
+			if !p.Compose || !strings.HasPrefix(f, "compose.") || !strings.HasSuffix(f, ".yml") || strings.Contains(f, "/") {
+				t.Errorf("%s: compose file %q (Compose %v), want compose.<name>.yml on a compose-stack row", p.Name, f, p.Compose)
+			}
+		}
 		if p.Pipeline < 1 || p.RequestsPerConn < 0 || p.Streams < 0 || p.Duration < 0 || p.Memory < 0 {
 			t.Errorf("%s: pipeline %d, requests/conn %d, streams %d, duration %v, memory %d", p.Name, p.Pipeline, p.RequestsPerConn, p.Streams, p.Duration, p.Memory)
 		}
@@ -358,6 +366,11 @@ func TestLookupAndIndex(t *testing.T) {
 	p.Requests[0] = "changed"
 	if again, _ := profile.Lookup("static"); again.Conns[0] != 1024 || again.Requests[0] == "changed" {
 		t.Errorf("changing Lookup's result changed the table: %v %q", again.Conns, again.Requests[0])
+	}
+	g, _ := profile.Lookup("gateway-64")
+	g.ComposeFiles[0] = "changed"
+	if again, _ := profile.Lookup("gateway-64"); again.ComposeFiles[0] == "changed" {
+		t.Error("changing Lookup's ComposeFiles changed the table")
 	}
 	names := profile.Names()
 	names[0] = "changed"

@@ -110,6 +110,12 @@ func TestChecks(t *testing.T) {
 		if has := validate.Checks(p.Name) != nil; has != p.Runnable() {
 			t.Errorf("Checks(%s) != nil is %v, but Runnable() is %v: every profile the runner can run needs checks", p.Name, has, p.Runnable())
 		}
+		// The registration gives each builder its profile's name: every contract says it.
+		for _, c := range validate.Describe(p.Name) {
+			if !strings.HasPrefix(c.Contract, p.Name+" — ") {
+				t.Errorf("Checks(%s): %q's contract %q names another profile", p.Name, c.Name, c.Contract)
+			}
+		}
 	}
 	if got := validate.Checks("nope"); got != nil {
 		t.Errorf("Checks(nope) = %q, want nil", got)

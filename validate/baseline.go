@@ -7,15 +7,41 @@ import (
 	"strings"
 )
 
-// baselineChecks are the checks of baseline and limited-conn: GET
-// /baseline11?a=13&b=42 answers text/plain "55", the sum of the query's integers; POST adds
-// the integer body, sent with a Content-Length or chunked: "75". limited-conn is the same
-// workload with a new connection every 10 requests. Each check uses its own numbers, so a
-// wrong answer points at one check.
+// baselineChecks are the checks of baseline and limited-conn: the sums (h1SumChecks), the
+// fragmented requests and the connection pattern of the profile's load, read from its row: a
+// load that keeps its connections alive (RequestsPerConn 0, baseline) is checked on one
+// connection, one that reconnects every n requests (limited-conn, 10) with n requests on each
+// of 3 connections.
 func baselineChecks(p string) []check {
 	ref := func(text string) string { return contract(p, text, "") }
+	checks := h1SumChecks(p)
+	perConn := row(p).RequestsPerConn
+	if perConn == 0 {
+		checks = append(checks, check{
+			name:     "keep-alive",
+			contract: ref("connections are kept alive between requests (the load tool sends every request of a run on the same connections)"),
+			run:      keepAliveCheck,
+		})
+	}
+	checks = append(checks, fragmentChecks(p)...)
+	if perConn > 0 {
+		checks = append(checks, check{
+			name:     fmt.Sprintf("%d requests per connection", perConn),
+			contract: ref(fmt.Sprintf("the load tool sends %d requests on a connection, closes it and opens another; the server answers all %d on each", perConn, perConn)),
+			run:      reconnectCheck(perConn),
+		})
+	}
+	return checks
+}
+
+// h1SumChecks are the HTTP/1.1 sum checks baseline, limited-conn and the api profiles share:
+// GET /baseline11?a=13&b=42 answers text/plain "55", the sum of the query's integers; POST
+// adds the integer body, sent with a Content-Length or chunked: "75". Each check uses its own
+// numbers, so a wrong answer points at one check.
+func h1SumChecks(p string) []check {
+	ref := func(text string) string { return contract(p, text, "") }
 	refV := func(text string) string { return contract(p, text, "") }
-	checks := []check{
+	return []check{
 		probeCheck(p, "/baseline11?a=1&b=1"),
 		{
 			name:     "GET sum 13+42",
@@ -85,25 +111,6 @@ func baselineChecks(p string) []check {
 			run:      framingCheck,
 		},
 	}
-	if p == "baseline" {
-		checks = append(checks, check{
-			name:     "keep-alive",
-			contract: ref("connections are kept alive between requests (the load tool sends every request of a run on the same connections)"),
-			run:      keepAliveCheck,
-		})
-	}
-	checks = append(checks, fragmentChecks(p)...)
-	if p == "limited-conn" {
-		checks = append(checks, check{
-			name:     "10 requests per connection",
-			contract: ref("the load tool sends 10 requests on a connection, closes it and opens another; the server answers all 10 on each"),
-			run:      reconnectCheck,
-		})
-	}
-	if p == "baseline" {
-		checks = append(checks, malformedChecks(p)...)
-	}
-	return checks
 }
 
 // postCL is a POST with a Content-Length body, as post_cl.raw.
@@ -209,27 +216,29 @@ func keepAliveCheck(ctx context.Context, e *env) result {
 	return passed(req, exp, "all three answered on one connection")
 }
 
-// reconnectCheck is limited-conn's pattern: 10 requests on a connection, then a new one.
-func reconnectCheck(ctx context.Context, e *env) result {
-	rot := baselineRotation(4, 5, 6, 7)
-	var reqs []seqRequest
-	for i := range 10 {
-		reqs = append(reqs, rot[i%len(rot)])
-	}
-	const exp = `10 answers per connection ("9", "15", "16", …), without the server closing early, on each of 3 connections`
-	req := "3 connections, each sending 10 requests (GET, POST, chunked POST /baseline11?a=4&b=5 in turn) one after another, then closing"
-	for round := range 3 {
-		c, err := dial(ctx, e)
-		if err != nil {
-			return failed(req, exp, fmt.Sprintf("connection %d: %v", round+1, err))
+// reconnectCheck is limited-conn's pattern: n requests on a connection, then a new one.
+func reconnectCheck(n int) func(ctx context.Context, e *env) result {
+	return func(ctx context.Context, e *env) result {
+		rot := baselineRotation(4, 5, 6, 7)
+		var reqs []seqRequest
+		for i := range n {
+			reqs = append(reqs, rot[i%len(rot)])
 		}
-		ok, sent, got := sequence(ctx, c, reqs, func(i int) string { return fmt.Sprintf("connection %d, request %d of 10", round+1, i+1) })
-		c.close()
-		if !ok {
-			return failed(sent, exp, got)
+		exp := fmt.Sprintf(`%d answers per connection ("9", "15", "16", …), without the server closing early, on each of 3 connections`, n)
+		req := fmt.Sprintf("3 connections, each sending %d requests (GET, POST, chunked POST /baseline11?a=4&b=5 in turn) one after another, then closing", n)
+		for round := range 3 {
+			c, err := dial(ctx, e)
+			if err != nil {
+				return failed(req, exp, fmt.Sprintf("connection %d: %v", round+1, err))
+			}
+			ok, sent, got := sequence(ctx, c, reqs, func(i int) string { return fmt.Sprintf("connection %d, request %d of %d", round+1, i+1, n) })
+			c.close()
+			if !ok {
+				return failed(sent, exp, got)
+			}
 		}
+		return passed(req, exp, fmt.Sprintf("%d answers on 3 connections", 3*n))
 	}
-	return passed(req, exp, "30 answers on 3 connections")
 }
 
 // fragmentChecks send requests in pieces with pauses (TCP_NODELAY, 30 ms), as the arena's

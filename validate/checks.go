@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/arenabot/arenabot/profile"
 	"github.com/arenabot/arenabot/validate/protocol"
 )
 
@@ -25,25 +26,28 @@ func contract(profileName, text, rfc string) string {
 	return profileName + " — " + text + " (" + where + ")"
 }
 
-// suites are the checks of every profile validate knows, by profile name.
+// suites are the checks of every profile validate knows, by profile name: the one place in
+// validate that names a profile. A builder takes the name for its contracts and reads
+// whatever else differs between the profiles it serves from the name's row in the profile
+// table (row), or takes it as a parameter here.
 var suites = map[string][]check{
-	"baseline":     baselineChecks("baseline"),
+	"baseline":     append(baselineChecks("baseline"), malformedChecks("baseline")...),
 	"limited-conn": baselineChecks("limited-conn"),
-	"pipelined":    pipelinedChecks(),
+	"pipelined":    pipelinedChecks("pipelined"),
 	"json":         jsonChecks("json", "/json/1"),
-	"json-comp":    jsonCompChecks(),
-	"upload":       uploadChecks(),
+	"json-comp":    jsonCompChecks("json-comp"),
+	"upload":       uploadChecks("upload"),
 	"api-4":        apiChecks("api-4"),
 	"api-16":       apiChecks("api-16"),
 	"static":       staticChecks("static"),
 	"async-db":     asyncDBChecks("async-db", true),
-	"crud":         crudChecks(),
-	"fortunes":     fortunesChecks(),
+	"crud":         crudChecks("crud"),
+	"fortunes":     fortunesChecks("fortunes"),
 
 	"json-tls":     append(tlsChecks("json-tls", "/json/1?m=1", "/json/5?m=7"), jsonChecks("json-tls", "")...),
-	"static-tls":   staticChecks("static-tls"),
+	"static-tls":   staticTLSChecks("static-tls"),
 	"baseline-h2":  h2BaselineChecks("baseline-h2"),
-	"static-h2":    staticChecks("static-h2"),
+	"static-h2":    staticH2Checks("static-h2"),
 	"baseline-h2c": h2BaselineChecks("baseline-h2c"),
 	"json-h2c":     jsonChecks("json-h2c", "/baseline2?a=1&b=1"),
 
@@ -66,16 +70,27 @@ var suites = map[string][]check{
 	"latency-10k":       latencyChecks("latency-10k"),
 	"latency-1m":        latencyChecks("latency-1m"),
 	"latency-500k-8cpu": latencyChecks("latency-500k-8cpu"),
-	"8gbit":             echoChecks(),
-	"async":             asyncChecks(),
-	"download":          downloadChecks(),
-	"static-large":      staticLargeChecks(),
+	"8gbit":             echoChecks("8gbit"),
+	"async":             asyncChecks("async"),
+	"download":          downloadChecks("download"),
+	"static-large":      staticLargeChecks("static-large"),
+}
+
+// row returns the profile table's row of the named profile, for a check builder that reads
+// a fact from it. A name the table does not have is a mistake in suites.
+func row(name string) profile.Profile {
+	p, ok := profile.Lookup(name)
+	if !ok {
+		panic("validate: suites names " + strconv.Quote(name) + ", which is not in the profile table")
+	}
+	return p
 }
 
 // apiChecks are those of api-4 and api-16, whose load mixes baseline, /json/50?m=1 and
-// /async-db requests: the three endpoints' checks, as the arena checked them.
+// /async-db requests: the three endpoints' checks, as the arena checked them (the sums and
+// the fragmented requests of baseline, not its connection pattern).
 func apiChecks(p string) []check {
-	checks := baselineChecks(p)
+	checks := append(h1SumChecks(p), fragmentChecks(p)...)
 	checks = append(checks, jsonChecks(p, "")...)
 	return append(checks, asyncDBChecks(p, false)...)
 }

@@ -13,8 +13,7 @@ const crudItemContract = `GET /crud/items/{id} → 200 application/json, the row
 // crudChecks are crud's checks: the /async-db ones (the arena checks them for crud too),
 // then the CRUD endpoints, which run one after another because they write and depend on
 // what the cache holds.
-func crudChecks() []check {
-	const p = "crud"
+func crudChecks(p string) []check {
 	ref := func(text string) string { return contract(p, text, "") }
 	serial := func(c check) check {
 		c.serial = true

@@ -13,8 +13,7 @@ const concurrentDelays = 6
 
 // asyncChecks are the checks of async: GET /delay/{ms} waits at least ms milliseconds
 // without holding up other requests, then answers text/plain {ms}.
-func asyncChecks() []check {
-	const p = "async"
+func asyncChecks(p string) []check {
 	return []check{
 		probeCheck(p, "/baseline11?a=1&b=1"),
 		delayCheck(p, 10),

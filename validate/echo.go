@@ -15,8 +15,7 @@ var echoSizes = []int{0, 1, 1000, 10240, 100000}
 
 // echoChecks are the checks of 8gbit: the TLS checks of 8081, then POST /echo of random
 // bodies, which must come back byte for byte.
-func echoChecks() []check {
-	const p = "8gbit"
+func echoChecks(p string) []check {
 	checks := tlsChecks(p, "/baseline11?a=1&b=1", "/baseline11?a=13&b=42")
 	for _, n := range echoSizes {
 		checks = append(checks, check{

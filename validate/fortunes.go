@@ -41,8 +41,7 @@ const (
 // arena's own rule: they are what its validation asserts), then ours beyond them, advisory:
 // the header row, the ordinal sort, the runtime row in its sorted place, every message escaped
 // and a template file in standard mode.
-func fortunesChecks() []check {
-	const p = "fortunes"
+func fortunesChecks(p string) []check {
 	ref := func(text string) string { return contract(p, text, "") }
 	body := func(judge func(r *response) (exp, problem, got string)) func(ctx context.Context, e *env) result {
 		return func(ctx context.Context, e *env) result { return fortunesBodyCheck(ctx, e, judge) }

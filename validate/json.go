@@ -59,8 +59,7 @@ func jsonChecks(p, probe string) []check {
 	}...)
 }
 
-func jsonCompChecks() []check {
-	const p = "json-comp"
+func jsonCompChecks(p string) []check {
 	ref := func(text string) string { return contract(p, text, "") }
 	const comp = itemsContract + `; with Accept-Encoding: gzip, br the body is compressed, Content-Encoding gzip or br`
 	return []check{

@@ -37,8 +37,7 @@ func largeMissingCheck(p string) check {
 
 // downloadChecks are the checks of download: GET /large/download.bin, 170 MiB, byte for
 // byte, with its Content-Length.
-func downloadChecks() []check {
-	const p = "download"
+func downloadChecks(p string) []check {
 	return []check{
 		probeCheck(p, "/baseline11?a=1&b=1"),
 		{
@@ -159,8 +158,7 @@ func downloadCheck(ctx context.Context, e *env) result {
 
 // staticLargeChecks are the checks of static-large: the 1 MB and 2 MB text files, gzipped
 // on the fly when asked to and as they are when not.
-func staticLargeChecks() []check {
-	const p = "static-large"
+func staticLargeChecks(p string) []check {
 	files := strings.Join(largeTextFiles, " and ")
 	return []check{
 		probeCheck(p, "/baseline11?a=1&b=1"),

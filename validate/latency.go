@@ -12,7 +12,7 @@ var latencyGetChecks = []string{"probe GET /baseline11?a=1&b=1", "GET sum 13+42"
 // checks of GET, and keep-alive.
 func latencyChecks(p string) []check {
 	var checks []check
-	for _, c := range baselineChecks(p) {
+	for _, c := range append(h1SumChecks(p), fragmentChecks(p)...) {
 		if slices.Contains(latencyGetChecks, c.name) {
 			checks = append(checks, c)
 		}

@@ -9,8 +9,7 @@ import (
 // pipelineDepth is the pipelined profile's depth: requests sent before the first answer.
 const pipelineDepth = 16
 
-func pipelinedChecks() []check {
-	const p = "pipelined"
+func pipelinedChecks(p string) []check {
 	ref := func(text string) string { return contract(p, text, "") }
 	return []check{
 		probeCheck(p, "/baseline11?a=1&b=1"),

@@ -15,25 +15,18 @@ import (
 // staticDir is the static files' directory inside the data directory.
 const staticDir = "static"
 
-// staticFiles returns the names of the files the static profile requests, from its request
-// files in the profile table ("static-<name>.raw"), sorted.
+// staticFiles returns the names of the files the static profiles request (the profile
+// table's), sorted.
 func staticFiles() []string {
-	p, _ := profile.Lookup("static")
-	var names []string
-	for _, r := range p.Requests {
-		name, ok := strings.CutPrefix(r, "static-")
-		if name, ok2 := strings.CutSuffix(name, ".raw"); ok && ok2 {
-			names = append(names, name)
-		}
-	}
+	names := profile.StaticFiles()
 	slices.Sort(names)
 	return names
 }
 
-// staticAcceptEncoding is the Accept-Encoding the static profile's requests carry.
-func staticAcceptEncoding() string {
-	p, _ := profile.Lookup("static")
-	for _, h := range p.Headers {
+// staticAcceptEncoding is the Accept-Encoding the requests of profile p carry (its row's
+// Headers).
+func staticAcceptEncoding(p string) string {
+	for _, h := range row(p).Headers {
 		if v, ok := strings.CutPrefix(h, "Accept-Encoding: "); ok {
 			return v
 		}
@@ -44,9 +37,28 @@ func staticAcceptEncoding() string {
 // arenaTypedFiles are the static files whose Content-Type the old arena's suite asserts.
 var arenaTypedFiles = []string{"app.js", "manifest.json", "reset.css"}
 
-// staticChecks are the checks of static, static-tls and static-h2: the same files over
-// HTTP/1.1, over TLS and over h2, after the TLS checks of the TLS ones.
+// staticChecks are the checks of static (and of the profiles that serve its files beside
+// other checks): the readiness probe, then the files (staticFileChecks).
 func staticChecks(p string) []check {
+	return append([]check{probeCheck(p, "/static/reset.css")}, staticFileChecks(p)...)
+}
+
+// staticTLSChecks are those of static-tls: the TLS checks of 8081, then the files over
+// HTTP/1.1 on TLS.
+func staticTLSChecks(p string) []check {
+	return append(tlsChecks(p, "/static/reset.css", "/static/app.js"), staticFileChecks(p)...)
+}
+
+// staticH2Checks are those of static-h2: the readiness probe and the h2 TLS checks of 8443,
+// then the files over h2.
+func staticH2Checks(p string) []check {
+	checks := append([]check{probeCheck(p, "/static/reset.css")}, h2TLSChecks(p, "/static/app.js")...)
+	return append(checks, staticFileChecks(p)...)
+}
+
+// staticFileChecks are the static files' checks, over whatever protocol the profile speaks:
+// each file's exact bytes, with and without Accept-Encoding, and its Content-Type.
+func staticFileChecks(p string) []check {
 	names := staticFiles()
 	var others []string
 	for _, n := range names {
@@ -54,7 +66,7 @@ func staticChecks(p string) []check {
 			others = append(others, n)
 		}
 	}
-	ae := staticAcceptEncoding()
+	ae := staticAcceptEncoding(p)
 	ref := func(text string) string { return contract(p, text, "") }
 	const types = ".css text/css, .js text/javascript (or application/javascript), .json application/json, .html text/html, .svg image/svg+xml, .woff2 font/woff2, .webp image/webp"
 	n := len(names)
@@ -68,14 +80,7 @@ func staticChecks(p string) []check {
 		}
 		return ""
 	}
-	checks := []check{probeCheck(p, "/static/reset.css")}
-	switch p {
-	case "static-tls":
-		checks = tlsChecks(p, "/static/reset.css", "/static/app.js")
-	case "static-h2":
-		checks = append(checks, h2TLSChecks(p, "/static/app.js")...)
-	}
-	return append(checks, []check{
+	return []check{
 		{
 			name:     fmt.Sprintf("%d files without Accept-Encoding", n),
 			contract: ref("GET /static/<file> without Accept-Encoding → 200, no Content-Encoding, the file's exact bytes"),
@@ -126,7 +131,7 @@ func staticChecks(p string) []check {
 				return expectStatus(ctx, e, "GET", request("GET", "/static/nonexistent.txt", nil, nil), 404)
 			},
 		},
-	}...)
+	}
 }
 
 // judgeDecoded wants the file's exact bytes, as they are or under a Content-Encoding that

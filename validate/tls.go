@@ -15,6 +15,7 @@ import (
 	"path/filepath"
 	"strconv"
 
+	"github.com/arenabot/arenabot/profile"
 	"github.com/arenabot/arenabot/validate/protocol"
 )
 
@@ -174,12 +175,13 @@ func alpnName(p string) string {
 
 // h2BaselineChecks are the checks of baseline-h2 (8443) and baseline-h2c (8082): GET
 // /baseline2?a=…&b=… answers text/plain the sum, over h2 (after the TLS checks) or h2c
-// with prior knowledge (which must not answer HTTP/1.1 with 200), as the arena checked.
+// with prior knowledge (which must not answer HTTP/1.1 with 200), as the arena checked. The
+// profile's row says which (its Scheme).
 func h2BaselineChecks(p string) []check {
 	const probe = "/baseline2?a=1&b=1"
 	ref := func(text string) string { return contract(p, text, "") }
 	checks := []check{probeCheck(p, probe)}
-	if p == "baseline-h2" {
+	if row(p).Scheme == profile.SchemeH2 {
 		checks = append(checks, h2TLSChecks(p, "/baseline2?a=2&b=3")...)
 	} else {
 		checks = append(checks, check{

@@ -16,8 +16,7 @@ var uploadSizes = []struct {
 	size int
 }{{"500 KB", 512000}, {"2 MB", 2097152}, {"10 MB", 10485760}, {"20 MB", 20971520}}
 
-func uploadChecks() []check {
-	const p = "upload"
+func uploadChecks(p string) []check {
 	ref := func(text string) string {
 		return contract(p, "POST /upload → 200 text/plain, the number of body bytes actually read (not an echo of Content-Length)"+text, "")
 	}

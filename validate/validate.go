@@ -238,8 +238,8 @@ func Run(ctx context.Context, t Target, profiles []string) []Outcome {
 			continue
 		}
 		scheme := p.Scheme
-		if s, ok := checkScheme[name]; ok {
-			scheme = s
+		if p.CheckScheme != "" {
+			scheme = p.CheckScheme
 		}
 		proto, err := protocol.For(scheme)
 		if err != nil {

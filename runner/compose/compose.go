@@ -3,15 +3,16 @@
 // their images or builds, and everything the runner needs to start them itself through the
 // Docker Engine API, in dependency order, without docker compose.
 //
-// [Load] finds the file (compose.gateway.yml, the arena's legacy name, or
-// compose.gateway-64.yml for gateway-64; compose.<profile>.yml otherwise), loads it with compose-go under a fixed project name,
-// interpolates only the variables the arena exports ([Variables]) and checks what the arena
-// relies on: every service on the host network, every depends_on naming a service of the
-// file with a known condition; and it confines the stack as a server is (confine.go):
-// read-only binds of the arena's data and the entry's files only, builds inside the
-// checkout, nothing that reaches the host. [Stack.Order] gives the start order and
-// [Stack.Relax] lowers the settings a host refuses (a memlock -1 above the host's hard
-// limit, a healthcheck start_interval an older Docker Engine lacks), saying what it changed.
+// [Load] finds the file (compose.<profile>.yml, or the names the profile's row lists in
+// ComposeFiles: gateway-64's file may have the arena's legacy name, compose.gateway.yml),
+// loads it with compose-go under a fixed project name, interpolates only the variables the
+// arena exports ([Variables]) and checks what the arena relies on: every service on the host
+// network, every depends_on naming a service of the file with a known condition; and it
+// confines the stack as a server is (confine.go): read-only binds of the arena's data and
+// the entry's files only, builds inside the checkout, nothing that reaches the host.
+// [Stack.Order] gives the start order and [Stack.Relax] lowers the settings a host refuses
+// (a memlock -1 above the host's hard limit, a healthcheck start_interval an older Docker
+// Engine lacks), saying what it changed.
 //
 // Every error about an entry's file is an [*Error] naming the file, the service and the fix.
 //
@@ -63,12 +64,10 @@ const (
 )
 
 const (
-	legacyGatewayFile    = "compose.gateway.yml" // the arena's name for gateway-64's file
-	legacyGatewayProfile = "gateway-64"
-	hostNetwork          = "host"
-	projectPrefix        = "arenabot-"
-	defaultDockerfile    = "Dockerfile"
-	unlimited            = -1 // a ulimit without a limit
+	hostNetwork       = "host"
+	projectPrefix     = "arenabot-"
+	defaultDockerfile = "Dockerfile"
+	unlimited         = -1 // a ulimit without a limit
 )
 
 // Stack is one entry's compose stack for one profile, in runner-neutral terms.
@@ -187,10 +186,11 @@ func (e *Error) Error() string {
 
 func (e *Error) Unwrap() error { return e.Err }
 
-// FileNames returns the compose file names Load looks for, for a profile, in order.
+// FileNames returns the compose file names Load looks for, for a profile, in order: the
+// profile row's ComposeFiles, or compose.<profile>.yml.
 func FileNames(profileName string) []string {
-	if profileName == legacyGatewayProfile {
-		return []string{legacyGatewayFile, "compose." + profileName + ".yml"}
+	if p, ok := profile.Lookup(profileName); ok && len(p.ComposeFiles) > 0 {
+		return p.ComposeFiles
 	}
 	return []string{"compose." + profileName + ".yml"}
 }
@@ -308,7 +308,7 @@ func find(entryDir, profileName string) (string, error) {
 	case 1:
 		return found[0], nil
 	}
-	return "", &Error{File: entryDir, Msg: fmt.Sprintf("both %s and %s exist for %s", names[0], names[1], profileName),
+	return "", &Error{File: entryDir, Msg: fmt.Sprintf("both %s and %s exist for %s", filepath.Base(found[0]), filepath.Base(found[1]), profileName),
 		Fix: "keep one of them (" + names[0] + " is the arena's name)"}
 }
 
