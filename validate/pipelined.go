@@ -6,11 +6,11 @@ import (
 	"strconv"
 )
 
-// pipelineDepth is the pipelined profile's depth: requests sent before the first answer.
-const pipelineDepth = 16
-
+// pipelinedChecks send the profile's pipelining depth (its row's Pipeline) of requests
+// before reading the first answer.
 func pipelinedChecks(p string) []check {
 	ref := func(text string) string { return contract(p, text, "") }
+	depth := row(p).Pipeline
 	return []check{
 		probeCheck(p, "/baseline11?a=1&b=1"),
 		{
@@ -28,29 +28,29 @@ func pipelinedChecks(p string) []check {
 			},
 		},
 		{
-			name:     "16 pipelined GET /pipeline",
-			contract: ref(`16 × GET /pipeline sent in one write (pipelining depth 16) → 16 responses "ok", in order (RFC 9112 §9.3.2)`),
+			name:     fmt.Sprintf("%d pipelined GET /pipeline", depth),
+			contract: ref(fmt.Sprintf(`%[1]d × GET /pipeline sent in one write (pipelining depth %[1]d) → %[1]d responses "ok", in order (RFC 9112 §9.3.2)`, depth)),
 			run: func(ctx context.Context, e *env) result {
 				var reqs []seqRequest
-				for range pipelineDepth {
+				for range depth {
 					reqs = append(reqs, seqRequest{"GET", request("GET", "/pipeline", nil, nil), "ok"})
 				}
-				return pipeline(ctx, e, reqs, `16 × "GET /pipeline HTTP/1.1\r\nHost: localhost:8080\r\n\r\n" in one write`)
+				return pipeline(ctx, e, reqs, fmt.Sprintf(`%d × "GET /pipeline HTTP/1.1\r\nHost: localhost:8080\r\n\r\n" in one write`, depth))
 			},
 		},
 		{
-			name:     "16 pipelined mixed, in order",
+			name:     fmt.Sprintf("%d pipelined mixed, in order", depth),
 			contract: ref(`requests pipelined in one write are answered completely and in the order sent (RFC 9112 §9.3.2); GET /pipeline → "ok", GET /baseline11?a=i&b=0 → "i"`),
 			run: func(ctx context.Context, e *env) result {
 				var reqs []seqRequest
-				for i := range pipelineDepth {
+				for i := range depth {
 					if i%2 == 0 {
 						reqs = append(reqs, seqRequest{"GET", request("GET", "/pipeline", nil, nil), "ok"})
 					} else {
 						reqs = append(reqs, seqRequest{"GET", request("GET", fmt.Sprintf("/baseline11?a=%d&b=0", i), nil, nil), strconv.Itoa(i)})
 					}
 				}
-				return pipeline(ctx, e, reqs, "16 requests in one write: GET /pipeline and GET /baseline11?a=i&b=0 alternating, i = 1, 3, …, 15")
+				return pipeline(ctx, e, reqs, fmt.Sprintf("%d requests in one write: GET /pipeline and GET /baseline11?a=i&b=0 alternating, i = 1, 3, …, %d", depth, depth-1))
 			},
 		},
 	}
