@@ -68,6 +68,81 @@ type stackStage struct {
 	sidecars *sidecarStarter
 }
 
+// ownImage is false: a stack's images come from its compose file.
+func (sr *stackStage) ownImage() bool { return false }
+
+// prebuild builds the services of the entry's stack for p ahead.
+func (sr *stackStage) prebuild(ctx context.Context, e frameworks.Entry, p profile.Profile) func(*build.Builder) {
+	if !p.Runnable() {
+		return nil
+	}
+	return func(images *build.Builder) {
+		// Quiet: the row says what it relaxes when it loads the file again.
+		st, err := sr.loadStackNoting(ctx, e, p, func(string) {})
+		if err == nil {
+			err = sr.stackImages(ctx, images, e, st)
+		}
+		if err != nil {
+			sr.cfg.Log.Info("stack images not built ahead", "entry", e.Name, "test", p.Name, "err", err) // the row reports it
+		}
+	}
+}
+
+// open starts the profile's sidecars and the entry's stack and prepares the load tool's
+// run (production-stack: the reads and the writes).
+func (sr *stackStage) open(ctx context.Context, _ string, e frameworks.Entry, p profile.Profile, conns int) (*session, error) {
+	st, side, err := sr.sidecarsFor(ctx, e, p)
+	if err != nil {
+		return nil, err
+	}
+	rs, err := sr.startStack(ctx, e, p, st, side.env())
+	if err != nil {
+		side.stop()
+		return nil, err
+	}
+	s := &session{side: side, stop: rs.stop, tool: sr.tools.checks[p.Tool]}
+	if s.group, err = rs.group(sr.cfg.CgroupRoot); err != nil {
+		s.close()
+		return nil, err
+	}
+	if err := sr.tools.load(s, p, conns); err != nil {
+		s.close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// validate validates each profile on its own stack. A stack that did not come up, or a
+// sidecar that did not, leaves its profile unchecked: unready holds why.
+func (sr *stackStage) validate(ctx context.Context, _ string, e frameworks.Entry, names []string) ([]validate.Outcome, map[string]error, error) {
+	var out []validate.Outcome
+	var unready map[string]error
+	for _, name := range names {
+		p, _ := profile.Lookup(name)
+		o, err := sr.validateStack(ctx, e, p)
+		if ctx.Err() != nil {
+			return nil, nil, ctx.Err()
+		}
+		if err != nil {
+			_, side := errors.AsType[*SidecarError](err)
+			_, stack := errors.AsType[*StackError](err)
+			_, ready := errors.AsType[*ReadyError](err)
+			_, base := errors.AsType[*build.BaseImageError](err)
+			_, failed := errors.AsType[*build.BuildFailure](err)
+			if !side && !stack && !ready && !base && !failed {
+				return nil, nil, err
+			}
+			if unready == nil {
+				unready = map[string]error{}
+			}
+			unready[name] = err
+			continue
+		}
+		out = append(out, o...)
+	}
+	return out, unready, nil
+}
+
 // loadStack loads the entry's compose file for the profile with the arena's variables and
 // relaxes what this host refuses, saying so; in --lite nothing is pinned, and on a host
 // that lacks a service's CPUs the service gets the server CPU set.
@@ -227,81 +302,6 @@ func (sr *stackStage) sidecarsFor(ctx context.Context, e frameworks.Entry, p pro
 		return nil, nil, err
 	}
 	return st, side, nil
-}
-
-// ownImage is false: a stack's images come from its compose file.
-func (sr *stackStage) ownImage() bool { return false }
-
-// prebuild builds the services of the entry's stack for p ahead.
-func (sr *stackStage) prebuild(ctx context.Context, e frameworks.Entry, p profile.Profile) func(*build.Builder) {
-	if !p.Runnable() {
-		return nil
-	}
-	return func(images *build.Builder) {
-		// Quiet: the row says what it relaxes when it loads the file again.
-		st, err := sr.loadStackNoting(ctx, e, p, func(string) {})
-		if err == nil {
-			err = sr.stackImages(ctx, images, e, st)
-		}
-		if err != nil {
-			sr.cfg.Log.Info("stack images not built ahead", "entry", e.Name, "test", p.Name, "err", err) // the row reports it
-		}
-	}
-}
-
-// open starts the profile's sidecars and the entry's stack and prepares the load tool's
-// run (production-stack: the reads and the writes).
-func (sr *stackStage) open(ctx context.Context, _ string, e frameworks.Entry, p profile.Profile, conns int) (*session, error) {
-	st, side, err := sr.sidecarsFor(ctx, e, p)
-	if err != nil {
-		return nil, err
-	}
-	rs, err := sr.startStack(ctx, e, p, st, side.env())
-	if err != nil {
-		side.stop()
-		return nil, err
-	}
-	s := &session{side: side, stop: rs.stop, tool: sr.tools.checks[p.Tool]}
-	if s.group, err = rs.group(sr.cfg.CgroupRoot); err != nil {
-		s.close()
-		return nil, err
-	}
-	if err := sr.tools.load(s, p, conns); err != nil {
-		s.close()
-		return nil, err
-	}
-	return s, nil
-}
-
-// validate validates each profile on its own stack. A stack that did not come up, or a
-// sidecar that did not, leaves its profile unchecked: unready holds why.
-func (sr *stackStage) validate(ctx context.Context, _ string, e frameworks.Entry, names []string) ([]validate.Outcome, map[string]error, error) {
-	var out []validate.Outcome
-	var unready map[string]error
-	for _, name := range names {
-		p, _ := profile.Lookup(name)
-		o, err := sr.validateStack(ctx, e, p)
-		if ctx.Err() != nil {
-			return nil, nil, ctx.Err()
-		}
-		if err != nil {
-			_, side := errors.AsType[*SidecarError](err)
-			_, stack := errors.AsType[*StackError](err)
-			_, ready := errors.AsType[*ReadyError](err)
-			_, base := errors.AsType[*build.BaseImageError](err)
-			_, failed := errors.AsType[*build.BuildFailure](err)
-			if !side && !stack && !ready && !base && !failed {
-				return nil, nil, err
-			}
-			if unready == nil {
-				unready = map[string]error{}
-			}
-			unready[name] = err
-			continue
-		}
-		out = append(out, o...)
-	}
-	return out, unready, nil
 }
 
 // validateStack starts the profile's sidecars and the entry's stack as a row does and runs
