@@ -116,6 +116,12 @@ type Profile struct {
 	// StackPorts are the host ports the stack's services listen on (Compose only): the load's
 	// and the probe's ports among them. HostPorts reads them.
 	StackPorts []StackPort
+	// Bearer, when set, is a token file of the arena data whose token every request of the
+	// load (and of its Writes) carries as "Authorization: Bearer <token>".
+	Bearer string
+	// Writes, when set, is a second load the profile runs beside its own: production-stack's
+	// writes.
+	Writes *WriteLoad
 
 	// TargetRate is the offered rate, requests per second, of a fixed-rate (open-loop)
 	// profile on the benchmark host, and LiteTargetRate the rate with --lite, one a 2-core

@@ -33,8 +33,12 @@ const (
 	staticH2URIs = "static-h2-uris.txt"  // the 20 static files on 8443
 	jsonH2CURIs  = "json-h2c-uris.txt"   // json's 7 (count, m) pairs on 8082
 	gatewayURIs  = "gateway-64-uris.txt" // gateway-64's and gateway-h3's 20 URIs through the edge
-	// production-stack's 20,000 reads (its writes are runner/measure's: they carry a body)
-	productionReads = "production-stack-reads.txt"
+	// production-stack's 20,000 reads, its writes (POST /api/items/1 … 20) and their body
+	productionReads     = "production-stack-reads.txt"
+	productionWrites    = "production-stack-writes.txt"
+	productionWriteBody = "production-stack-write-body.json"
+	// jwtToken is the arena's bearer token, in the arena data (arenadata.JWTTokenFile).
+	jwtToken = "jwt-token.txt"
 )
 
 // Request files, in the arena data's requests/ directory (arenadata).
@@ -298,9 +302,9 @@ var All = []Profile{
 		},
 	},
 	{
-		// Reads (production-stack-reads.txt, -m 16, the arena's bearer token added by the
-		// runner) and writes (production-stack-writes.txt, max(C/8, 8) connections, -m 8, -t 8)
-		// in two parallel h2load runs (runner/measure's stackWrites). Lite: 64, as gateway-64.
+		// Reads (production-stack-reads.txt, -m 16, the arena's bearer token) and writes
+		// (production-stack-writes.txt, max(C/8, 8) connections, -m 8, -t 8; compose.md) in
+		// two parallel h2load runs. Lite: 64, as gateway-64.
 		Name: "production-stack", Endpoint: "production-stack", Tool: ToolH2load,
 		Conns: []int{256, 1024}, LiteConns: []int{64},
 		Pipeline: 1, Streams: 16,
@@ -313,6 +317,11 @@ var All = []Profile{
 			{Service: "cache", Port: PortRedis},
 			{Service: "authsvc", Port: PortAuthsvc},
 			{Service: ServiceServer, Port: PortH1},
+		},
+		Bearer: jwtToken,
+		Writes: &WriteLoad{
+			Requests: productionWrites, Body: productionWriteBody, Headers: []string{"Content-Type: application/json"},
+			Streams: 8, ConnDivisor: 8, MinConns: 8, Threads: 8,
 		},
 	},
 	{
@@ -473,6 +482,11 @@ func Lookup(name string) (Profile, bool) {
 	p.Headers = slices.Clone(p.Headers)
 	p.Sidecars = slices.Clone(p.Sidecars)
 	p.ComposeFiles = slices.Clone(p.ComposeFiles)
+	if p.Writes != nil {
+		w := *p.Writes
+		w.Headers = slices.Clone(w.Headers)
+		p.Writes = &w
+	}
 	return p, true
 }
 

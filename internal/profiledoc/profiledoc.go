@@ -105,10 +105,8 @@ func section(p profile.Profile) string {
 	if p.Compose {
 		files := compose.FileNames(p.Name)
 		item("Server", "the entry's docker compose stack (`"+strings.Join(files, "` or `")+"`), not one container: the runner starts its services itself, in dependency order, on the host network, with `CERTS_DIR`, `DATA_DIR` and `DATABASE_URL` set (and the `*_CPUSET` variables left to their defaults where this host has those CPUs); the load and the checks go to the edge on 8443, named `localhost` (TLS SNI and Host) as the arena's harness names it, the readiness probe to the server on 8080, then `GET /static/reset.css` over h2 to the edge; CPU and memory are the sum over the stack's containers")
-		if n, ok := stackNotes[p.Name]; ok {
-			item("Beside the load", n)
-		}
 	}
+	item("Beside the load", besideLoad(p))
 	if len(p.Requests) > 0 {
 		item("Requests", "the arena's request files, rotated: "+codes(p.Requests, 6))
 	} else if p.Path != "" {
@@ -375,7 +373,21 @@ func prose(s string) string {
 // charRef is a character reference: its text after the &.
 var charRef = regexp.MustCompile(`&(#[0-9]+;|#[xX][0-9A-Fa-f]+;|[A-Za-z][A-Za-z0-9]*;)`)
 
-// stackNotes say what a compose-stack profile's load does beyond its row (runner/measure).
-var stackNotes = map[string]string{
-	"production-stack": "every read carries `Authorization: Bearer <jwt-token.txt>`; the writes (`production-stack-writes.txt`, POSTing `production-stack-write-body.json` with `Content-Type: application/json` and the token) run in parallel with max(C/8, 8) connections, 8 streams, 8 threads; RPS is both loads' 2xx ÷ the reads' duration",
+// besideLoad says what a profile's load does beyond its row's requests: the bearer token
+// its requests carry and the write load run beside it; "" for neither.
+func besideLoad(p profile.Profile) string {
+	var parts []string
+	reads, token := "request", ""
+	if p.Writes != nil {
+		reads = "read"
+	}
+	if p.Bearer != "" {
+		parts = append(parts, fmt.Sprintf("every %s carries `Authorization: Bearer <%s>`", reads, p.Bearer))
+		token = " and the token"
+	}
+	if w := p.Writes; w != nil {
+		parts = append(parts, fmt.Sprintf("the writes (`%s`, POSTing `%s` with `%s`%s) run in parallel with max(C/%d, %d) connections, %d streams, %d threads; RPS is both loads' 2xx ÷ the reads' duration",
+			w.Requests, w.Body, strings.Join(w.Headers, "`, `"), token, w.ConnDivisor, w.MinConns, w.Streams, w.Threads))
+	}
+	return strings.Join(parts, "; ")
 }

@@ -47,7 +47,7 @@ func (b *Bencher) Validate(ctx context.Context, e frameworks.Entry, profiles []s
 		return nil, fmt.Errorf("remove leftover containers: %w", err)
 	}
 	var image string
-	if !stackOnlyNames(profiles) { // a stack's images come from its compose file
+	if ps, known := lookupAll(profiles); !known || b.stages.ownImage(ps) { // a stack's images come from its compose file
 		if image, err = b.images.Entry(ctx, e); err != nil {
 			return nil, err
 		}
@@ -75,16 +75,43 @@ func (b *Bencher) Validate(ctx context.Context, e frameworks.Entry, profiles []s
 	return out, nil
 }
 
-// validateServer runs the checks in one container started like the first runnable profile's,
+// validateImage validates the profiles, each on its stage: the compose-stack ones each on
+// its own stack, the others in one container of image. A stack that did not come up, or a
+// sidecar that did not, leaves its profile unchecked: unready holds why.
+func (b *Bencher) validateImage(ctx context.Context, image string, e frameworks.Entry, profiles []string) ([]validate.Outcome, map[string]error, error) {
+	var out []validate.Outcome
+	var unready map[string]error
+	for _, st := range b.stages.all() {
+		names := slices.DeleteFunc(slices.Clone(profiles), func(name string) bool { return b.stages.ofCheck(name) != st })
+		if len(names) == 0 {
+			continue
+		}
+		o, u, err := st.validate(ctx, image, e, names)
+		if err != nil {
+			return nil, nil, err
+		}
+		out = append(out, o...)
+		for name, err := range u {
+			if unready == nil {
+				unready = map[string]error{}
+			}
+			unready[name] = err
+		}
+	}
+	slices.SortStableFunc(out, func(a, b validate.Outcome) int { return order(a.Profile) - order(b.Profile) })
+	return out, unready, nil
+}
+
+// validate runs the checks in one container started like the first runnable profile's,
 // beside the union of the sidecars the runnable profiles need. A profile whose sidecar did
 // not come up is not checked: unready holds its *SidecarError.
 //
 // validate.TLSCheck among the profiles runs that section too, once the server answers on
 // :9000; the server is started like baseline's when no profile is runnable.
-func (b *Bencher) validateServer(ctx context.Context, image string, e frameworks.Entry, profiles []string) (out []validate.Outcome, unready map[string]error, err error) {
+func (ss *serverStage) validate(ctx context.Context, image string, e frameworks.Entry, profiles []string) (out []validate.Outcome, unready map[string]error, err error) {
 	// The entry's source is read by the checks that look at how it is built (fortunes'
 	// template file), which a tuned entry (meta.json's mode, or April's type) is spared.
-	target := validate.Target{Host: "127.0.0.1", DataDir: b.cfg.DataDir, Source: e.Dir, Tuned: e.Meta.Tuned()}
+	target := validate.Target{Host: "127.0.0.1", DataDir: ss.cfg.DataDir, Source: e.Dir, Tuned: e.Meta.Tuned()}
 	var needed []string
 	neededBy := map[string]profile.Profile{} // the first profile that needs it, for its labels
 	for _, name := range profiles {
@@ -96,11 +123,11 @@ func (b *Bencher) validateServer(ctx context.Context, image string, e frameworks
 			}
 		}
 	}
-	side := &sidecars{srv: b.servers, ctx: ctx}
+	side := &sidecars{srv: ss.servers, ctx: ctx}
 	defer side.stop()
 	down := map[string]error{}
 	for _, name := range needed {
-		r, err := b.sidecars.start(ctx, e, neededBy[name], name)
+		r, err := ss.sidecars.start(ctx, e, neededBy[name], name)
 		if ctx.Err() != nil {
 			return nil, nil, ctx.Err()
 		}
@@ -137,7 +164,7 @@ func (b *Bencher) validateServer(ctx context.Context, image string, e frameworks
 	if !found { // nothing to start a server for: every outcome is a SKIP
 		return validate.Run(ctx, target, check), unready, nil
 	}
-	c, stop, err := b.servers.start(ctx, image, e, first, side.env())
+	c, stop, err := ss.servers.start(ctx, image, e, first, side.env())
 	if err != nil {
 		return nil, nil, err
 	}
@@ -150,7 +177,7 @@ func (b *Bencher) validateServer(ctx context.Context, image string, e frameworks
 	var ready, notReady []string
 	for _, name := range check {
 		if name == validate.TLSCheck {
-			err := b.servers.waitAnswer(ctx, c.Container, e, protocol.H1TLS, validate.TLSCheckPort, "/")
+			err := ss.servers.waitAnswer(ctx, c.Container, e, protocol.H1TLS, validate.TLSCheckPort, "/")
 			if ctx.Err() != nil {
 				return nil, nil, ctx.Err()
 			}
@@ -160,7 +187,7 @@ func (b *Bencher) validateServer(ctx context.Context, image string, e frameworks
 			if err != nil {
 				notReady = append(notReady, name)
 				out = append(out, validate.Outcome{Profile: name, Check: "readiness probe", Status: validate.Fail,
-					Expected: fmt.Sprintf("HTTP/1.1 over TLS on :%d, answering within %s", validate.TLSCheckPort, b.cfg.ReadyTimeout), Got: err.Error(),
+					Expected: fmt.Sprintf("HTTP/1.1 over TLS on :%d, answering within %s", validate.TLSCheckPort, ss.cfg.ReadyTimeout), Got: err.Error(),
 					Contract: name + " — the entry serves HTTP/1.1 over TLS on :9000 with the pair in /certs-tls (" + validate.TLSCheckDoc + ")"})
 				continue
 			}
@@ -175,7 +202,7 @@ func (b *Bencher) validateServer(ctx context.Context, image string, e frameworks
 		key := fmt.Sprint(p.ProbeAt()) + p.Probe
 		err, done := probed[key]
 		if !done {
-			err = b.servers.waitReady(ctx, c.Container, e, p)
+			err = ss.servers.waitReady(ctx, c.Container, e, p)
 			probed[key] = err
 		}
 		if ctx.Err() != nil {
@@ -187,7 +214,7 @@ func (b *Bencher) validateServer(ctx context.Context, image string, e frameworks
 		if err != nil {
 			notReady = append(notReady, name)
 			out = append(out, validate.Outcome{Profile: name, Check: "readiness probe", Status: validate.Fail,
-				Expected: "an answer to " + p.Probe + " within " + b.cfg.ReadyTimeout.String(), Got: err.Error(),
+				Expected: "an answer to " + p.Probe + " within " + ss.cfg.ReadyTimeout.String(), Got: err.Error(),
 				Contract: name + " — the readiness probe (" + validate.DocsFile + "#" + name + ")"})
 			continue
 		}
@@ -198,7 +225,7 @@ func (b *Bencher) validateServer(ctx context.Context, image string, e frameworks
 	if len(notReady) > 0 {
 		slices.SortStableFunc(out, func(a, b validate.Outcome) int { return order(a.Profile) - order(b.Profile) })
 	}
-	b.cfg.Log.Info("validated", "framework", e.Name, "duration", time.Since(start).Round(time.Millisecond))
+	ss.cfg.Log.Info("validated", "framework", e.Name, "duration", time.Since(start).Round(time.Millisecond))
 	return out, unready, ctx.Err()
 }
 

@@ -270,13 +270,13 @@ func TestArenaStacksConfined(t *testing.T) {
 	b := New(nil, Config{DataDir: data, Root: filepath.Join("..", ".."), Progress: notes})
 	for _, name := range []string{"gateway-64", "gateway-h3", "production-stack"} {
 		p, _ := profile.Lookup(name)
-		st, err := b.stacks.loadStackNoting(t.Context(), e, p, notes.Note)
+		st, err := b.stages.stack.loadStackNoting(t.Context(), e, p, notes.Note)
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
 		for i := range st.Services {
 			sv := &st.Services[i]
-			o := b.stacks.serviceOptions(e, p, st, sv)
+			o := b.stages.stack.serviceOptions(e, p, st, sv)
 			if !slices.Equal(o.CapDrop, []string{"ALL"}) || !slices.Equal(o.CapAdd, serverCaps) || o.Memory != b.cfg.serverMemory(p) ||
 				o.PidsLimit != b.cfg.PidsLimit || !slices.Equal(o.SecurityOpt, []string{"seccomp:unconfined", noNewPrivileges}) {
 				t.Errorf("%s %s: cap drop %v add %v, memory %d, pids %d, security %v; want it confined as a server", name, sv.Name, o.CapDrop, o.CapAdd, o.Memory, o.PidsLimit, o.SecurityOpt)

@@ -180,7 +180,7 @@ type Bencher struct {
 	servers  *servers        // the server containers and their readiness
 	sidecars *sidecarStarter // the sidecars a profile needs
 	prof     *profiler       // the profiling runs
-	stacks   *stackRunner    // the compose stacks of the stack profiles
+	stages   stages          // what a profile's load goes to: one server, or a compose stack
 
 	started time.Time // when Measure began, for Budget
 }
@@ -232,7 +232,10 @@ func New(eng Engine, cfg Config) *Bencher {
 			table: profile.Sidecars, seedItems: arenadata.DBItemCount, noted: map[string]bool{}},
 	}
 	b.prof = &profiler{images: images, tools: b.tools, out: out, log: cfg.Log, perf: cfg.Perf, freq: cfg.ProfileFrequency}
-	b.stacks = &stackRunner{eng: eng, cfg: &b.cfg, out: out, images: images, tools: b.tools, servers: srv, sidecars: b.sidecars}
+	b.stages = stages{
+		server: &serverStage{cfg: &b.cfg, servers: srv, sidecars: b.sidecars, tools: b.tools},
+		stack:  &stackStage{eng: eng, cfg: &b.cfg, out: out, images: images, tools: b.tools, servers: srv, sidecars: b.sidecars},
+	}
 	return b
 }
 
@@ -269,7 +272,7 @@ func (b *Bencher) Measure(ctx context.Context, plan Plan) ([]Row, error) {
 		}
 		entryErr := b.servers.waitEngine(ctx)
 		var image string
-		if entryErr == nil && !stackOnly(t.Profiles) { // a stack's images come from its compose file
+		if entryErr == nil && b.stages.ownImage(t.Profiles) { // a stack's images come from its compose file
 			image, entryErr = b.images.Entry(ctx, t.Entry)
 		}
 		var invalid map[string]error
@@ -336,7 +339,7 @@ func (b *Bencher) Measure(ctx context.Context, plan Plan) ([]Row, error) {
 // Build builds an entry's image as Measure does and returns its tag. It needs neither
 // Prepare nor the host lock: a build uses no fixed port and no CPU set.
 func (b *Bencher) Build(ctx context.Context, e frameworks.Entry) (string, error) {
-	if stackOnly(entryProfiles(e)) {
+	if !b.stages.ownImage(entryProfiles(e)) {
 		tags, err := b.BuildStacks(ctx, e)
 		return strings.Join(tags, ", "), err
 	}
@@ -385,7 +388,7 @@ type session struct {
 	tool  toolCheck
 	spec  loadgen.Spec
 	args  []string
-	// writes, for production-stack, is the write load run beside this one (stack.go).
+	// writes is the write load run beside this one (Profile.Writes; writes.go).
 	writes *session
 }
 
@@ -395,34 +398,14 @@ func (s *session) close() {
 	s.side.stop()
 }
 
-// open starts the profile's sidecars and a fresh server container from image, waits until it
-// answers and prepares the load tool's run for conns connections.
+// open starts the profile's stage for a row (its sidecars and a fresh server container from
+// image, or the entry's stack), waits until it answers and prepares the load tool's run for
+// conns connections.
 func (b *Bencher) open(ctx context.Context, image string, e frameworks.Entry, p profile.Profile, conns int) (*session, error) {
 	if need := int64(conns) + host.NofileMargin; b.cfg.Nofile < need {
 		return nil, fmt.Errorf("%s %dc needs an open-files limit of at least %d for the server and the load tool; this host allows %d: raise the runner's and the Docker daemon's limit (LimitNOFILE= in their systemd units, or ulimit -n) or run fewer connections", p.Name, conns, need, b.cfg.Nofile)
 	}
-	if p.Compose {
-		return b.stacks.openStack(ctx, e, p, conns)
-	}
-	side, err := b.sidecars.startAll(ctx, e, p, p.Sidecars)
-	if err != nil {
-		return nil, err
-	}
-	c, stop, err := b.servers.start(ctx, image, e, p, side.env())
-	if err != nil {
-		side.stop()
-		return nil, err
-	}
-	s := &session{entry: e.Name, cpus: b.servers.options(image, e, p).CPUSet, side: side, stop: stop, tool: b.tools.checks[p.Tool]}
-	if s.group, err = cgroup.ForContainer(b.cfg.CgroupRoot, c.Pid, c.ID); err != nil {
-		s.close()
-		return nil, fmt.Errorf("cgroup of %s: %w", e.Name, err)
-	}
-	if s.spec, s.args, err = b.tools.spec(s.tool.tool, p, conns); err != nil {
-		s.close()
-		return nil, err
-	}
-	return s, nil
+	return b.stages.of(p).open(ctx, image, e, p, conns)
 }
 
 // newResult is a row's result before its runs are in.
@@ -503,24 +486,14 @@ func (b *Bencher) Prebuild(ctx context.Context, plan Plan) (runnable bool) {
 			ps = entryProfiles(t.Entry)
 		}
 		for _, p := range ps {
-			if !p.Compose || !p.Runnable() {
-				continue
+			if job := b.stages.of(p).prebuild(ctx, t.Entry, p); job != nil {
+				jobs = append(jobs, job)
 			}
-			jobs = append(jobs, func(images *build.Builder) {
-				// Quiet: the row says what it relaxes when it loads the file again.
-				st, err := b.stacks.loadStackNoting(ctx, t.Entry, p, func(string) {})
-				if err == nil {
-					err = b.stacks.stackImages(ctx, images, t.Entry, st)
-				}
-				if err != nil {
-					b.cfg.Log.Info("stack images not built ahead", "entry", t.Entry.Name, "test", p.Name, "err", err) // the row reports it
-				}
-			})
 		}
-		if slices.ContainsFunc(ps, func(p profile.Profile) bool { return p.Compose }) {
-			runnable = true
+		if slices.ContainsFunc(ps, func(p profile.Profile) bool { return !b.stages.of(p).ownImage() }) {
+			runnable = true // a stack needs no image of the entry's
 		}
-		if stackOnly(ps) {
+		if !b.stages.ownImage(ps) {
 			continue // no image of its own
 		}
 		jobs = append(jobs, func(images *build.Builder) {

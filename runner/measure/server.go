@@ -150,39 +150,34 @@ func (sv *servers) waitAnswer(ctx context.Context, c docker.Container, e framewo
 	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
 	// "GET http://127.0.0.1:8080/baseline11?a=1&b=1", "GET https://127.0.0.1:8443/… (h2 over TLS (ALPN h2))"
 	url := probeURL(proto, addr, path)
-	deadline := time.Now().Add(sv.cfg.ReadyTimeout)
-	wait := 5 * time.Millisecond
 	start := time.Now()
-	for {
+	err := poll(ctx, start.Add(sv.cfg.ReadyTimeout), serverPace, func() error {
 		err := proto.Probe(ctx, addr, path, protocol.Config{Timeout: 2 * time.Second})
 		if err == nil {
-			sv.cfg.Log.Debug("server ready", "framework", e.Name, "probe", url, "duration", time.Since(start))
 			return nil
 		}
-		if ctx.Err() != nil {
-			return ctx.Err()
-		}
 		if running, code, serr := sv.eng.State(ctx, c.ID); serr == nil && !running {
-			return &ReadyError{
+			return halt{&ReadyError{
 				Msg:  fmt.Sprintf("%s exited with status %d before answering %s; container log: %s", e.Name, code, url, sv.logTail(ctx, c.ID)),
 				Cell: fmt.Sprintf("exited with status %d before answering", code),
-			}
+			}}
 		}
-		if time.Now().After(deadline) {
-			return &ReadyError{
-				Msg:   fmt.Sprintf("%s did not answer %s within %s (last error: %v); make the server listen on 0.0.0.0:%d; container log: %s", e.Name, url, sv.cfg.ReadyTimeout, err, port, sv.logTail(ctx, c.ID)),
-				Cell:  "not ready after " + sv.cfg.ReadyTimeout.String(),
-				Cause: err,
-			}
+		return err
+	}, func(last error) error {
+		return &ReadyError{
+			Msg:   fmt.Sprintf("%s did not answer %s within %s (last error: %v); make the server listen on 0.0.0.0:%d; container log: %s", e.Name, url, sv.cfg.ReadyTimeout, last, port, sv.logTail(ctx, c.ID)),
+			Cell:  "not ready after " + sv.cfg.ReadyTimeout.String(),
+			Cause: last,
 		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(wait):
-		}
-		wait = min(wait*2, 200*time.Millisecond)
+	})
+	if err == nil {
+		sv.cfg.Log.Debug("server ready", "framework", e.Name, "probe", url, "duration", time.Since(start))
 	}
+	return err
 }
+
+// serverPace is how a server's probe is polled.
+var serverPace = pace{first: 5 * time.Millisecond, most: 200 * time.Millisecond}
 
 // probeURL renders a probe: "GET <URL>", with the protocol when the URL's scheme does not
 // say it (h2 over TLS, h2c); for gRPC the call.

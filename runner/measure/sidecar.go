@@ -235,34 +235,23 @@ func (st *sidecarStarter) wait(ctx context.Context, r *sidecar) error {
 	if r.sc.Name == profile.SidecarPostgres {
 		check = func(ctx context.Context, r *sidecar) (string, error) { return st.checkPostgres(ctx, r, st.seedItems) }
 	}
-	deadline := time.Now().Add(r.sc.Ready)
-	wait := 20 * time.Millisecond
-	for {
+	return poll(ctx, time.Now().Add(r.sc.Ready), pace{first: 20 * time.Millisecond, most: sidecarPoll}, func() error {
 		version, err := check(ctx, r)
 		if err == nil {
 			r.version = fmt.Sprintf("%s %s (%s)", r.sc.Name, version, r.image)
 			return nil
 		}
-		if ctx.Err() != nil {
-			return ctx.Err()
-		}
 		if running, code, serr := st.eng.State(ctx, r.c.ID); serr == nil && !running {
-			return &SidecarError{Name: r.sc.Name, Image: r.image, LogTail: st.srv.logTail(ctx, r.c.ID),
+			return halt{&SidecarError{Name: r.sc.Name, Image: r.image, LogTail: st.srv.logTail(ctx, r.c.ID),
 				Msg:  fmt.Sprintf("the %s sidecar (%s) exited with status %d before it was ready%s", r.sc.Name, r.image, code, exitHint(r.sc)),
-				Cell: fmt.Sprintf("%s exited with status %d", r.sc.Name, code)}
+				Cell: fmt.Sprintf("%s exited with status %d", r.sc.Name, code)}}
 		}
-		if time.Now().After(deadline) {
-			return &SidecarError{Name: r.sc.Name, Image: r.image, LogTail: st.srv.logTail(ctx, r.c.ID),
-				Msg:  fmt.Sprintf("the %s sidecar (%s) was not ready after %s (%s)%s", r.sc.Name, r.image, r.sc.Ready, strings.Join(strings.Fields(err.Error()), " "), readyHint(r.sc)),
-				Cell: fmt.Sprintf("%s not ready after %s", r.sc.Name, r.sc.Ready)}
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(wait):
-		}
-		wait = min(wait*2, sidecarPoll)
-	}
+		return err
+	}, func(last error) error {
+		return &SidecarError{Name: r.sc.Name, Image: r.image, LogTail: st.srv.logTail(ctx, r.c.ID),
+			Msg:  fmt.Sprintf("the %s sidecar (%s) was not ready after %s (%s)%s", r.sc.Name, r.image, r.sc.Ready, strings.Join(strings.Fields(last.Error()), " "), readyHint(r.sc)),
+			Cell: fmt.Sprintf("%s not ready after %s", r.sc.Name, r.sc.Ready)}
+	})
 }
 
 // checkPostgres connects as the server will (DATABASE_URL) and answers the server's version

@@ -6,9 +6,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"maps"
-	"net"
-	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -18,16 +15,11 @@ import (
 	"github.com/arenabot/arenabot/arenadata"
 	"github.com/arenabot/arenabot/frameworks"
 	"github.com/arenabot/arenabot/profile"
-	"github.com/arenabot/arenabot/result"
 	"github.com/arenabot/arenabot/runner/build"
-	"github.com/arenabot/arenabot/runner/cgroup"
 	"github.com/arenabot/arenabot/runner/compose"
 	"github.com/arenabot/arenabot/runner/docker"
 	"github.com/arenabot/arenabot/runner/host"
-	"github.com/arenabot/arenabot/runner/loadgen"
-	"github.com/arenabot/arenabot/text"
 	"github.com/arenabot/arenabot/validate"
-	"github.com/arenabot/arenabot/validate/protocol"
 )
 
 // The labels of a compose stack's containers, beside build.LabelManaged, build.LabelEntry
@@ -63,48 +55,10 @@ func (e *StackError) Error() string { return e.Msg }
 // Short is the table cell.
 func (e *StackError) Short() string { return e.Cell }
 
-// stackOnly reports whether every profile is a compose stack: the entry's own Dockerfile is
-// then not built (its images come from its compose files).
-func stackOnly(ps []profile.Profile) bool {
-	if len(ps) == 0 {
-		return false
-	}
-	for _, p := range ps {
-		if !p.Compose {
-			return false
-		}
-	}
-	return true
-}
-
-// stackOnlyNames is stackOnly for profile names; unknown names are not stacks.
-func stackOnlyNames(names []string) bool {
-	var ps []profile.Profile
-	for _, n := range names {
-		p, ok := profile.Lookup(n)
-		if !ok {
-			return false
-		}
-		ps = append(ps, p)
-	}
-	return stackOnly(ps)
-}
-
-// entryProfiles are the profiles an entry subscribes to that the table knows.
-func entryProfiles(e frameworks.Entry) []profile.Profile {
-	var ps []profile.Profile
-	for _, n := range e.Meta.Tests {
-		if p, ok := profile.Lookup(n); ok {
-			ps = append(ps, p)
-		}
-	}
-	return ps
-}
-
-// A stackRunner runs the compose stacks of the stack profiles: it loads an entry's file,
-// builds its services, starts them in order and waits for them, and validates over the
-// stack's edge. It has the Bencher's parts it needs.
-type stackRunner struct {
+// A stackStage runs a profile's load against the entry's compose stack: it loads the
+// entry's file, builds its services, starts them in order and waits for them (stackrun.go),
+// and validates over the stack's edge. It has the Bencher's parts it needs.
+type stackStage struct {
 	eng      Engine
 	cfg      *Config
 	out      *reporter
@@ -114,15 +68,90 @@ type stackRunner struct {
 	sidecars *sidecarStarter
 }
 
+// ownImage is false: a stack's images come from its compose file.
+func (sr *stackStage) ownImage() bool { return false }
+
+// prebuild builds the services of the entry's stack for p ahead.
+func (sr *stackStage) prebuild(ctx context.Context, e frameworks.Entry, p profile.Profile) func(*build.Builder) {
+	if !p.Runnable() {
+		return nil
+	}
+	return func(images *build.Builder) {
+		// Quiet: the row says what it relaxes when it loads the file again.
+		st, err := sr.loadStackNoting(ctx, e, p, func(string) {})
+		if err == nil {
+			err = sr.stackImages(ctx, images, e, st)
+		}
+		if err != nil {
+			sr.cfg.Log.Info("stack images not built ahead", "entry", e.Name, "test", p.Name, "err", err) // the row reports it
+		}
+	}
+}
+
+// open starts the profile's sidecars and the entry's stack and prepares the load tool's
+// run (production-stack: the reads and the writes).
+func (sr *stackStage) open(ctx context.Context, _ string, e frameworks.Entry, p profile.Profile, conns int) (*session, error) {
+	st, side, err := sr.sidecarsFor(ctx, e, p)
+	if err != nil {
+		return nil, err
+	}
+	rs, err := sr.startStack(ctx, e, p, st, side.env())
+	if err != nil {
+		side.stop()
+		return nil, err
+	}
+	s := &session{side: side, stop: rs.stop, tool: sr.tools.checks[p.Tool]}
+	if s.group, err = rs.group(sr.cfg.CgroupRoot); err != nil {
+		s.close()
+		return nil, err
+	}
+	if err := sr.tools.load(s, p, conns); err != nil {
+		s.close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// validate validates each profile on its own stack. A stack that did not come up, or a
+// sidecar that did not, leaves its profile unchecked: unready holds why.
+func (sr *stackStage) validate(ctx context.Context, _ string, e frameworks.Entry, names []string) ([]validate.Outcome, map[string]error, error) {
+	var out []validate.Outcome
+	var unready map[string]error
+	for _, name := range names {
+		p, _ := profile.Lookup(name)
+		o, err := sr.validateStack(ctx, e, p)
+		if ctx.Err() != nil {
+			return nil, nil, ctx.Err()
+		}
+		if err != nil {
+			_, side := errors.AsType[*SidecarError](err)
+			_, stack := errors.AsType[*StackError](err)
+			_, ready := errors.AsType[*ReadyError](err)
+			_, base := errors.AsType[*build.BaseImageError](err)
+			_, failed := errors.AsType[*build.BuildFailure](err)
+			if !side && !stack && !ready && !base && !failed {
+				return nil, nil, err
+			}
+			if unready == nil {
+				unready = map[string]error{}
+			}
+			unready[name] = err
+			continue
+		}
+		out = append(out, o...)
+	}
+	return out, unready, nil
+}
+
 // loadStack loads the entry's compose file for the profile with the arena's variables and
 // relaxes what this host refuses, saying so; in --lite nothing is pinned, and on a host
 // that lacks a service's CPUs the service gets the server CPU set.
-func (sr *stackRunner) loadStack(ctx context.Context, e frameworks.Entry, p profile.Profile) (*compose.Stack, error) {
+func (sr *stackStage) loadStack(ctx context.Context, e frameworks.Entry, p profile.Profile) (*compose.Stack, error) {
 	return sr.loadStackNoting(ctx, e, p, sr.out.note)
 }
 
 // loadStackNoting is loadStack saying what it relaxed through note.
-func (sr *stackRunner) loadStackNoting(ctx context.Context, e frameworks.Entry, p profile.Profile, note func(string)) (*compose.Stack, error) {
+func (sr *stackStage) loadStackNoting(ctx context.Context, e frameworks.Entry, p profile.Profile, note func(string)) (*compose.Stack, error) {
 	env := map[string]string{
 		compose.VarCertsDir:    filepath.Join(sr.cfg.DataDir, arenadata.CertsDir),
 		compose.VarDataDir:     sr.cfg.DataDir,
@@ -192,7 +221,7 @@ func apiBefore(v string, major, minor int) bool {
 // stackImages builds every service with a build section through images (so the image map
 // and the stand-ins apply to every FROM) and finds every other service's image (on the
 // host, pulled, or its stand-in), setting each service's Image to what it runs.
-func (sr *stackRunner) stackImages(ctx context.Context, images *build.Builder, e frameworks.Entry, st *compose.Stack) error {
+func (sr *stackStage) stackImages(ctx context.Context, images *build.Builder, e frameworks.Entry, st *compose.Stack) error {
 	for i := range st.Services {
 		sv := &st.Services[i]
 		if sv.Build == nil {
@@ -232,14 +261,14 @@ func (sr *stackRunner) stackImages(ctx context.Context, images *build.Builder, e
 func (b *Bencher) BuildStacks(ctx context.Context, e frameworks.Entry) ([]string, error) {
 	var tags []string
 	for _, p := range entryProfiles(e) {
-		if !p.Compose || !p.Runnable() {
+		if b.stages.of(p).ownImage() || !p.Runnable() {
 			continue
 		}
-		st, err := b.stacks.loadStack(ctx, e, p)
+		st, err := b.stages.stack.loadStack(ctx, e, p)
 		if err != nil {
 			return tags, err
 		}
-		if err := b.stacks.stackImages(ctx, b.images, e, st); err != nil {
+		if err := b.stages.stack.stackImages(ctx, b.images, e, st); err != nil {
 			return tags, err
 		}
 		for _, sv := range st.Services {
@@ -249,263 +278,6 @@ func (b *Bencher) BuildStacks(ctx context.Context, e frameworks.Entry) ([]string
 		}
 	}
 	return tags, nil
-}
-
-// A runningStack is a compose stack's containers, in start order.
-type runningStack struct {
-	st         *compose.Stack
-	srv        *servers
-	ctx        context.Context
-	containers []stackContainer
-}
-
-type stackContainer struct {
-	service string
-	c       docker.Container
-}
-
-// stop removes the stack's containers, last started first, even after ctx has ended.
-func (r *runningStack) stop() {
-	for _, sc := range slices.Backward(r.containers) {
-		r.srv.remove(r.ctx, sc.c.ID)
-	}
-	r.containers = nil
-}
-
-// group is the stack's cgroups joined: CPU and memory are counted over every service.
-func (r *runningStack) group(root string) (*cgroup.Group, error) {
-	var gs []*cgroup.Group
-	for _, sc := range r.containers {
-		g, err := cgroup.ForContainer(root, sc.c.Pid, sc.c.ID)
-		if err != nil {
-			return nil, fmt.Errorf("cgroup of service %s: %w", sc.service, err)
-		}
-		gs = append(gs, g)
-	}
-	if len(gs) == 0 {
-		return nil, errors.New("the stack has no running container")
-	}
-	return cgroup.Join(gs...), nil
-}
-
-// healthWait bounds the wait for a service_healthy dependency beyond what its healthcheck
-// itself allows (start_period + retries × (interval + timeout)).
-const healthWait = 2 * time.Minute
-
-// startStack builds the stack's images and starts its services in dependency order on the
-// host network, each after its dependencies reached their condition, then waits until the
-// profile's probe and the edge answer. On an error nothing of the stack is left running.
-func (sr *stackRunner) startStack(ctx context.Context, e frameworks.Entry, p profile.Profile, st *compose.Stack, env []string) (*runningStack, error) {
-	if err := sr.stackImages(ctx, sr.images, e, st); err != nil {
-		return nil, err
-	}
-	order, err := st.Order()
-	if err != nil {
-		return nil, err
-	}
-	rs := &runningStack{st: st, srv: sr.servers, ctx: ctx}
-	byName := map[string]docker.Container{}
-	for _, sv := range order {
-		for _, d := range sv.DependsOn {
-			if err := sr.waitDependency(ctx, st, d, byName[d.Service]); err != nil {
-				rs.stop()
-				return nil, err
-			}
-		}
-		c, err := sr.eng.Start(ctx, sr.serviceOptions(e, p, st, sv))
-		if err != nil {
-			rs.stop()
-			if ctx.Err() != nil {
-				return nil, ctx.Err()
-			}
-			return nil, &StackError{Service: sv.Name, Cell: "service " + sv.Name + " did not start",
-				Msg: fmt.Sprintf("%s: service %s did not start from %s: %v", st.File, sv.Name, sv.Image, err)}
-		}
-		rs.containers = append(rs.containers, stackContainer{service: sv.Name, c: c})
-		byName[sv.Name] = c
-		sr.cfg.Log.Info("stack service started", "stack", st.Project, "service", sv.Name, "image", sv.Image, "cpus", text.Or(sv.CPUSet, "—"))
-	}
-	if err := sr.waitStack(ctx, e, p, rs); err != nil {
-		rs.stop()
-		return nil, err
-	}
-	return rs, nil
-}
-
-// serviceOptions is how a service runs: its image, entrypoint, command, environment,
-// ulimits, security options and binds as the file says (as compose.Load allowed them: the
-// binds read-only), on the host network, confined as a server is, labelled with the job,
-// the entry, the profile and the stack.
-func (sr *stackRunner) serviceOptions(e frameworks.Entry, p profile.Profile, st *compose.Stack, sv *compose.Service) docker.RunOptions {
-	var env []string
-	for _, k := range slices.Sorted(maps.Keys(sv.Env)) {
-		env = append(env, k+"="+sv.Env[k])
-	}
-	// compose.Load let through only binds of the arena's data, its certificates and the
-	// entry's own files, and only read-only; read-only they stay here whatever a caller did.
-	var mounts []docker.Mount
-	for _, m := range sv.Mounts {
-		mounts = append(mounts, docker.Mount{Source: m.Source, Target: m.Target, ReadOnly: true})
-	}
-	// The file's security options are compose.Load's allowlist (seccomp unconfined, which
-	// the arena's own files set, and no-new-privileges, which confine sets anyway).
-	secopt := slices.DeleteFunc(slices.Clone(sv.SecurityOpt), func(o string) bool { return strings.HasPrefix(o, "no-new-privileges") })
-	var ulimits []docker.Ulimit
-	for _, u := range sv.Ulimits {
-		ulimits = append(ulimits, docker.Ulimit{Name: u.Name, Soft: u.Soft, Hard: u.Hard})
-	}
-	labels := map[string]string{}
-	maps.Copy(labels, sv.Labels)
-	maps.Copy(labels, sr.cfg.Labels)
-	o := docker.RunOptions{
-		Name:        st.Project + "-" + sv.Name,
-		Image:       sv.Image,
-		Cmd:         sv.Command,
-		Entrypoint:  sv.Entrypoint,
-		Env:         env,
-		HostNetwork: true,
-		CPUSet:      sv.CPUSet,
-		Nofile:      sr.cfg.Nofile, // unless the file sets nofile (Ulimits, relaxed)
-		Ulimits:     ulimits,
-		Mounts:      mounts,
-		SecurityOpt: secopt,
-		Labels: docker.Labels(labels, build.LabelManaged, "true", build.LabelEntry, e.Name, LabelProfile, p.Name,
-			LabelStack, st.Project, LabelStackService, sv.Name, labelComposeProject, st.Project, labelComposeService, sv.Name),
-	}
-	// Every service of the stack is the entry's code or its choice of image: confined as the
-	// servers are (confine.go).
-	confine(&o, serverCaps, sr.cfg.serverMemory(p), sr.cfg.PidsLimit)
-	if h := sv.Healthcheck; h != nil {
-		o.Healthcheck = &docker.Healthcheck{Test: h.Test, Interval: h.Interval, Timeout: h.Timeout, Retries: h.Retries, StartPeriod: h.StartPeriod}
-	}
-	return o
-}
-
-// waitDependency waits, bounded, until the started service c reached the condition of d:
-// started (it is), healthy (the engine's health state), or exited with status 0.
-func (sr *stackRunner) waitDependency(ctx context.Context, st *compose.Stack, d compose.Dependency, c docker.Container) error {
-	if d.Condition == compose.ServiceStarted {
-		return nil
-	}
-	se, ok := sr.eng.(stackEngine)
-	if !ok {
-		return fmt.Errorf("the engine cannot report container health (needed for %s's %s)", d.Service, d.Condition)
-	}
-	limit := healthWait
-	if sv, ok := st.Service(d.Service); ok && sv.Healthcheck != nil && d.Condition == compose.ServiceHealthy {
-		hc := sv.Healthcheck
-		iv, to := cmpOr(hc.Interval, 30*time.Second), cmpOr(hc.Timeout, 30*time.Second)
-		limit = min(hc.StartPeriod+time.Duration(max(hc.Retries, 3)+1)*(iv+to), healthWait)
-	}
-	deadline := time.Now().Add(limit)
-	wait := 50 * time.Millisecond
-	for {
-		h, err := se.Health(ctx, c.ID)
-		if ctx.Err() != nil {
-			return ctx.Err()
-		}
-		if err != nil {
-			return err
-		}
-		switch d.Condition {
-		case compose.ServiceHealthy:
-			if h.Status == "healthy" {
-				return nil
-			}
-			if !h.Running {
-				return &StackError{Service: d.Service, Cell: fmt.Sprintf("%s exited with status %d", d.Service, h.ExitCode),
-					Msg: fmt.Sprintf("%s: service %s exited with status %d before it was healthy; container log: %s", st.File, d.Service, h.ExitCode, sr.servers.logTail(ctx, c.ID))}
-			}
-			if h.Status == "unhealthy" {
-				return &StackError{Service: d.Service, Cell: d.Service + " unhealthy",
-					Msg: fmt.Sprintf("%s: service %s is unhealthy (last check: %s); fix its healthcheck or the service", st.File, d.Service, text.Or(h.Log, "—"))}
-			}
-		case compose.ServiceCompletedSuccessfully:
-			if !h.Running {
-				if h.ExitCode == 0 {
-					return nil
-				}
-				return &StackError{Service: d.Service, Cell: fmt.Sprintf("%s exited with status %d", d.Service, h.ExitCode),
-					Msg: fmt.Sprintf("%s: service %s exited with status %d, and a service waits for it to complete successfully; container log: %s", st.File, d.Service, h.ExitCode, sr.servers.logTail(ctx, c.ID))}
-			}
-		}
-		if time.Now().After(deadline) {
-			what := "healthy"
-			if d.Condition == compose.ServiceCompletedSuccessfully {
-				what = "completed"
-			}
-			return &StackError{Service: d.Service, Cell: fmt.Sprintf("%s not %s after %s", d.Service, what, limit),
-				Msg: fmt.Sprintf("%s: service %s was not %s after %s (health %s, last check: %s); container log: %s", st.File, d.Service, what, limit, text.Or(h.Status, "—"), text.Or(h.Log, "—"), sr.servers.logTail(ctx, c.ID))}
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(wait):
-		}
-		wait = min(wait*2, 500*time.Millisecond)
-	}
-}
-
-func cmpOr(d, def time.Duration) time.Duration {
-	if d == 0 {
-		return def
-	}
-	return d
-}
-
-// edgeProbe is what the arena's suite waits for before checking a stack: the edge serving a
-// static file over h2.
-const edgeProbe = "/static/reset.css"
-
-// waitStack polls the profile's probe (the server, on 8080), then the edge (/static/reset.css
-// over h2 on 8443), until each answers, a container exits, or ReadyTimeout passes.
-func (sr *stackRunner) waitStack(ctx context.Context, e frameworks.Entry, p profile.Profile, rs *runningStack) error {
-	port, scheme := p.ProbeAt()
-	probes := []struct {
-		port   int
-		scheme string
-		path   string
-	}{{port, scheme, p.Probe}, {profile.PortTLS, profile.SchemeH2, edgeProbe}}
-	deadline := time.Now().Add(sr.cfg.ReadyTimeout)
-	for _, pr := range probes {
-		proto, err := protocol.For(pr.scheme)
-		if err != nil {
-			return fmt.Errorf("readiness probe of %s: %w", p.Name, err)
-		}
-		addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(pr.port))
-		wait := 20 * time.Millisecond
-		for {
-			err := proto.Probe(ctx, addr, pr.path, protocol.Config{Timeout: 2 * time.Second})
-			if err == nil {
-				break
-			}
-			if ctx.Err() != nil {
-				return ctx.Err()
-			}
-			for _, sc := range rs.containers {
-				if running, code, serr := sr.eng.State(ctx, sc.c.ID); serr == nil && !running {
-					return &ReadyError{
-						Msg:  fmt.Sprintf("%s: service %s of the %s stack exited with status %d before %s answered; container log: %s", e.Name, sc.service, p.Name, code, probeURL(proto, addr, pr.path), sr.servers.logTail(ctx, sc.c.ID)),
-						Cell: fmt.Sprintf("%s exited with status %d", sc.service, code),
-					}
-				}
-			}
-			if time.Now().After(deadline) {
-				return &ReadyError{
-					Msg:   fmt.Sprintf("%s: the %s stack did not answer %s within %s (last error: %v)", e.Name, p.Name, probeURL(proto, addr, pr.path), sr.cfg.ReadyTimeout, err),
-					Cell:  "stack not ready after " + sr.cfg.ReadyTimeout.String(),
-					Cause: err,
-				}
-			}
-			select {
-			case <-ctx.Done():
-				return ctx.Err()
-			case <-time.After(wait):
-			}
-			wait = min(wait*2, 200*time.Millisecond)
-		}
-	}
-	return nil
 }
 
 // stackSidecars are the profile's sidecars, without Redis when the stack has its own cache
@@ -520,7 +292,7 @@ func stackSidecars(p profile.Profile, st *compose.Stack) []string {
 
 // sidecarsFor loads the entry's stack for p and starts the profile's sidecars for it, as a
 // row and the validation both begin; the stack itself is not started yet.
-func (sr *stackRunner) sidecarsFor(ctx context.Context, e frameworks.Entry, p profile.Profile) (*compose.Stack, *sidecars, error) {
+func (sr *stackStage) sidecarsFor(ctx context.Context, e frameworks.Entry, p profile.Profile) (*compose.Stack, *sidecars, error) {
 	st, err := sr.loadStack(ctx, e, p)
 	if err != nil {
 		return nil, nil, err
@@ -532,202 +304,9 @@ func (sr *stackRunner) sidecarsFor(ctx context.Context, e frameworks.Entry, p pr
 	return st, side, nil
 }
 
-// openStack is open for a compose-stack profile: the sidecars, the entry's stack, and the
-// load tool's run (production-stack: the reads and the writes).
-func (sr *stackRunner) openStack(ctx context.Context, e frameworks.Entry, p profile.Profile, conns int) (*session, error) {
-	st, side, err := sr.sidecarsFor(ctx, e, p)
-	if err != nil {
-		return nil, err
-	}
-	rs, err := sr.startStack(ctx, e, p, st, side.env())
-	if err != nil {
-		side.stop()
-		return nil, err
-	}
-	s := &session{side: side, stop: rs.stop, tool: sr.tools.checks[p.Tool]}
-	if s.group, err = rs.group(sr.cfg.CgroupRoot); err != nil {
-		s.close()
-		return nil, err
-	}
-	lp := p
-	if w, ok := stackWrites[p.Name]; ok {
-		token, err := sr.bearer()
-		if err != nil {
-			s.close()
-			return nil, err
-		}
-		lp.Headers = append(slices.Clone(p.Headers), token)
-		wp := p
-		wp.Requests, wp.Body, wp.Streams = []string{w.requests}, w.body, w.streams
-		wp.Headers = []string{"Content-Type: application/json", token}
-		wconns := max(conns/w.connDivisor, w.minConns)
-		s.writes = &session{tool: s.tool}
-		if s.writes.spec, s.writes.args, err = sr.tools.spec(s.tool.tool, wp, wconns); err != nil {
-			s.close()
-			return nil, err
-		}
-		s.writes.spec.OutDir = "" // one request log per run: the reads'
-		s.writes.spec.Threads = min(w.threads, wconns)
-		if s.writes.args, err = s.tool.tool.Args(s.writes.spec); err != nil {
-			s.close()
-			return nil, err
-		}
-	}
-	if s.spec, s.args, err = sr.tools.spec(s.tool.tool, lp, conns); err != nil {
-		s.close()
-		return nil, err
-	}
-	return s, nil
-}
-
-// A writeLoad is the second load a profile runs beside its first, in parallel, over the
-// same window: production-stack's writes.
-type writeLoad struct {
-	requests, body string // in requests/
-	streams        int
-	connDivisor    int // connections: the row's ÷ connDivisor, at least minConns
-	minConns       int
-	threads        int
-}
-
-// stackWrites are the profiles with a write load (compose.md: -c max(C/8, 8) -m 8 -t 8).
-var stackWrites = map[string]writeLoad{
-	"production-stack": {requests: arenadata.ProductionWrites, body: arenadata.ProductionWriteBody, streams: 8, connDivisor: 8, minConns: 8, threads: 8},
-}
-
-// bearer is the Authorization header with the arena's token.
-func (sr *stackRunner) bearer() (string, error) {
-	tok, err := os.ReadFile(filepath.Join(sr.cfg.DataDir, arenadata.JWTTokenFile))
-	if err != nil {
-		return "", fmt.Errorf("the arena's token: %w; remove the arena data directory so the runner writes it anew", err)
-	}
-	return "Authorization: Bearer " + strings.TrimSpace(string(tok)), nil
-}
-
-// runWithWrites runs a session's load and its write load in parallel inside one cgroup
-// window. The run's counts are both loads' sums and its RPS both 2xx counts ÷ the first
-// load's duration (the arena's rule); its latency is the first load's; each load's own
-// counts are kept in Parts.
-func (tl *tools) runWithWrites(ctx context.Context, s *session) (result.Run, error) {
-	tool := s.tool.tool
-	win, err := s.group.Begin()
-	if err != nil {
-		return result.Run{}, fmt.Errorf("cgroup: %w", err)
-	}
-	if err := tool.ClearLog(s.spec); err != nil {
-		win.End()
-		return result.Run{}, err
-	}
-	type out struct {
-		b   []byte
-		err error
-	}
-	wc := make(chan out, 1)
-	go func() {
-		b, err := tl.exec(ctx, tool, s.writes.args, s.writes.spec.Duration)
-		wc <- out{b, err}
-	}()
-	rb, rerr := tl.exec(ctx, tool, s.args, s.spec.Duration)
-	w := <-wc
-	usage, uerr := win.End()
-	if err := cmpErr(rerr, w.err, uerr); err != nil {
-		return result.Run{}, err
-	}
-	reads, err := tool.Parse(rb)
-	if err != nil {
-		return result.Run{}, fmt.Errorf("%s output (reads): %w (last output: %s)", tool.Name, err, text.LastLine(string(rb)))
-	}
-	writes, err := tool.Parse(w.b)
-	if err != nil {
-		return result.Run{}, fmt.Errorf("%s output (writes): %w (last output: %s)", tool.Name, err, text.LastLine(string(w.b)))
-	}
-	if err := tool.ReadLog(s.spec, &reads); err != nil {
-		return result.Run{}, err
-	}
-	parts := []result.Part{part("reads", reads), part("writes", writes)}
-	sum := reads
-	sum.Requests += writes.Requests
-	sum.Status2xx += writes.Status2xx
-	sum.Bytes += writes.Bytes
-	sum.Errors.Connect += writes.Errors.Connect
-	sum.Errors.Read += writes.Errors.Read
-	sum.Errors.Write += writes.Errors.Write
-	sum.Errors.Timeout += writes.Errors.Timeout
-	run := toRun(sum, usage)
-	run.Parts = parts
-	if err := successful(run); err != nil {
-		return run, err
-	}
-	// A run whose writes got no 2xx measured the reads alone, not the profile's mix.
-	if writes.Status2xx == 0 {
-		return run, &NoSuccessError{Run: toRun(writes, usage), Part: "writes"}
-	}
-	return run, nil
-}
-
-func part(name string, m loadgen.Measurement) result.Part {
-	return result.Part{Name: name, Requests: m.Requests, Status2xx: m.Status2xx, DurationS: m.Duration.Seconds(), RPS: m.RPS()}
-}
-
-func cmpErr(errs ...error) error {
-	for _, err := range errs {
-		if err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// validateImage validates the profiles: the compose-stack ones each on its own stack, the
-// others in one container of image (validateServer). A stack that did not come up, or a
-// sidecar that did not, leaves its profile unchecked: unready holds why.
-func (b *Bencher) validateImage(ctx context.Context, image string, e frameworks.Entry, profiles []string) ([]validate.Outcome, map[string]error, error) {
-	var stacks, others []string
-	for _, name := range profiles {
-		if p, ok := profile.Lookup(name); ok && p.Compose && p.Runnable() {
-			stacks = append(stacks, name)
-		} else {
-			others = append(others, name)
-		}
-	}
-	var out []validate.Outcome
-	var unready map[string]error
-	if len(others) > 0 {
-		var err error
-		if out, unready, err = b.validateServer(ctx, image, e, others); err != nil {
-			return nil, nil, err
-		}
-	}
-	for _, name := range stacks {
-		p, _ := profile.Lookup(name)
-		o, err := b.stacks.validateStack(ctx, e, p)
-		if ctx.Err() != nil {
-			return nil, nil, ctx.Err()
-		}
-		if err != nil {
-			_, side := errors.AsType[*SidecarError](err)
-			_, stack := errors.AsType[*StackError](err)
-			_, ready := errors.AsType[*ReadyError](err)
-			_, base := errors.AsType[*build.BaseImageError](err)
-			_, failed := errors.AsType[*build.BuildFailure](err)
-			if !side && !stack && !ready && !base && !failed {
-				return nil, nil, err
-			}
-			if unready == nil {
-				unready = map[string]error{}
-			}
-			unready[name] = err
-			continue
-		}
-		out = append(out, o...)
-	}
-	slices.SortStableFunc(out, func(a, b validate.Outcome) int { return order(a.Profile) - order(b.Profile) })
-	return out, unready, nil
-}
-
 // validateStack starts the profile's sidecars and the entry's stack as a row does and runs
 // the profile's checks over its edge.
-func (sr *stackRunner) validateStack(ctx context.Context, e frameworks.Entry, p profile.Profile) ([]validate.Outcome, error) {
+func (sr *stackStage) validateStack(ctx context.Context, e frameworks.Entry, p profile.Profile) ([]validate.Outcome, error) {
 	st, side, err := sr.sidecarsFor(ctx, e, p)
 	if err != nil {
 		return nil, err

@@ -27,7 +27,7 @@ func TestLoadStack(t *testing.T) {
 	for _, lite := range []bool{true, false} {
 		notes := &runnertest.Notes{}
 		b := New(nil, Config{DataDir: "/data", Lite: lite, Nofile: 20000, ServerCPUs: "0", LoadgenCPUs: "1", Progress: notes})
-		st, err := b.stacks.loadStack(t.Context(), e, p)
+		st, err := b.stages.stack.loadStack(t.Context(), e, p)
 		if err != nil {
 			t.Fatal(err)
 		}
