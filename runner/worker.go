@@ -23,7 +23,6 @@ import (
 	"github.com/arenabot/arenabot/result"
 	"github.com/arenabot/arenabot/result/site"
 	"github.com/arenabot/arenabot/runner/build"
-	"github.com/arenabot/arenabot/runner/docker"
 	"github.com/arenabot/arenabot/runner/host"
 	"github.com/arenabot/arenabot/runner/measure"
 	"github.com/arenabot/arenabot/text"
@@ -150,15 +149,7 @@ func (w *Worker) facts(ctx context.Context) result.HostFacts {
 	if w.cfg.Facts != nil {
 		return w.cfg.Facts(ctx)
 	}
-	var version, runtime string
-	if ie, ok := w.eng.(interface {
-		Info(context.Context) (docker.Info, error)
-	}); ok {
-		if in, err := ie.Info(ctx); err == nil {
-			version, runtime = in.ServerVersion, in.DefaultRuntime
-		}
-	}
-	return host.Facts(ctx, version, runtime)
+	return HostFacts(ctx, w.eng)
 }
 
 // Config returns the effective configuration.
@@ -527,10 +518,10 @@ type jobRun struct {
 	index  int // 1-based index of the row being measured
 	done   int
 	failed int
-	cur    result.Progress // the latest progress event, repeated with notes
-	first  map[string]bool // entries whose first row was reported
-	order  map[string]int  // entry → position in the job, for the report's row order
-	rank   map[string]int  // "entry/test/conns" → position in the job's rows, when it has them
+	cur    result.Progress     // the latest progress event, repeated with notes
+	first  map[string]bool     // entries whose first row was reported
+	order  map[string]int      // entry → position in the job, for the report's row order
+	rank   map[profile.Row]int // position in the job's rows, when it has them
 
 	limit *limiter // the job's wall-clock limit; nil in tests that run a jobRun alone
 
@@ -569,7 +560,7 @@ func newJobRun(w *Worker, l queue.Lease) *jobRun {
 		dir:   filepath.Join(w.cfg.WorkDir, "job-"+safeName(l.Job.ID)),
 		first: map[string]bool{},
 		order: map[string]int{},
-		rank:  map[string]int{},
+		rank:  map[profile.Row]int{},
 	}
 }
 
@@ -623,17 +614,46 @@ func (j *jobRun) run(ctx context.Context) (queue.State, string) {
 	}
 	j.report.FrameworksFile = groups
 
+	b, err := j.bencher(ctx, co.Root, plan)
+	if err != nil {
+		return j.fail(err)
+	}
+	j.total = plan.Rows() + len(planFailed)
+
+	for _, row := range planFailed {
+		j.rowStart(row)
+		j.rowDone(row)
+	}
+	if len(plan.Targets) == 0 {
+		return j.fail(fmt.Errorf("nothing to measure: %s", strings.Join(errorLines(planFailed), "; ")))
+	}
+	// RunJob releases the host lock after cleanup.
+	if _, j.unlock, err = j.pipeline(b).Run(ctx, plan); err != nil {
+		return j.fail(err) // cancelled when ctx ended (only that ends Measure early); RunJob says why
+	}
+	j.sortRows()
+	if n := j.report.Failed(); n > 0 {
+		return queue.Done, fmt.Sprintf("%d of %d rows failed", n, len(j.report.Rows))
+	}
+	return queue.Done, ""
+}
+
+// bencher is the job's measurement: the runner's configuration (WorkerConfig.Bench) for the
+// checkout at root, with the host's facts, the job's commit, labels and scratch directory,
+// and the job's progress callbacks. The report says how it measures.
+func (j *jobRun) bencher(ctx context.Context, root string, plan measure.Plan) (*measure.Bencher, error) {
+	job, cfg := j.lease.Job, j.w.cfg
 	bc := cfg.Bench
 	facts := j.w.facts(ctx)
 	bc.HostFacts = &facts
 	if !bc.Lite {
 		j.report.Current = &facts
 	}
-	bc.Root = co.Root
+	bc.Root = root
 	bc.Commit, bc.TagByCommit = job.SHA, true
 	bc.ScratchDir = filepath.Join(j.dir, "scratch")
 	if err := os.MkdirAll(bc.ScratchDir, 0o755); err != nil {
-		return j.fail(fmt.Errorf("workspace: %w", err))
+		return nil, fmt.Errorf("workspace: %w", err)
 	}
 	bc.Labels = maps.Clone(bc.Labels)
 	if bc.Labels == nil {
@@ -651,58 +671,30 @@ func (j *jobRun) run(ctx context.Context) (queue.State, string) {
 		rule := result.Rule(eff.Rule)
 		j.report.Rule = &rule
 	}
-	j.total = plan.Rows() + len(planFailed)
+	return b, nil
+}
 
-	for _, row := range planFailed {
-		j.rowStart(row)
-		j.rowDone(row)
-	}
-	if len(plan.Targets) == 0 {
-		return j.fail(fmt.Errorf("nothing to measure: %s", strings.Join(errorLines(planFailed), "; ")))
-	}
-	// The images first: a build needs no fixed port, so the job builds while another run
-	// on this host measures. Then servers listen on fixed host ports and measurements own
-	// the CPUs: a local bench or validate on this host and the job take turns. RunJob
-	// releases the lock after cleanup.
-	j.setPhase("building the images")
-	b.Prebuild(ctx, plan)
-	j.setPhase("waiting for the host lock")
-	// The wait is another run's time, not the job's: its limit does not run meanwhile.
-	j.limit.pause()
-	unlock, err := host.LockHost(ctx, func(holder string) {
-		j.note(fmt.Sprintf("waiting for another arenabot run on this host to finish (%s holds the host lock)", text.Or(holder, "—")))
-	})
-	j.limit.resume()
-	if ctx.Err() != nil {
-		if err == nil {
-			unlock()
-		}
-		return queue.Cancelled, "" // cancelled while building or waiting; RunJob says why
-	}
-	if err != nil {
-		return j.fail(err)
-	}
-	j.unlock = unlock
-	// Under the host lock no other job mounts the data until this one is done with it.
-	j.setPhase("verifying the arena data")
-	if err := j.checkData(); err != nil {
-		return j.fail(err)
-	}
-	j.setPhase("checking the load tools")
-	if err := b.Prepare(ctx, plan); err != nil {
-		if ctx.Err() != nil {
-			return queue.Cancelled, ""
-		}
-		return j.fail(err)
-	}
-	if _, err := b.Measure(ctx, plan); err != nil {
-		return queue.Cancelled, "" // only a cancelled ctx ends Measure early; RunJob says why
-	}
-	j.sortRows()
-	if n := j.report.Failed(); n > 0 {
-		return queue.Done, fmt.Sprintf("%d of %d rows failed", n, len(j.report.Rows))
-	}
-	return queue.Done, ""
+// pipeline is the job's Pipeline over b: its phases and its notes of another run holding
+// the host, its limit paused while it waits for the host lock (another run's time), and
+// the arena data verified under the lock (no other job mounts it until this one is done).
+func (j *jobRun) pipeline(b *measure.Bencher) Pipeline {
+	return Pipeline{Bencher: b, Hooks: Hooks{
+		Phase: j.setPhase,
+		Waiting: func(holder string) {
+			j.note(fmt.Sprintf("waiting for another arenabot run on this host to finish (%s holds the host lock)", text.Or(holder, "—")))
+		},
+		LockWait: func(waiting bool) {
+			if waiting {
+				j.limit.pause()
+			} else {
+				j.limit.resume()
+			}
+		},
+		Locked: func() error {
+			j.setPhase("verifying the arena data")
+			return j.checkData()
+		},
+	}}
 }
 
 // pairBases gives each target of the plan the base its rows are measured against in the
@@ -849,8 +841,8 @@ func (j *jobRun) planRows(root string, rows []profile.Row, lite bool) (measure.P
 	var failed []measure.Row
 	loadErr := map[string]error{}
 	for i, r := range rows {
-		if _, ok := j.rank[rowKey(r.Entry, r.Test, r.Conns)]; !ok {
-			j.rank[rowKey(r.Entry, r.Test, r.Conns)] = i
+		if _, ok := j.rank[r]; !ok {
+			j.rank[r] = i
 		}
 		if _, seen := j.order[r.Entry]; !seen {
 			j.order[r.Entry] = len(j.order)
@@ -980,21 +972,12 @@ func (j *jobRun) rowDone(r measure.Row) {
 	if j.ctx.Err() != nil {
 		return
 	}
-	row := result.Row{
-		Entry:     r.Entry.Name,
-		Display:   r.Entry.Meta.DisplayName,
-		Profile:   r.Profile.Name,
-		Conns:     r.Conns,
-		WebSocket: r.Profile.WebSocket,
-		Bandwidth: r.Profile.Bandwidth,
-		Result:    r.Result,
-	}
-	for _, o := range r.Advisories {
-		row.Advisories = append(row.Advisories, j.public(o.String()))
+	row := ResultRow(r)
+	for i, a := range row.Advisories {
+		row.Advisories[i] = j.public(a)
 	}
 	if r.Err != nil {
-		row.Err = j.public(r.Err.Error())
-		row.Short = j.public(measure.ShortReason(r.Err))
+		row.Err, row.Short = j.public(row.Err), j.public(row.Short)
 		j.failed++
 		if bf, ok := errors.AsType[*build.BuildFailure](r.Err); ok {
 			// The build log file goes with the workspace: the reply shows its tail instead.
@@ -1054,11 +1037,9 @@ func (j *jobRun) sortRows() {
 		if d := j.order[a.Entry] - j.order[b.Entry]; d != 0 {
 			return d
 		}
-		return j.rank[rowKey(a.Entry, a.Profile, a.Conns)] - j.rank[rowKey(b.Entry, b.Profile, b.Conns)]
+		return j.rank[profile.Row{Entry: a.Entry, Test: a.Profile, Conns: a.Conns}] - j.rank[profile.Row{Entry: b.Entry, Test: b.Profile, Conns: b.Conns}]
 	})
 }
-
-func rowKey(entry, test string, conns int) string { return fmt.Sprintf("%s/%s/%d", entry, test, conns) }
 
 // Step is part of measure.Progress; rows are reported through OnRowStart instead.
 func (j *jobRun) Step(string, int, int) {}

@@ -21,7 +21,7 @@ func fixedRate(achieved float64, limit string) *result.Result {
 func TestFixedRateAndBandwidthRows(t *testing.T) {
 	dl := &result.Result{}
 	dl.FromRuns([]result.Run{{RPS: 3, Status2xx: 30, DurationS: 10, Bytes: 8_123_000_000, CPUCores: 0.5, MemoryPeak: 30 << 20}})
-	rows := []Measured{
+	rows := []result.Row{
 		{Entry: "nethttp", Profile: "latency-10k", Conns: 256, Result: fixedRate(9_998.7, "")},
 		{Entry: "nethttp", Profile: "latency-1m", Conns: 256, Result: fixedRate(9_512.3, "generator CPU saturated: 1.95 of 2 cores @someone #12")},
 		{Entry: "nethttp", Profile: "download", Conns: 8, Result: dl, Bandwidth: true},
@@ -53,7 +53,7 @@ func TestFixedRateAndBandwidthRows(t *testing.T) {
 
 // TestWebSocketRowsKeepLatency: an echo row shows its per-frame latency.
 func TestWebSocketRowsKeepLatency(t *testing.T) {
-	got := RenderTable(Tables([]Measured{{Entry: "nethttp", Profile: "echo-ws", Conns: 512, Result: res(80000, 20<<20, 1), WebSocket: true}},
+	got := RenderTable(Tables([]result.Row{{Entry: "nethttp", Profile: "echo-ws", Conns: 512, Result: res(80000, 20<<20, 1), WebSocket: true}},
 		Baseline{Source: "main", Committed: func(string, string, int) (*result.Result, bool) { return nil, true }})[0])
 	if !strings.Contains(got, "| echo-ws | 512 | 80.0K | — | 12us | 2.10ms | 5.30ms |") {
 		t.Errorf("echo row:\n%s", got)

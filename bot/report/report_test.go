@@ -152,12 +152,12 @@ func TestRenderGolden(t *testing.T) {
 	}
 	cases := []struct {
 		name string
-		rows []Measured
+		rows []result.Row
 		base Baseline
 	}{
 		{
 			name: "single",
-			rows: []Measured{
+			rows: []result.Row{
 				{Entry: "nethttp", Display: "go-nethttp", Profile: "baseline", Conns: 512, Result: res(112300, 22<<20, 1)},
 				{Entry: "nethttp", Display: "go-nethttp", Profile: "json", Conns: 512, Result: res(51000, 30<<20, 2)},
 				{Entry: "nethttp", Display: "go-nethttp", Profile: "upload", Conns: 128, Result: res(900, 80<<20, 2)},
@@ -166,7 +166,7 @@ func TestRenderGolden(t *testing.T) {
 		},
 		{
 			name: "compare",
-			rows: []Measured{
+			rows: []result.Row{
 				{Entry: "gin", Display: "gin", Profile: "baseline", Conns: 512, Result: res(90000, 25<<20, 1)},
 				{Entry: "gin", Display: "gin", Profile: "json", Conns: 512, Result: res(40000, 25<<20, 1)},
 				{Entry: "gin", Display: "gin", Profile: "static", Conns: 512, Result: res(30000, 25<<20, 1)},
@@ -177,7 +177,7 @@ func TestRenderGolden(t *testing.T) {
 			// arenabot bench with the base measured beside the head: a change, no change, a
 			// base that failed, an entry without a base.
 			name: "interleaved",
-			rows: []Measured{
+			rows: []result.Row{
 				{Entry: "nethttp", Display: "go-nethttp", Profile: "baseline", Conns: 512,
 					Result: paired(runsOf(20<<20, 100000, 101000, 99500), runsOf(20<<20, 110000, 109000, 111500))},
 				{Entry: "nethttp", Display: "go-nethttp", Profile: "json", Conns: 512,
@@ -193,7 +193,7 @@ func TestRenderGolden(t *testing.T) {
 		},
 		{
 			name: "failures",
-			rows: []Measured{
+			rows: []result.Row{
 				{Entry: "nethttp", Display: "go-nethttp", Profile: "baseline", Conns: 512, Result: res(100000, 20<<20, 1)},
 				{Entry: "bad_entry", Display: "bad | *entry* @someone", Profile: "baseline", Conns: 512, Err: "build of bad_entry failed: RUN go build: exit 1\nsecond line"},
 			},
@@ -217,37 +217,37 @@ func TestNote(t *testing.T) {
 	failed.Base.Err = "build failed"
 	vs := paired(head, head)
 	vs.Base.Entry, vs.Base.Ref, vs.Base.Commit = "fiber", "", ""
-	committedRow := Measured{Entry: "gin", Profile: "baseline", Conns: 512, Result: fromRuns(head)}
+	committedRow := result.Row{Entry: "gin", Profile: "baseline", Conns: 512, Result: fromRuns(head)}
 	lookup := func(string, string, int) (*result.Result, bool) { return fromRuns(head), true }
-	m := func(r *result.Result) Measured {
-		return Measured{Entry: "nethttp", Profile: "baseline", Conns: 512, Result: r}
+	m := func(r *result.Result) result.Row {
+		return result.Row{Entry: "nethttp", Profile: "baseline", Conns: 512, Result: r}
 	}
 	five5 := stats.Rule{MinEffect: 0.05, Target: 0.01, MinRuns: 5, MaxRuns: 20}
 	for _, tt := range []struct {
 		name      string
-		rows      []Measured
+		rows      []result.Row
 		base      Baseline
 		want, not []string
 	}{
-		{name: "merge base", rows: []Measured{m(self), m(five)}, base: Baseline{Source: "`main`", Ref: "main", MergeBase: "0123456789abcdef"},
+		{name: "merge base", rows: []result.Row{m(self), m(five)}, base: Baseline{Source: "`main`", Ref: "main", MergeBase: "0123456789abcdef"},
 			want: []string{"Δ of each changed entry against itself at `0123456789ab` (merge base with `main`), measured in this job, interleaved run by run (base, head, head, base, …), 3–5 runs each (median 4); Δ is each row's primary figure (RPS), the one its runs were measured until its interval was narrow enough; each of a row's 4 Δ cells has a Welch interval of the relative difference of the means at 98.75%, not 95% (Bonferroni over the row's cells)"},
 			not:  []string{"unchanged from its base"}},
-		{name: "commit from the rows", rows: []Measured{m(five)}, base: Baseline{Source: "`main`"},
+		{name: "commit from the rows", rows: []result.Row{m(five)}, base: Baseline{Source: "`main`"},
 			want: []string{"against itself at `0123456789ab` (merge base with `main`)", ", 5 runs each; "}},
-		{name: "rule of the report", rows: []Measured{m(self)}, base: Baseline{Rule: &five5},
+		{name: "rule of the report", rows: []result.Row{m(self)}, base: Baseline{Rule: &five5},
 			want: []string{"a change is at least 5% with an interval that excludes zero"}},
-		{name: "unchanged entries", rows: []Measured{m(self), committedRow}, base: Baseline{Source: "`main` at `abc`", Committed: lookup},
+		{name: "unchanged entries", rows: []result.Row{m(self), committedRow}, base: Baseline{Source: "`main` at `abc`", Committed: lookup},
 			want: []string{"3 runs each; ", "An entry unchanged from its base was measured once: its Δ is against its committed results on `main` at `abc`, measured at another time"}},
-		{name: "every base failed", rows: []Measured{m(failed)}, base: Baseline{Ref: "main", MergeBase: "0123456789abcdef"},
+		{name: "every base failed", rows: []result.Row{m(failed)}, base: Baseline{Ref: "main", MergeBase: "0123456789abcdef"},
 			want: []string{"against itself at `0123456789ab` (merge base with `main`), measured in this job, interleaved run by run (base, head, head, base, …); the base failed on every row"},
 			not:  []string{"runs each", "Bonferroni"}},
-		{name: "compare", rows: []Measured{m(vs)}, base: Baseline{Compare: "fiber"},
+		{name: "compare", rows: []result.Row{m(vs)}, base: Baseline{Compare: "fiber"},
 			want: []string{"Δ against `fiber`, measured in this job, interleaved run by run", "3 runs each"}, not: []string{"merge base"}},
-		{name: "compare from the rows", rows: []Measured{m(vs)}, want: []string{"Δ against `fiber`, measured in this job"}},
-		{name: "committed", rows: []Measured{committedRow}, base: Baseline{Source: "`main`", Committed: lookup},
+		{name: "compare from the rows", rows: []result.Row{m(vs)}, want: []string{"Δ against `fiber`, measured in this job"}},
+		{name: "committed", rows: []result.Row{committedRow}, base: Baseline{Source: "`main`", Committed: lookup},
 			want: []string{"Δ against each framework's committed results on `main`, measured at another time, not in this job; Δ is each row's primary figure (RPS); with two runs a side or more, each of a row's 4 Δ cells has a Welch interval"},
 			not:  []string{"interleaved", "--baseline"}},
-		{name: "asked committed", rows: []Measured{m(self)}, base: Baseline{Source: "`main`", OnlyCommitted: true},
+		{name: "asked committed", rows: []result.Row{m(self)}, base: Baseline{Source: "`main`", OnlyCommitted: true},
 			want: []string{"measured at another time, not in this job (`--baseline committed`)"}, not: []string{"interleaved"}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
@@ -265,7 +265,7 @@ func TestNote(t *testing.T) {
 func TestTableNote(t *testing.T) {
 	head := runsOf(20<<20, 100000, 101000, 99500)
 	committed := func(string, string, int) (*result.Result, bool) { return fromRuns(head), true }
-	rows := []Measured{
+	rows := []result.Row{
 		{Entry: "nethttp", Profile: "baseline", Conns: 512, Result: paired(head, head)},
 		{Entry: "nethttp", Profile: "json", Conns: 512, Result: fromRuns(head)},
 		{Entry: "gin", Profile: "baseline", Conns: 512, Result: fromRuns(head)},
@@ -281,7 +281,7 @@ func TestTableNote(t *testing.T) {
 	if paired[0].Note != "" {
 		t.Errorf("a table of rows measured against their base has the note %q", paired[0].Note)
 	}
-	same := Tables([]Measured{
+	same := Tables([]result.Row{
 		{Entry: "a", Profile: "baseline", Conns: 512, Result: fromRuns(head)},
 		{Entry: "b", Profile: "baseline", Conns: 512, Result: fromRuns(head)},
 	}, Baseline{Compare: "b", Source: "`main`"})
@@ -308,7 +308,7 @@ func TestRunCounts(t *testing.T) {
 }
 
 func TestTablesSameRunCompare(t *testing.T) {
-	rows := []Measured{
+	rows := []result.Row{
 		{Entry: "a", Profile: "baseline", Conns: 512, Result: res(200, 1<<20, 0)},
 		{Entry: "b", Profile: "baseline", Conns: 512, Result: res(100, 1<<20, 0)},
 	}

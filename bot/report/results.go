@@ -228,7 +228,7 @@ func resultsPieces(r Results, budget int) []piece {
 	rep := r.Report
 	// Names as shown → as in the report, for the baseline lookup.
 	entries, profiles := map[string]string{}, map[string]string{}
-	rows := measuredRows(rep.Rows, entries, profiles)
+	rows := shownRows(rep.Rows, entries, profiles)
 	compare := ""
 	if r.Compare != "" {
 		compare = md.Clip(r.Compare, 100)
@@ -340,12 +340,11 @@ func baselineSource(rep result.Report) string {
 	return s
 }
 
-// measuredRows converts the runner's rows for Tables, bounding the untrusted text (the
-// table escapes it) and recording in entries and profiles the original of each changed
-// name. A row of an entry that failed before its profiles were
-// known gets "—" as its test.
-func measuredRows(rows []result.Row, entries, profiles map[string]string) []Measured {
-	out := make([]Measured, 0, len(rows))
+// shownRows bounds the untrusted text of the runner's rows for Tables (the table escapes
+// it), recording in entries and profiles the original of each changed name. A row of an
+// entry that failed before its profiles were known gets "—" as its test.
+func shownRows(rows []result.Row, entries, profiles map[string]string) []result.Row {
+	out := make([]result.Row, 0, len(rows))
 	shown := func(names map[string]string, s, as string) string {
 		if as != s {
 			names[as] = s
@@ -353,15 +352,16 @@ func measuredRows(rows []result.Row, entries, profiles map[string]string) []Meas
 		return as
 	}
 	for _, row := range rows {
-		m := Measured{
-			Entry:     shown(entries, row.Entry, md.Clip(row.Entry, 100)),
-			Display:   md.Clip(row.Display, 100),
-			Profile:   shown(profiles, row.Profile, md.Clip(row.Profile, 64)),
-			Conns:     row.Conns,
-			Result:    row.Result,
-			Err:       md.Clip(row.Err, 2000), // whole, for the list under the table
-			WebSocket: row.WebSocket,
-			Bandwidth: row.Bandwidth,
+		m := result.Row{
+			Entry:      shown(entries, row.Entry, md.Clip(row.Entry, 100)),
+			Display:    md.Clip(row.Display, 100),
+			Profile:    shown(profiles, row.Profile, md.Clip(row.Profile, 64)),
+			Conns:      row.Conns,
+			Result:     row.Result,
+			Err:        md.Clip(row.Err, 2000), // whole, for the list under the table
+			WebSocket:  row.WebSocket,
+			Bandwidth:  row.Bandwidth,
+			Advisories: row.Advisories,
 		}
 		if row.Result == nil {
 			short := row.Short
@@ -370,7 +370,6 @@ func measuredRows(rows []result.Row, entries, profiles map[string]string) []Meas
 			}
 			m.Short = md.Clip(short, cellMax)
 		}
-		m.Advisories = row.Advisories
 		if m.Entry == "" {
 			m.Entry = "—"
 		}

@@ -5,23 +5,10 @@ import (
 	"strings"
 
 	"github.com/arenabot/arenabot/md"
+	"github.com/arenabot/arenabot/profile"
 	"github.com/arenabot/arenabot/result"
 	"github.com/arenabot/arenabot/stats"
 )
-
-// A Measured row is what a run produced for one entry × profile × connection count.
-type Measured struct {
-	Entry, Display string
-	Profile        string
-	Conns          int
-	Result         *result.Result // nil when the row failed
-	Err            string         // why it failed
-	Short          string         // the failed row's cell; "" means Err, cut short
-	WebSocket      bool
-	Bandwidth      bool
-	// Advisories are WARN lines of the entry's validation, on any of its rows.
-	Advisories []string
-}
 
 // A Baseline says what deltas compare against. A row measured against a base in the same
 // job carries it (Result.Base) and is compared with it; the fields here say what that base
@@ -62,14 +49,16 @@ func (b Baseline) rule() stats.Rule {
 
 // Tables groups measured rows into one table per entry, in the order entries first appear,
 // and attaches each row's baseline, the Δ rule and the note under each table that names
-// the rows whose Δ is not against a base measured in the same job.
-func Tables(rows []Measured, b Baseline) []Table {
+// the rows whose Δ is not against a base measured in the same job. A failed row's Short
+// is its cell ("" means Err, cut short); the advisories of any row go under its entry's
+// table.
+func Tables(rows []result.Row, b Baseline) []Table {
 	var tables []Table
 	index := map[string]int{}
-	sameRun := map[string]*result.Result{}
+	sameRun := map[profile.Row]*result.Result{}
 	for _, r := range rows {
 		if r.Result != nil {
-			sameRun[key(r.Entry, r.Profile, r.Conns)] = r.Result
+			sameRun[profile.Row{Entry: r.Entry, Test: r.Profile, Conns: r.Conns}] = r.Result
 		}
 	}
 	for _, m := range rows {
@@ -99,11 +88,11 @@ func Tables(rows []Measured, b Baseline) []Table {
 // lookup finds what a row without a base of its own compares with: the --compare entry's
 // row of this run, else committed results. runs is false (n/a) when the --compare entry
 // does not run the row's profile.
-func (b Baseline) lookup(m Measured, sameRun map[string]*result.Result) (base *result.Result, same, na bool) {
+func (b Baseline) lookup(m result.Row, sameRun map[profile.Row]*result.Result) (base *result.Result, same, na bool) {
 	against := m.Entry
 	if b.Compare != "" {
 		against = b.Compare
-		if r, ok := sameRun[key(against, m.Profile, m.Conns)]; ok {
+		if r, ok := sameRun[profile.Row{Entry: against, Test: m.Profile, Conns: m.Conns}]; ok {
 			return r, true, false
 		}
 	}
@@ -115,10 +104,6 @@ func (b Baseline) lookup(m Measured, sameRun map[string]*result.Result) (base *r
 		return nil, false, true
 	}
 	return r, false, false
-}
-
-func key(entry, profile string, conns int) string {
-	return fmt.Sprintf("%s\x00%s\x00%d", entry, profile, conns)
 }
 
 // A Summary is a whole results message as `arenabot bench` prints it: a title, header

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
-	"time"
 
 	"github.com/spf13/pflag"
 
@@ -17,28 +16,18 @@ import (
 	"github.com/arenabot/arenabot/result/site"
 	"github.com/arenabot/arenabot/runner"
 	"github.com/arenabot/arenabot/runner/build"
-	"github.com/arenabot/arenabot/runner/docker"
-	"github.com/arenabot/arenabot/runner/host"
 	"github.com/arenabot/arenabot/runner/measure"
-	"github.com/arenabot/arenabot/stats"
 )
 
 type benchConfig struct {
 	hostConfig
-	Frameworks  []string
-	Tests       []string
-	Lite        bool
-	Runs        int
-	Duration    time.Duration
-	Save        bool
-	Profile     string // --profile: "" (not given), "on", "all", "none"
-	Compare     string
-	Against     string
-	LoadgenCPUs string
-	Threads     int
-	Rule        stats.Rule
-
-	deltas ruleFlags
+	measureFlags
+	Frameworks []string
+	Tests      []string
+	Save       bool
+	Profile    string // --profile: "" (not given), "on", "all", "none"
+	Compare    string
+	Against    string
 }
 
 func parseBench(args []string, getenv func(string) string, stderr io.Writer) (benchConfig, error) {
@@ -49,17 +38,12 @@ func parseBench(args []string, getenv func(string) string, stderr io.Writer) (be
 	}
 	var c benchConfig
 	fs.StringSliceVarP(&c.Tests, "test", "t", nil, "tests to run, comma separated (default: every test the entry subscribes to)")
-	fs.BoolVar(&c.Lite, "lite", false, "contributors' mode: no CPU pinning, one connection count per test, load tools in Docker")
-	fs.IntVar(&c.Runs, "runs", 3, "runs of a row measured alone; the best is reported (a row measured against a base follows --min-runs and --max-runs)")
-	fs.DurationVar(&c.Duration, "duration", 0, "length of one run (default: the test's own, else 5s)")
+	c.measureFlags.flags(fs, getenv, "bench")
 	fs.BoolVar(&c.Save, "save", false, "merge the results into site/data/results/<display name>.json (--lite: site/data/results/lite/) and rebuild site/data/frameworks.json")
 	fs.StringVar(&c.Profile, "profile", "", "one more run of each test at its first connection count (--profile=all: of every row) while perf samples the server's CPUs: top functions under each table, and with --save the pprof profile and flame graph beside the result file")
 	fs.Lookup("profile").NoOptDefVal = "on"
 	fs.StringVar(&c.Compare, "compare", "", "measure each row against this entry too, interleaved run by run, for the Δ columns")
 	fs.StringVar(&c.Against, "against", "", "measure each row against the same entry at this git branch, tag or commit (a worktree of it), interleaved run by run, for the Δ columns (default: Δ against the working tree's committed results)")
-	c.deltas.flags(fs, 0)
-	fs.StringVar(&c.LoadgenCPUs, "loadgen-cpus", getenv("ARENA_LOADGEN_CPUS"), "cpuset of the load tools (env ARENA_LOADGEN_CPUS; default: upper half)")
-	fs.IntVar(&c.Threads, "threads", 0, "load-tool threads (default: one per load-generator CPU)")
 	c.hostConfig.flags(fs, getenv)
 	if err := parseFlags(fs, args); err != nil {
 		return c, err
@@ -68,11 +52,8 @@ func parseBench(args []string, getenv func(string) string, stderr io.Writer) (be
 	if len(c.Frameworks) == 0 {
 		return c, fmt.Errorf("bench: no framework given; name one or more entries of frameworks/ (for example: arenabot bench nethttp -t baseline)")
 	}
-	if c.Runs < 1 {
-		return c, fmt.Errorf("bench: --runs %d: need at least one run", c.Runs)
-	}
-	if c.Duration < 0 || (c.Duration > 0 && c.Duration < time.Second) {
-		return c, fmt.Errorf("bench: --duration %s: give at least 1s (wrk measures in whole seconds)", c.Duration)
+	if err := c.measureFlags.check("bench"); err != nil {
+		return c, err
 	}
 	switch c.Profile {
 	case "", "on", "all", "none":
@@ -82,11 +63,6 @@ func parseBench(args []string, getenv func(string) string, stderr io.Writer) (be
 	if c.Compare != "" && c.Against != "" {
 		return c, fmt.Errorf("bench: --compare %s and --against %s: give one (a row has one base)", c.Compare, c.Against)
 	}
-	rule, err := c.deltas.rule("bench")
-	if err != nil {
-		return c, err
-	}
-	c.Rule = rule
 	return c, c.hostConfig.finish("bench")
 }
 
@@ -136,43 +112,27 @@ func bench(ctx context.Context, c benchConfig, stdout, stderr io.Writer) error {
 	defer eng.Close()
 	bar := newProgress(stderr)
 	cfg := c.runnerConfig(ctx, dataDir)
-	facts := hostFacts(ctx, eng)
+	c.measureFlags.apply(&cfg)
+	facts := runner.HostFacts(ctx, eng)
 	cfg.HostFacts = &facts
-	cfg.Lite, cfg.Runs, cfg.Duration = c.Lite, c.Runs, c.Duration
-	cfg.LoadgenCPUs, cfg.Threads = c.LoadgenCPUs, c.Threads
-	cfg.Rule, cfg.Budget = c.Rule, c.deltas.budget
 	cfg.Log, cfg.Progress = c.logger(stderr), bar
 	b := measure.New(eng, cfg)
-	// Every entry failing to build leaves nothing to run on the host: its rows report the
-	// build failures at once instead of waiting for another run to free the host.
-	if b.Prebuild(ctx, plan) {
-		unlock, err := claimHost(ctx, stderr)
-		if err != nil {
-			return err
-		}
+	rows, unlock, err := runner.Pipeline{Bencher: b, Hooks: runner.Hooks{Waiting: hostWaiting(stderr)}}.Run(ctx, plan)
+	if unlock != nil {
 		defer unlock()
-		if err := b.Prepare(ctx, plan); err != nil {
-			return err
-		}
 	}
-	rows, err := b.Measure(ctx, plan)
 	bar.Finish()
 	if err != nil {
 		return err
 	}
 
-	var measured []report.Measured
+	var measured []result.Row
 	var failures []measure.Row
 	for _, r := range rows {
-		m := report.Measured{Entry: r.Entry.Name, Display: r.Entry.Meta.DisplayName, Profile: r.Profile.Name, Conns: r.Conns, Result: r.Result, WebSocket: r.Profile.WebSocket, Bandwidth: r.Profile.Bandwidth}
-		for _, o := range r.Advisories {
-			m.Advisories = append(m.Advisories, o.String())
-		}
+		measured = append(measured, runner.ResultRow(r))
 		if r.Err != nil {
-			m.Err, m.Short = r.Err.Error(), measure.ShortReason(r.Err)
 			failures = append(failures, r)
 		}
-		measured = append(measured, m)
 	}
 	fmt.Fprint(stdout, report.Render(report.Summary{
 		Title:    "Benchmark Results",
@@ -232,14 +192,4 @@ func save(repoRoot string, rows []measure.Row, stderr io.Writer) error {
 		fmt.Fprintln(stderr, "saved", p)
 	}
 	return err
-}
-
-// hostFacts describes this machine for the results (host.Facts), with the daemon's version
-// and default runtime.
-func hostFacts(ctx context.Context, eng *docker.Engine) result.HostFacts {
-	var version, runtime string
-	if in, err := eng.Info(ctx); err == nil {
-		version, runtime = in.ServerVersion, in.DefaultRuntime
-	}
-	return host.Facts(ctx, version, runtime)
 }

@@ -184,9 +184,14 @@ func (h *hostConfig) runnerConfig(ctx context.Context, dataDir string) measure.C
 // the servers' fixed ports and the CPUs), saying so once. Callers connect and build first:
 // a build needs no lock, so a run that waits has its images ready when its turn comes.
 func claimHost(ctx context.Context, stderr io.Writer) (unlock func(), err error) {
-	return host.LockHost(ctx, func(holder string) {
+	return host.LockHost(ctx, hostWaiting(stderr))
+}
+
+// hostWaiting says once that another run holds the host lock (host.LockHost's waiting).
+func hostWaiting(stderr io.Writer) func(holder string) {
+	return func(holder string) {
 		fmt.Fprintf(stderr, "waiting for another arenabot run on this host to finish (%s holds %s)\n", text.Or(holder, "—"), host.LockPath)
-	})
+	}
 }
 
 func (h *hostConfig) frameworksDir() string { return filepath.Join(h.Root, "frameworks") }

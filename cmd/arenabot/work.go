@@ -16,7 +16,6 @@ import (
 	"github.com/arenabot/arenabot/queue/redisconn"
 	"github.com/arenabot/arenabot/runner"
 	"github.com/arenabot/arenabot/runner/measure"
-	"github.com/arenabot/arenabot/stats"
 	"github.com/arenabot/arenabot/text"
 )
 
@@ -25,28 +24,21 @@ import (
 // flags.
 type workConfig struct {
 	hostConfig
-	RedisURL    string
-	RedisTLS    redisconn.TLSFiles
-	Prefix      string
-	Pool        string
-	Remote      string
-	Repos       []string // ARENA_REPOS: the repositories whose jobs it runs (runner.WorkerConfig.Repos)
-	BaseRef     string
-	WorkDir     string
-	Runs        int
-	Duration    time.Duration
-	LoadgenCPUs string
-	Lite        bool // bench --lite's mode (ARENA_LITE); serve plans its acks' rows in it too, with or without --runner
-	Heartbeat   time.Duration
-	LeaseTTL    time.Duration
-	Rule        stats.Rule
+	measureFlags
+	RedisURL  string
+	RedisTLS  redisconn.TLSFiles
+	Prefix    string
+	Pool      string
+	Remote    string
+	Repos     []string // ARENA_REPOS: the repositories whose jobs it runs (runner.WorkerConfig.Repos)
+	BaseRef   string
+	WorkDir   string
+	Heartbeat time.Duration
+	LeaseTTL  time.Duration
 	// JobTimeout is the ceiling of a job's wall-clock limit, and JobTimeoutFactor × its
 	// estimate (plus one build's limit) the limit below it (runner.WorkerConfig).
 	JobTimeout       time.Duration
 	JobTimeoutFactor float64
-
-	deltas  ruleFlags
-	badLite string // an ARENA_LITE that is not a boolean, reported by checkLite
 
 	jobTimeout, jobFactor string
 }
@@ -59,38 +51,16 @@ func (c *workConfig) runnerFlags(fs *pflag.FlagSet, getenv func(string) string) 
 	fs.StringVar(&c.Remote, "remote", envOr(getenv, "ARENA_REMOTE", "origin"), "the remote of the repository to fetch from (ARENA_REMOTE)")
 	fs.StringVar(&c.BaseRef, "base-ref", envOr(getenv, "ARENA_BASE_REF", "main"), "the branch whose committed results deltas compare against (ARENA_BASE_REF)")
 	fs.StringVar(&c.WorkDir, "work-dir", getenv("ARENA_WORK_DIR"), "where each job's workspace is checked out (ARENA_WORK_DIR; default: <cache-dir>/work)")
-	fs.IntVar(&c.Runs, "runs", 3, "runs per measurement; the best is reported")
-	fs.DurationVar(&c.Duration, "duration", 0, "length of one run (default: the test's own, else 5s)")
-	fs.StringVar(&c.LoadgenCPUs, "loadgen-cpus", getenv("ARENA_LOADGEN_CPUS"), "cpuset of the load tools (ARENA_LOADGEN_CPUS; default: upper half)")
-	lite, err := strconv.ParseBool(envOr(getenv, "ARENA_LITE", "false"))
-	if err != nil {
-		c.badLite = getenv("ARENA_LITE")
-	}
-	fs.BoolVar(&c.Lite, "lite", lite, "measure as bench --lite does (no pinning, load tools in Docker): for trying the loop on a laptop, not for published numbers; serve plans the acks' rows in this mode, so set it on a bot whose runners use it (ARENA_LITE)")
+	c.measureFlags.flags(fs, getenv, "work")
 	fs.DurationVar(&c.Heartbeat, "heartbeat", 2*time.Second, "how often the job's lease is renewed and a cancel looked for")
 	fs.DurationVar(&c.LeaseTTL, "lease-ttl", 30*time.Second, "how long a job stays this runner's without a heartbeat; after it the queue retries the job once")
 	fs.StringVar(&c.jobTimeout, "job-timeout", envOr(getenv, "ARENA_JOB_TIMEOUT", text.Duration(runner.DefaultJobLimitCeiling)), "the most a job may run: past its limit (--job-timeout-factor × its estimate, plus one build's limit, at most this; this for a job without an estimate) it is stopped and fails saying so (ARENA_JOB_TIMEOUT)")
 	fs.StringVar(&c.jobFactor, "job-timeout-factor", envOr(getenv, "ARENA_JOB_TIMEOUT_FACTOR", strconv.Itoa(runner.DefaultJobLimitFactor)), "a job's limit is this × its estimate, plus one build's limit (--build-timeout), at most --job-timeout (ARENA_JOB_TIMEOUT_FACTOR)")
-	c.deltas.flags(fs, time.Hour)
-}
-
-// checkLite reports an ARENA_LITE that is not a boolean.
-func (c *workConfig) checkLite(cmd string) error {
-	if c.badLite != "" {
-		return fmt.Errorf("%s: ARENA_LITE %q: want true or false", cmd, c.badLite)
-	}
-	return nil
 }
 
 func (c *workConfig) check(cmd string) error {
-	if err := c.checkLite(cmd); err != nil {
+	if err := c.measureFlags.check(cmd); err != nil {
 		return err
-	}
-	if c.Runs < 1 {
-		return fmt.Errorf("%s: --runs %d: need at least one run", cmd, c.Runs)
-	}
-	if c.Duration < 0 || (c.Duration > 0 && c.Duration < time.Second) {
-		return fmt.Errorf("%s: --duration %s: give at least 1s (wrk measures in whole seconds)", cmd, c.Duration)
 	}
 	if c.Heartbeat <= 0 || c.LeaseTTL < 2*c.Heartbeat {
 		return fmt.Errorf("%s: --lease-ttl %s must be at least twice --heartbeat %s", cmd, c.LeaseTTL, c.Heartbeat)
@@ -105,11 +75,6 @@ func (c *workConfig) check(cmd string) error {
 	if c.WorkDir == "" {
 		c.WorkDir = filepath.Join(c.CacheDir, "work")
 	}
-	rule, err := c.deltas.rule(cmd)
-	if err != nil {
-		return err
-	}
-	c.Rule = rule
 	return c.hostConfig.finish(cmd)
 }
 
@@ -191,8 +156,7 @@ func (c *workConfig) newWorker(ctx context.Context, q runner.WorkQueue, log *slo
 	}
 	bench := c.runnerConfig(ctx, dataDir)
 	bench.Commit = "" // set per job: the approved commit
-	bench.Lite, bench.Runs, bench.Duration, bench.LoadgenCPUs = c.Lite, c.Runs, c.Duration, c.LoadgenCPUs
-	bench.Rule, bench.Budget = c.Rule, c.deltas.budget
+	c.measureFlags.apply(&bench)
 	if c.noBuildPids != nil {
 		log.Warn("builds run without a pids limit", "reason", c.noBuildPids.Error())
 	}
