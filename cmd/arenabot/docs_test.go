@@ -481,6 +481,66 @@ func TestDocsCounts(t *testing.T) {
 	}
 }
 
+// portListRe finds a hand-written list of the host ports measuring takes: the firewall's
+// "dport { … }" set, or a parenthesis that cites profile.HostPorts.
+var portListRe = regexp.MustCompile(`dport \{ ([0-9, -]+) \}|\(([^()]*): ` + "`profile.HostPorts`" + `\)`)
+
+// portRe is one port or a range of them in such a list.
+var portRe = regexp.MustCompile(`\b([0-9]{2,5})(?:-([0-9]{2,5}))?\b`)
+
+// stalePorts returns, for each hand-written list of host ports in the guides, the ports it
+// leaves out or adds against profile.HostPorts (TCP; a range a-b counts each port).
+func stalePorts(docs map[string]string) []string {
+	var want []int
+	for _, h := range profile.HostPorts() {
+		want = append(want, h.Port)
+	}
+	var out []string
+	for _, path := range slices.Sorted(maps.Keys(docs)) {
+		s := docs[path]
+		for _, m := range portListRe.FindAllStringSubmatchIndex(s, -1) {
+			var list string
+			if m[2] >= 0 {
+				list = s[m[2]:m[3]]
+			} else {
+				list = s[m[4]:m[5]]
+			}
+			var got []int
+			for _, p := range portRe.FindAllStringSubmatch(list, -1) {
+				a, _ := strconv.Atoi(p[1])
+				b := a
+				if p[2] != "" {
+					b, _ = strconv.Atoi(p[2])
+				}
+				for port := a; port <= b; port++ {
+					got = append(got, port)
+				}
+			}
+			slices.Sort(got)
+			if !slices.Equal(got, want) {
+				out = append(out, fmt.Sprintf("%s:%d lists the host ports %v; profile.HostPorts has %v", path, lineOf(s, m[0]), got, want))
+			}
+		}
+	}
+	return out
+}
+
+// TestDocsHostPorts: the firewall example and the doctor's port list in the guides are the
+// ports the profiles, sidecars and stacks listen on.
+func TestDocsHostPorts(t *testing.T) {
+	docs := guides(t)
+	n := 0
+	for _, s := range docs {
+		n += len(portListRe.FindAllString(s, -1))
+	}
+	if n < 2 {
+		t.Fatalf("found %d lists of host ports in the guides, want the firewall's and the doctor's", n)
+	}
+	for _, e := range stalePorts(docs) {
+		t.Error(e)
+	}
+}
+
 // TestDocsCatchStaleness: each check fails on one stale sentence added to a true doc: a
 // count, a flag and a variable the code does not have, and a generated block edited by
 // hand.
@@ -499,6 +559,7 @@ func TestDocsCatchStaleness(t *testing.T) {
 		{"variable", "Set ARENA_NO_SUCH_VAR=1 first.", func(d map[string]string) []string { return staleVars(d, code) }},
 		{"profile count", fmt.Sprintf("All %d profiles run.", len(profile.All)-4), staleCounts},
 		{"tier count", fmt.Sprintf("type takes %d tiers.", len(frameworks.Tiers)+1), staleCounts},
+		{"host ports", "tcp dport { 5432, 8080-8082, 8443 } drop", stalePorts},
 	} {
 		if got := c.check(current); len(got) != 0 {
 			t.Fatalf("%s: the docs as they are already fail: %v", c.name, got)
