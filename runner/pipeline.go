@@ -46,7 +46,7 @@ type Hooks struct {
 //
 // The error is the lock's, Locked's or Prepare's, or ctx's when it ended (then the rows
 // are those measured until then).
-func (p Pipeline) Run(ctx context.Context, plan measure.Plan) (rows []measure.Row, unlock func(), err error) {
+func (p Pipeline) Run(ctx context.Context, plan measure.Plan) (rows []result.Row, unlock func(), err error) {
 	p.phase("building the images")
 	if !p.Bencher.Prebuild(ctx, plan) {
 		rows, err = p.Bencher.Measure(ctx, plan)

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/arenabot/arenabot/profile"
+	"github.com/arenabot/arenabot/result"
 	"github.com/arenabot/arenabot/runner/host"
 	"github.com/arenabot/arenabot/runner/measure"
 	"github.com/arenabot/arenabot/runner/runnertest"
@@ -32,7 +33,7 @@ func TestPipeline(t *testing.T) {
 		mu     sync.Mutex
 		events []string
 	}
-	start := func(t *testing.T, ctx context.Context, e string, locked func() error, cancel func()) (*run, []measure.Row, func(), error) {
+	start := func(t *testing.T, ctx context.Context, e string, locked func() error, cancel func()) (*run, []result.Row, func(), error) {
 		r := &run{eng: &fakeEngine{}}
 		add := func(s string) {
 			r.mu.Lock()
@@ -84,7 +85,7 @@ func TestPipeline(t *testing.T) {
 		if err != nil || unlock != nil {
 			t.Fatalf("err %v, unlock %v; want the rows measured without the lock", err, unlock != nil)
 		}
-		if len(rows) != 1 || rows[0].Err == nil {
+		if len(rows) != 1 || rows[0].Err == "" {
 			t.Errorf("rows %+v; want the one row failing its build", rows)
 		}
 		if want := []string{"building the images"}; !slices.Equal(r.events, want) {
@@ -138,7 +139,7 @@ func TestPipeline(t *testing.T) {
 			t.Fatalf("err %v, unlock %v", err, unlock != nil)
 		}
 		unlock()
-		if len(rows) != 1 || rows[0].Entry.Name != "piped" {
+		if len(rows) != 1 || rows[0].Entry != "piped" {
 			t.Errorf("rows %+v; want piped's one row", rows)
 		}
 		want := []string{"building the images", "waiting for the host lock", "lock wait true", "lock wait false", "locked", "checking the load tools"}

@@ -31,8 +31,10 @@ func TestRowDoneCarriesShortAndAdvisories(t *testing.T) {
 	fail := validate.Outcome{Profile: "baseline", Check: "GET sum 13+42", Status: validate.Fail, Request: "GET /baseline11?a=13&b=42", Expected: `200 with body "55"`, Got: `"56"`, Contract: "baseline — … (docs/profiles.md#baseline)"}
 	warn := validate.Outcome{Profile: "baseline", Check: "malformed bad header", Status: validate.Warn, Tier: validate.Advisory, Request: "GET …", Expected: "a 4xx", Got: "200 from " + j.dir + "/src/frameworks/oldarena", Contract: "baseline — … (RFC 9112 §5.1; docs/profiles.md#baseline)"}
 
-	j.rowDone(measure.Row{Entry: e, Profile: p, Conns: 512, Err: &measure.ValidationFailure{Outcome: fail}, Advisories: []validate.Outcome{warn}})
-	j.rowDone(measure.Row{Entry: e, Profile: p, Conns: 4096, Err: &measure.ValidationFailure{Outcome: fail}})
+	first512 := measure.FailedRow(e, p, 512, &measure.ValidationFailure{Outcome: fail})
+	first512.Advisories = []string{warn.String()} // as Measure gives them, on the entry's first row
+	j.rowDone(first512)
+	j.rowDone(measure.FailedRow(e, p, 4096, &measure.ValidationFailure{Outcome: fail}))
 
 	if len(j.report.Rows) != 2 {
 		t.Fatalf("%d rows in the report, want 2", len(j.report.Rows))
@@ -79,7 +81,7 @@ func TestRowDoneKeepsProfileFilesForSave(t *testing.T) {
 		p, _ := profile.Lookup("baseline")
 		res := &result.Result{Entry: "nethttp", Profile: "baseline", Connections: 512,
 			CPUProfile: &result.CPUProfile{Samples: 10, Pprof: "baseline-512.cpu.pb.gz", Flame: "baseline-512.cpu.svg"}}
-		j.rowDone(measure.Row{Entry: frameworks.Entry{Name: "nethttp"}, Profile: p, Conns: 512, Result: res, Pprof: []byte("pb"), Flame: []byte("svg")})
+		j.rowDone(result.Row{Entry: "nethttp", Profile: p.Name, Conns: 512, Result: res, Pprof: []byte("pb"), Flame: []byte("svg")})
 		row := j.report.Rows[0]
 		if got := len(row.Pprof) > 0 && len(row.Flame) > 0; got != save {
 			t.Errorf("save %v: the report keeps the files: %v", save, got)
@@ -115,7 +117,7 @@ func TestRowDoneComparesWithCommittedProfile(t *testing.T) {
 	}
 	for _, conns := range []int{512, 4096} {
 		res := &result.Result{Entry: "nethttp", Profile: "baseline", Connections: conns, CPUProfile: &result.CPUProfile{Samples: 100}}
-		j.rowDone(measure.Row{Entry: frameworks.Entry{Name: "nethttp"}, Profile: p, Conns: conns, Result: res, Pprof: head})
+		j.rowDone(result.Row{Entry: "nethttp", Profile: p.Name, Conns: conns, Result: res, Pprof: head})
 	}
 	d := j.report.Rows[0].Result.CPUProfile.Diff
 	if d == nil || !d.Committed || len(d.Self) == 0 || d.Self[0].Name != "runtime.mallocgc" || d.Self[0].Delta != 8 {

@@ -84,7 +84,7 @@ type WorkerConfig struct {
 
 	// Bench is the measurement configuration every job starts from (DataDir, CPUs,
 	// BuildArgs, Runs, Duration, Lite, Host…). Root, Commit, ScratchDir, Labels, EngineWait,
-	// OnRowStart, OnRow, Log and Progress are set per job.
+	// OnRowStart, OnRow, BuildLogGoes, Log and Progress are set per job.
 	Bench measure.Config
 
 	Log *slog.Logger // nil means discard
@@ -662,6 +662,7 @@ func (j *jobRun) bencher(ctx context.Context, root string, plan measure.Plan) (*
 	bc.Labels[LabelJob] = job.ID
 	bc.EngineWait = cfg.EngineWait
 	bc.OnRowStart, bc.OnRow = j.rowStart, j.rowDone
+	bc.BuildLogGoes = true // the workspace goes: the reply shows the tail
 	bc.Log, bc.Progress = j.log, j
 	b := measure.New(j.w.eng, bc)
 	eff := b.Config()
@@ -754,11 +755,11 @@ func (j *jobRun) pairBases(ctx context.Context, r repo, co checkout, root string
 // runner's mode. A pair that cannot be measured (an entry that does not load, a test it
 // does not subscribe to) becomes a failed row and the others run. The error is for a job
 // that names nothing at all.
-func (j *jobRun) plan(root string) (measure.Plan, []measure.Row, error) {
+func (j *jobRun) plan(root string) (measure.Plan, []result.Row, error) {
 	job := j.lease.Job
 	lite := j.w.cfg.Bench.Lite
 	var plan measure.Plan
-	var failed []measure.Row
+	var failed []result.Row
 	switch {
 	case len(job.Rows) > 0:
 		plan, failed = j.planRows(root, job.Rows, lite)
@@ -798,7 +799,7 @@ func (j *jobRun) plan(root string) (measure.Plan, []measure.Row, error) {
 			if err != nil {
 				err = fmt.Errorf("%w: %w", ErrInput, err)
 				j.log.Warn("framework not runnable", "framework", name, "err", err)
-				failed = append(failed, measure.Row{Entry: frameworks.Entry{Name: name}, Err: err})
+				failed = append(failed, measure.FailedRow(frameworks.Entry{Name: name}, profile.Profile{}, 0, err))
 				continue
 			}
 			entries = append(entries, e)
@@ -813,7 +814,7 @@ func (j *jobRun) plan(root string) (measure.Plan, []measure.Row, error) {
 			}
 			e := entries[slices.IndexFunc(entries, func(e frameworks.Entry) bool { return e.Name == r.Entry })]
 			j.log.Warn("not measured", "framework", r.Entry, "test", r.Test, "reason", r.String())
-			failed = append(failed, measure.Row{Entry: e, Profile: profileOf(r.Test), Err: reasonErr(r)})
+			failed = append(failed, measure.FailedRow(e, profileOf(r.Test), 0, reasonErr(r)))
 		}
 		plan = planRows(entries, sel.Rows, sel.Reasons, lite)
 	}
@@ -835,10 +836,10 @@ func (j *jobRun) plan(root string) (measure.Plan, []measure.Row, error) {
 // other connection counts measures the job's all the same (the ack promised them) and logs
 // the difference. A row whose entry does not load, or that the entry cannot measure
 // (selection.Check), is a failed row.
-func (j *jobRun) planRows(root string, rows []profile.Row, lite bool) (measure.Plan, []measure.Row) {
+func (j *jobRun) planRows(root string, rows []profile.Row, lite bool) (measure.Plan, []result.Row) {
 	var entries []frameworks.Entry
 	var sel []profile.Row
-	var failed []measure.Row
+	var failed []result.Row
 	loadErr := map[string]error{}
 	for i, r := range rows {
 		if _, ok := j.rank[r]; !ok {
@@ -856,13 +857,13 @@ func (j *jobRun) planRows(root string, rows []profile.Row, lite bool) (measure.P
 			}
 		}
 		if err := loadErr[r.Entry]; err != nil {
-			failed = append(failed, measure.Row{Entry: frameworks.Entry{Name: r.Entry}, Profile: profileOf(r.Test), Conns: r.Conns, Err: err})
+			failed = append(failed, measure.FailedRow(frameworks.Entry{Name: r.Entry}, profileOf(r.Test), r.Conns, err))
 			continue
 		}
 		e := entries[slices.IndexFunc(entries, func(e frameworks.Entry) bool { return e.Name == r.Entry })]
 		if why, bad := selection.Check(e, r.Test); bad {
 			j.log.Warn("not measured", "framework", r.Entry, "test", r.Test, "conns", r.Conns, "reason", why.String())
-			failed = append(failed, measure.Row{Entry: e, Profile: profileOf(r.Test), Conns: r.Conns, Err: reasonErr(why)})
+			failed = append(failed, measure.FailedRow(e, profileOf(r.Test), r.Conns, reasonErr(why)))
 			continue
 		}
 		sel = append(sel, r)
@@ -953,14 +954,14 @@ func (j *jobRun) checkData() error {
 }
 
 // rowStart is measure.Config.OnRowStart: a progress event.
-func (j *jobRun) rowStart(r measure.Row) {
+func (j *jobRun) rowStart(r result.Row) {
 	if j.ctx.Err() != nil {
 		return
 	}
-	j.setPhase(fmt.Sprintf("measuring row %d of %d (%s %s, %d connections)", j.index+1, j.total, r.Entry.Name, r.Profile.Name, r.Conns))
+	j.setPhase(fmt.Sprintf("measuring row %d of %d (%s %s, %d connections)", j.index+1, j.total, r.Entry, r.Profile, r.Conns))
 	j.index++
 	j.cur = result.Progress{
-		Entry: r.Entry.Name, Profile: r.Profile.Name, Conns: r.Conns,
+		Entry: r.Entry, Profile: r.Profile, Conns: r.Conns,
 		Row: j.index, Rows: j.total, Done: j.done, Failed: j.failed,
 	}
 	j.publish(queue.EventProgress, j.cur)
@@ -968,36 +969,31 @@ func (j *jobRun) rowStart(r measure.Row) {
 
 // rowDone is measure.Config.OnRow: the row goes into the report and out as a row event. Rows that
 // end after the job was stopped are left out.
-func (j *jobRun) rowDone(r measure.Row) {
+func (j *jobRun) rowDone(row result.Row) {
 	if j.ctx.Err() != nil {
 		return
 	}
-	row := ResultRow(r)
+	row.Advisories = slices.Clone(row.Advisories) // the Bencher's row keeps its own
 	for i, a := range row.Advisories {
 		row.Advisories[i] = j.public(a)
 	}
-	if r.Err != nil {
+	if row.Err != "" {
 		row.Err, row.Short = j.public(row.Err), j.public(row.Short)
 		j.failed++
-		if bf, ok := errors.AsType[*build.BuildFailure](r.Err); ok {
-			// The build log file goes with the workspace: the reply shows its tail instead.
-			row.Err = j.public(fmt.Sprintf("build failed: %s; fix the Dockerfile or the source (the build log's tail is below the table)", bf.Err.Msg))
-			if bf.Limit > 0 {
-				row.Err = j.public(fmt.Sprintf("%s (the runner's build limit, ARENA_BUILD_TIMEOUT); make it build faster (the build log's tail is below the table)", bf.Err.Msg))
-			}
-			if !j.first[r.Entry.Name] {
-				row.BuildLog = bf.Tail()
-			}
-		}
 	}
-	j.committedProfileDiff(r)
-	j.first[r.Entry.Name] = true
+	if j.first[row.Entry] {
+		row.BuildLog = nil // the tail goes on the entry's first row only
+	}
+	j.committedProfileDiff(row)
+	j.first[row.Entry] = true
 	j.done++
 	// The row event goes without the profile's files; the report keeps them only for the
 	// results commit of --save, which needs them (result.Report.Saved).
+	files := row
+	row.Pprof, row.Flame = nil, nil
 	j.publish(queue.EventRow, row)
 	if j.lease.Job.Save {
-		row.Pprof, row.Flame = r.Pprof, r.Flame
+		row.Pprof, row.Flame = files.Pprof, files.Flame
 	}
 	j.report.Rows = append(j.report.Rows, row)
 }
@@ -1005,18 +1001,18 @@ func (j *jobRun) rowDone(r measure.Row) {
 // committedProfileDiff gives a profiled row that has no difference from a base profiled in
 // the job (none was measured, or it failed) the difference from the profile committed for
 // the same row on the base branch, when there is one (extracted with the base's results).
-func (j *jobRun) committedProfileDiff(r measure.Row) {
+func (j *jobRun) committedProfileDiff(r result.Row) {
 	if r.Result == nil || r.Result.CPUProfile == nil || r.Result.CPUProfile.Err != "" || r.Result.CPUProfile.Diff != nil || len(r.Pprof) == 0 {
 		return
 	}
-	path := filepath.Join(j.dir, "base", "frameworks", r.Entry.Name, result.Dir, result.PprofFileName(r.Profile.Name, r.Conns))
+	path := filepath.Join(j.dir, "base", "frameworks", r.Entry, result.Dir, result.PprofFileName(r.Profile, r.Conns))
 	committed, err := os.ReadFile(path)
 	if err != nil {
 		return // none committed
 	}
 	d, err := measure.CompareCommitted(committed, r.Pprof)
 	if err != nil {
-		j.log.Warn("committed profile not compared", "framework", r.Entry.Name, "test", r.Profile.Name, "conns", r.Conns, "err", err)
+		j.log.Warn("committed profile not compared", "framework", r.Entry, "test", r.Profile, "conns", r.Conns, "err", err)
 		return
 	}
 	r.Result.CPUProfile.Diff = d
@@ -1078,11 +1074,11 @@ func (j *jobRun) publish(kind string, v any) {
 	}
 }
 
-func errorLines(rows []measure.Row) []string {
+func errorLines(rows []result.Row) []string {
 	var out []string
 	for _, r := range rows {
-		if r.Err != nil {
-			out = append(out, text.OneLine(r.Err.Error()))
+		if r.Err != "" {
+			out = append(out, text.OneLine(r.Err))
 		}
 	}
 	return out

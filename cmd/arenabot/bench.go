@@ -15,7 +15,6 @@ import (
 	"github.com/arenabot/arenabot/result"
 	"github.com/arenabot/arenabot/result/site"
 	"github.com/arenabot/arenabot/runner"
-	"github.com/arenabot/arenabot/runner/build"
 	"github.com/arenabot/arenabot/runner/measure"
 )
 
@@ -126,32 +125,30 @@ func bench(ctx context.Context, c benchConfig, stdout, stderr io.Writer) error {
 		return err
 	}
 
-	var measured []result.Row
-	var failures []measure.Row
+	var failures []result.Row
 	for _, r := range rows {
-		measured = append(measured, runner.ResultRow(r))
-		if r.Err != nil {
+		if r.Err != "" {
 			failures = append(failures, r)
 		}
 	}
 	fmt.Fprint(stdout, report.Render(report.Summary{
 		Title:    "Benchmark Results",
 		Header:   header(plan, b.Config()),
-		Tables:   report.Tables(measured, baseline),
+		Tables:   report.Tables(rows, baseline),
 		Baseline: baseline,
 	}))
 
 	if c.Save {
-		if err := save(c.Root, rows, stderr); err != nil {
+		if err := save(c.Root, root, rows, stderr); err != nil {
 			return fmt.Errorf("save: %w", err)
 		}
 	}
 	if len(failures) > 0 {
 		for _, f := range failures {
-			fmt.Fprintf(stderr, "arenabot: %s %s %dc: %v\n", f.Entry.Name, f.Profile.Name, f.Conns, f.Err)
-			if bf, ok := errors.AsType[*build.BuildFailure](f.Err); ok {
+			fmt.Fprintf(stderr, "arenabot: %s %s %dc: %s\n", f.Entry, f.Profile, f.Conns, f.Err)
+			if len(f.BuildLog) > 0 {
 				fmt.Fprintln(stderr, "build log tail:")
-				for _, l := range bf.Tail() {
+				for _, l := range f.BuildLog {
 					fmt.Fprintln(stderr, "  "+l)
 				}
 				break
@@ -163,8 +160,9 @@ func bench(ctx context.Context, c benchConfig, stdout, stderr io.Writer) error {
 }
 
 // save writes the measured rows of a bench as the arena keeps them (site.Save), and a
-// profiled row's profile and flame graph in the entry's results directory.
-func save(repoRoot string, rows []measure.Row, stderr io.Writer) error {
+// profiled row's profile and flame graph in the results directory of the entry (under
+// fwDir, the frameworks directory).
+func save(repoRoot, fwDir string, rows []result.Row, stderr io.Writer) error {
 	var results []result.Result
 	for _, r := range rows {
 		if r.Result == nil {
@@ -176,7 +174,7 @@ func save(repoRoot string, rows []measure.Row, stderr io.Writer) error {
 				if name == "" || len(data) == 0 {
 					continue
 				}
-				path, err := result.WriteFile(r.Entry.Dir, name, data)
+				path, err := result.WriteFile(filepath.Join(fwDir, r.Entry), name, data)
 				if err != nil {
 					return err
 				}

@@ -171,16 +171,16 @@ func TestArenaStacks(t *testing.T) {
 		t.Fatalf("%d rows, want 3", len(rows))
 	}
 	for _, r := range rows {
-		if r.Err != nil || r.Result == nil {
-			t.Errorf("%s %s: %v", r.Entry.Name, r.Profile.Name, r.Err)
+		if r.Err != "" || r.Result == nil {
+			t.Errorf("%s %s: %v", r.Entry, r.Profile, r.Err)
 			continue
 		}
 		run := r.Result.Runs[0]
-		t.Logf("%s %s %dc: %.0f rps, p99 %.0fus, cpu %.2f, mem %d, 2xx %d of %d", r.Entry.Name, r.Profile.Name, r.Conns, run.RPS, run.LatencyUS.P99, run.CPUCores, run.MemoryPeak, run.Status2xx, run.Requests)
+		t.Logf("%s %s %dc: %.0f rps, p99 %.0fus, cpu %.2f, mem %d, 2xx %d of %d", r.Entry, r.Profile, r.Conns, run.RPS, run.LatencyUS.P99, run.CPUCores, run.MemoryPeak, run.Status2xx, run.Requests)
 		if run.RPS <= 0 || run.CPUCores <= 0 || run.MemoryPeak <= 0 || run.Status2xx == 0 {
-			t.Errorf("%s: run %+v; want answered requests, CPU and memory counted", r.Profile.Name, run)
+			t.Errorf("%s: run %+v; want answered requests, CPU and memory counted", r.Profile, run)
 		}
-		if r.Profile.Name == "production-stack" && (len(run.Parts) != 2 || run.Parts[0].Status2xx == 0 || run.Parts[1].Status2xx == 0) {
+		if r.Profile == "production-stack" && (len(run.Parts) != 2 || run.Parts[0].Status2xx == 0 || run.Parts[1].Status2xx == 0) {
 			t.Errorf("production-stack parts %+v; want reads and writes, both answered", run.Parts)
 		}
 	}

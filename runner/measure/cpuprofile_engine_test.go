@@ -61,7 +61,7 @@ func TestProfilePairOnEngine(t *testing.T) {
 	// So is a row whose base's profiling run failed (.ci/flaky: both sides measured, the
 	// base's profile missing): the result says why, and the next try must profile both.
 	var r *result.Result
-	var row Row
+	var row result.Row
 	for try := 1; ; try++ {
 		start := time.Now()
 		rows, err := b.Measure(t.Context(), plan)
@@ -69,7 +69,7 @@ func TestProfilePairOnEngine(t *testing.T) {
 			t.Fatal(err)
 		}
 		t.Logf("try %d: measured and profiled in %s", try, time.Since(start).Round(time.Second))
-		if len(rows) != 1 || rows[0].Err != nil || rows[0].Result == nil {
+		if len(rows) != 1 || rows[0].Err != "" || rows[0].Result == nil {
 			t.Fatalf("rows %+v; want one measured row", rows)
 		}
 		row, r = rows[0], rows[0].Result

@@ -115,8 +115,8 @@ func BenchmarkDeltas(b *testing.B) {
 	var rowStart time.Time
 	walls := map[string]time.Duration{}
 	bn := New(eng, Config{DataDir: data, ScratchDir: b.TempDir(), Runs: 3, SkipValidation: true,
-		OnRowStart: func(Row) { rowStart = time.Now() },
-		OnRow:      func(r Row) { walls[r.Profile.Name] = time.Since(rowStart) }})
+		OnRowStart: func(result.Row) { rowStart = time.Now() },
+		OnRow:      func(r result.Row) { walls[r.Profile] = time.Since(rowStart) }})
 	if err := bn.Prepare(ctx, Plan{Targets: []Target{{Entry: base, Profiles: profiles}}}); err != nil {
 		b.Fatal(err)
 	}
@@ -134,16 +134,17 @@ func BenchmarkDeltas(b *testing.B) {
 	}
 	cpuReq := 0.0 // µs, of the fixed-rate test, or else the first
 	for i, r := range alone {
-		if r.Err != nil {
-			b.Fatalf("measure nethttp %s alone: %v", r.Profile.Name, r.Err)
+		p := profiles[slices.IndexFunc(profiles, func(p profile.Profile) bool { return p.Name == r.Profile })]
+		if r.Err != "" {
+			b.Fatalf("measure nethttp %s alone: %v", r.Profile, r.Err)
 		}
 		c := stats.Sample(result.Values(r.Result.Runs, result.ValueCPUPerReq)).Mean()
-		if i == 0 || r.Profile.TargetRate > 0 {
+		if i == 0 || p.TargetRate > 0 {
 			cpuReq = c
 		}
-		fmt.Printf("nethttp %s %dc alone: %.0f rps, %.2f µs server CPU per request, p99 %.0f µs (%d runs of %s)\n", r.Profile.Name, r.Conns,
+		fmt.Printf("nethttp %s %dc alone: %.0f rps, %.2f µs server CPU per request, p99 %.0f µs (%d runs of %s)\n", r.Profile, r.Conns,
 			stats.Sample(result.Values(r.Result.Runs, result.ValueRPS)).Mean(), c,
-			stats.Sample(result.Values(r.Result.Runs, result.ValueP99)).Mean(), len(r.Result.Runs), r.Profile.Duration)
+			stats.Sample(result.Values(r.Result.Runs, result.ValueP99)).Mean(), len(r.Result.Runs), p.Duration)
 	}
 	fmt.Printf("a job of these tests without a base took %s\n", time.Since(t0).Round(time.Second))
 	if *deltaSpinCost > 0 {
@@ -196,11 +197,11 @@ func BenchmarkDeltas(b *testing.B) {
 			}
 			fmt.Fprintf(os.Stderr, "%s %s comparison %d/%d done\n", time.Now().Format("15:04:05"), name, i+1, pairs)
 			for _, r := range rows {
-				c := comparison{Variant: name, SpinNS: spin.Nanoseconds(), Pair: i + 1, Test: r.Profile.Name, Conns: r.Conns,
-					WallS: walls[r.Profile.Name].Seconds()}
+				c := comparison{Variant: name, SpinNS: spin.Nanoseconds(), Pair: i + 1, Test: r.Profile, Conns: r.Conns,
+					WallS: walls[r.Profile].Seconds()}
 				switch {
-				case r.Err != nil:
-					c.Error = r.Err.Error()
+				case r.Err != "":
+					c.Error = r.Err
 				case r.Result.Base == nil:
 					c.Error = "no base side"
 				case r.Result.Base.Err != "":
@@ -211,7 +212,7 @@ func BenchmarkDeltas(b *testing.B) {
 				}
 				if c.Error != "" {
 					// A comparison that failed is counted, not a reason to lose the others.
-					fmt.Printf("%s %s comparison %d failed: %s\n", name, r.Profile.Name, i+1, c.Error)
+					fmt.Printf("%s %s comparison %d failed: %s\n", name, r.Profile, i+1, c.Error)
 				}
 				all = append(all, c)
 				if out != nil {

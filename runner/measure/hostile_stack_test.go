@@ -15,6 +15,7 @@ import (
 
 	"github.com/arenabot/arenabot/frameworks"
 	"github.com/arenabot/arenabot/profile"
+	"github.com/arenabot/arenabot/result"
 	"github.com/arenabot/arenabot/runner/runnertest"
 )
 
@@ -24,15 +25,15 @@ import (
 // any container started; the data mount is made read-only and the service's write fails.
 
 // hostileStackRow measures the stack entry with the given gateway-64 file (and more files
-// of the entry) as a row does, and returns the row's error and the containers started.
-func hostileStackRow(t *testing.T, compose string, files map[string]string, cfg Config) (*recording, []string, error) {
+// of the entry) as a row does, and returns the failed row and the containers started.
+func hostileStackRow(t *testing.T, compose string, files map[string]string, cfg Config) (*recording, []string, result.Row) {
 	t.Helper()
 	eng, data := stackHost(t)
 	return hostileStackRowOn(t, eng, data, compose, files, cfg)
 }
 
 // hostileStackRowOn is hostileStackRow on a host the test already holds.
-func hostileStackRowOn(t *testing.T, eng *recording, data, compose string, files map[string]string, cfg Config) (*recording, []string, error) {
+func hostileStackRowOn(t *testing.T, eng *recording, data, compose string, files map[string]string, cfg Config) (*recording, []string, result.Row) {
 	t.Helper()
 	if files == nil {
 		files = map[string]string{}
@@ -42,8 +43,8 @@ func hostileStackRowOn(t *testing.T, eng *recording, data, compose string, files
 }
 
 // measureEvilStack measures entry e's gateway-64 row once, which must fail, and returns the
-// row's error and the notes the run printed.
-func measureEvilStack(t *testing.T, eng *recording, data string, e frameworks.Entry, cfg Config) (*recording, []string, error) {
+// row and the notes the run printed.
+func measureEvilStack(t *testing.T, eng *recording, data string, e frameworks.Entry, cfg Config) (*recording, []string, result.Row) {
 	t.Helper()
 	e.Meta.DisplayName, e.Meta.Tests = "evilstack", []string{"gateway-64"}
 	cfg.Runs, cfg.Duration, cfg.SkipValidation = 1, time.Second, true
@@ -52,25 +53,22 @@ func measureEvilStack(t *testing.T, eng *recording, data string, e frameworks.En
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(rows) != 1 || rows[0].Err == nil {
+	if len(rows) != 1 || rows[0].Err == "" {
 		t.Fatalf("rows %+v; want the one row failed", rows)
 	}
-	t.Logf("cell %q; error: %v", ShortReason(rows[0].Err), rows[0].Err)
-	return eng, b.cfg.Progress.(*runnertest.Notes).Lines, rows[0].Err
+	t.Logf("cell %q; error: %v", rows[0].Short, rows[0].Err)
+	return eng, b.cfg.Progress.(*runnertest.Notes).Lines, rows[0]
 }
 
-// refusedAtLoad checks that err is the compose file's refusal, in the row's cell and its
-// message, and that nothing was built or started.
-func refusedAtLoad(t *testing.T, err error, eng *recording, notes []string, cell, msg string) {
+// refusedAtLoad checks that the row failed with the compose file's refusal (a StackError's),
+// in its cell and its message, and that nothing was built or started.
+func refusedAtLoad(t *testing.T, row result.Row, eng *recording, notes []string, cell, msg string) {
 	t.Helper()
-	if _, ok := errors.AsType[*StackError](err); !ok {
-		t.Errorf("row error %T %v; want a *StackError", err, err)
-	}
-	if got := ShortReason(err); !strings.HasPrefix(got, "compose: ") || !strings.Contains(got, cell) {
+	if got := row.Short; !strings.HasPrefix(got, "compose: ") || !strings.Contains(got, cell) {
 		t.Errorf("cell %q; want the compose refusal %q", got, cell)
 	}
-	if !strings.Contains(err.Error(), msg) || !strings.Contains(err.Error(), "; fix: ") || strings.Contains(err.Error(), "\n") {
-		t.Errorf("error %q; want one line with %q and the fix", err, msg)
+	if !strings.Contains(row.Err, msg) || !strings.Contains(row.Err, "; fix: ") || strings.Contains(row.Err, "\n") {
+		t.Errorf("error %q; want one line with %q and the fix", row.Err, msg)
 	}
 	if s := eng.started(); len(s) != 0 {
 		t.Errorf("%d containers started (%s first); want none", len(s), s[0].Name)
@@ -97,17 +95,17 @@ func TestHostileStackHostMounts(t *testing.T) {
 `
 	eng, data := stackHost(t)
 	start := time.Now()
-	eng, notes, err := hostileStackRowOn(t, eng, data, file, nil, Config{})
+	eng, notes, row := hostileStackRowOn(t, eng, data, file, nil, Config{})
 	t.Logf("refused in %s", time.Since(start).Round(time.Millisecond))
-	refusedAtLoad(t, err, eng, notes, "evil: volume /:/host binds a host path outside the arena's data",
+	refusedAtLoad(t, row, eng, notes, "evil: volume /:/host binds a host path outside the arena's data",
 		`compose.gateway.yml: service "evil": volume /:/host binds a host path outside the arena's data, its certificates and the entry's directory; fix: bind only ${CERTS_DIR}, ${DATA_DIR}`)
 	if _, err := os.Stat(marker); !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("%s exists on the host (%v)", marker, err)
 		os.Remove(marker)
 	}
 	// The socket alone is refused as well.
-	eng, notes, err = hostileStackRowOn(t, &recording{WithoutRegistry: eng.WithoutRegistry}, data, strings.Replace(file, "      - /:/host\n", "", 1), nil, Config{})
-	refusedAtLoad(t, err, eng, notes, "evil: volume /var/run/docker.sock:/var/run/docker.sock binds",
+	eng, notes, row = hostileStackRowOn(t, &recording{WithoutRegistry: eng.WithoutRegistry}, data, strings.Replace(file, "      - /:/host\n", "", 1), nil, Config{})
+	refusedAtLoad(t, row, eng, notes, "evil: volume /var/run/docker.sock:/var/run/docker.sock binds",
 		"volume /var/run/docker.sock:/var/run/docker.sock binds a host path outside")
 }
 
@@ -136,8 +134,8 @@ func TestHostileStackDataWrite(t *testing.T) {
 		os.Remove(filepath.Join(data, "hostile-write"))
 		os.Remove(filepath.Join(data, "static", "hostile"))
 	})
-	eng, notes, err := hostileStackRow(t, file, nil, Config{ReadyTimeout: 20 * time.Second})
-	if got := ShortReason(err); got != "evil exited with status 7" {
+	eng, notes, row := hostileStackRow(t, file, nil, Config{ReadyTimeout: 20 * time.Second})
+	if got := row.Short; got != "evil exited with status 7" {
 		t.Errorf("cell %q; want %q (the write refused, the service confined)", got, "evil exited with status 7")
 	}
 	if after := treeSum(t, data); after != before {
@@ -199,18 +197,18 @@ func TestHostileStackBuildContext(t *testing.T) {
 			"evil: build.dockerfile Dockerfile is not a file inside the repository", "(a symbolic link out of it is refused); fix: give build.dockerfile relative to build.context", true},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			var err error
+			var row result.Row
 			var eng *recording
 			var notes []string
 			if c.link {
-				eng, notes, err = hostileLinkedRow(t, c.file)
+				eng, notes, row = hostileLinkedRow(t, c.file)
 			} else {
-				eng, notes, err = hostileStackRow(t, c.file, nil, Config{})
+				eng, notes, row = hostileStackRow(t, c.file, nil, Config{})
 			}
-			refusedAtLoad(t, err, eng, notes, c.cell, c.msg)
+			refusedAtLoad(t, row, eng, notes, c.cell, c.msg)
 			for _, leak := range []string{first, strings.ToUpper(first), "root:x:0:0"} {
-				if leak != "" && (strings.Contains(err.Error(), leak) || strings.Contains(ShortReason(err), leak)) {
-					t.Errorf("the row's error quotes /etc/passwd: %v", err)
+				if leak != "" && (strings.Contains(row.Err, leak) || strings.Contains(row.Short, leak)) {
+					t.Errorf("the row's error quotes /etc/passwd: %v", row.Err)
 				}
 			}
 		})
@@ -218,7 +216,7 @@ func TestHostileStackBuildContext(t *testing.T) {
 }
 
 // hostileLinkedRow is hostileStackRow for an entry whose Dockerfile links to /etc/passwd.
-func hostileLinkedRow(t *testing.T, compose string) (*recording, []string, error) {
+func hostileLinkedRow(t *testing.T, compose string) (*recording, []string, result.Row) {
 	t.Helper()
 	eng, data := stackHost(t)
 	e := runnertest.EntryDir(t, "evilstack", map[string]string{"compose.gateway.yml": compose})
@@ -247,8 +245,8 @@ func TestHostileStackPrivileges(t *testing.T) {
 	} {
 		t.Run(c.key, func(t *testing.T) {
 			file := "services:\n  evil:\n    image: arenabot/debian:local\n    network_mode: host\n    command: [\"sleep\", \"60\"]\n" + c.lines
-			eng, notes, err := hostileStackRow(t, file, nil, Config{})
-			refusedAtLoad(t, err, eng, notes, "evil: "+c.msg[:min(len(c.msg), 30)], c.msg)
+			eng, notes, row := hostileStackRow(t, file, nil, Config{})
+			refusedAtLoad(t, row, eng, notes, "evil: "+c.msg[:min(len(c.msg), 30)], c.msg)
 		})
 	}
 }

@@ -87,7 +87,7 @@ func TestHostileEntry(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(rows) != 1 || rows[0].Err != nil || rows[0].Result == nil || rows[0].Result.RPS <= 0 {
+	if len(rows) != 1 || rows[0].Err != "" || rows[0].Result == nil || rows[0].Result.RPS <= 0 {
 		t.Fatalf("rows %+v; want the one row measured", rows)
 	}
 	r := rows[0].Result

@@ -2,9 +2,9 @@
 // validates the selected profiles on a running server, starts each server on its CPU set
 // beside the sidecars its profile needs, waits until it answers, and drives the pinned load
 // tool over it for runs × duration while reading the container's cgroup, alone or
-// interleaved run by run against a base, and turns the runs into results, one Row per
-// entry × profile × connection count. A profiled row gets one more run afterwards, recorded
-// with perf (cpuprof) and not counted in the numbers: its CPU profile.
+// interleaved run by run against a base, and turns the runs into results, one row
+// (result.Row) per entry × profile × connection count. A profiled row gets one more run
+// afterwards, recorded with perf (cpuprof) and not counted in the numbers: its CPU profile.
 package measure
 
 import (
@@ -129,8 +129,12 @@ type Config struct {
 	// OnRowStart, when set, is called as each row of the plan comes up, in plan order, before
 	// it is measured or marked failed; OnRow is called when it is finished, with its Result
 	// or Err. Both are called from Measure's goroutine.
-	OnRowStart func(Row)
-	OnRow      func(Row)
+	OnRowStart func(result.Row)
+	OnRow      func(result.Row)
+	// BuildLogGoes says that a failed build's log file goes with the run's workspace (a
+	// job's): the row's error points at the log's tail (result.Row.BuildLog), below the
+	// table, instead of at the file.
+	BuildLogGoes bool
 
 	Log      *slog.Logger // nil means discard
 	Progress Progress     // nil means none
@@ -151,21 +155,6 @@ type Progress interface {
 	Step(desc string, done, total int)
 	// Note is an informational line (a skipped profile, a build starting).
 	Note(line string)
-}
-
-// A Row is the outcome of one measurement: a result, or why there is none.
-type Row struct {
-	Entry   frameworks.Entry
-	Profile profile.Profile
-	Conns   int
-	Result  *result.Result
-	Err     error
-	// Advisories, on an entry's first row, are the advisory checks its validation missed
-	// (WARN outcomes): reported beside the results, never a reason not to measure.
-	Advisories []validate.Outcome
-	// Pprof and Flame, on a profiled row, are its CPU profile (gzipped pprof) and flame
-	// graph (SVG); Result.CPUProfile has the summary and the file names.
-	Pprof, Flame []byte
 }
 
 // Bencher runs plans. It is not safe for concurrent use: one bench at a time owns the host's
@@ -258,14 +247,16 @@ func (b *Bencher) Prepare(ctx context.Context, plan Plan) error {
 }
 
 // Measure runs a plan and returns one row per entry × profile × connection count, in plan
-// order. Each entry's selected profiles are validated first; a profile that fails is not
-// measured and its rows carry a *ValidationFailure. A failure of a build, a readiness probe
+// order, as the arena reports it: its result, or why there is none (the error's text and
+// cell, a failed build's log tail), an entry's advisories on its first row, and a profiled
+// row's files. Each entry's selected profiles are validated first; a profile that fails is
+// not measured and its rows say the validation failed (ValidationFailure). A failure of a build, a readiness probe
 // or a load tool fails that entry's or that row's measurement and the run goes on; only a
 // cancelled ctx stops it early.
-func (b *Bencher) Measure(ctx context.Context, plan Plan) ([]Row, error) {
+func (b *Bencher) Measure(ctx context.Context, plan Plan) ([]result.Row, error) {
 	b.started = time.Now()
 	runs := &tally{out: b.out, total: plan.Runs(b.cfg.Runs, b.cfg.Rule)}
-	var rows []Row
+	var rows []result.Row
 	for _, t := range plan.Targets {
 		for _, s := range t.Skipped {
 			b.out.note(fmt.Sprintf("%s: skipping %s", t.Entry.Name, s))
@@ -291,31 +282,35 @@ func (b *Bencher) Measure(ctx context.Context, plan Plan) ([]Row, error) {
 		first := true
 		for _, p := range t.Profiles {
 			for _, conns := range p.ConnCounts(plan.Lite) {
-				row := Row{Entry: t.Entry, Profile: p, Conns: conns}
-				profiled := profile.CPUProfiled(plan.CPUProfile, conns, p.ConnCounts(plan.Lite))
+				var adv []validate.Outcome
 				if first {
-					row.Advisories, first = advisories, false
+					adv, first = advisories, false
 				}
+				row := newRow(t.Entry, p, conns, adv)
+				profiled := profile.CPUProfiled(plan.CPUProfile, conns, p.ConnCounts(plan.Lite))
 				start := runs.done
 				runs.desc = fmt.Sprintf("%s %s %dc", t.Entry.Name, p.Name, conns)
 				if b.cfg.OnRowStart != nil {
 					b.cfg.OnRowStart(row)
 				}
-				if entryErr != nil {
-					row.Err = entryErr
-				} else if invalid[p.Name] != nil {
-					row.Err = invalid[p.Name]
-				} else if err := ctx.Err(); err != nil {
-					row.Err = err
-				} else if err := b.servers.waitEngine(ctx); err != nil {
-					row.Err = err
-				} else {
+				var err error
+				switch {
+				case entryErr != nil:
+					err = entryErr
+				case invalid[p.Name] != nil:
+					err = invalid[p.Name]
+				case ctx.Err() != nil:
+					err = ctx.Err()
+				default:
+					if err = b.servers.waitEngine(ctx); err != nil {
+						break
+					}
 					b.out.step(runs.desc, runs.done, runs.total)
 					var cpu *cpuRun
 					if base != nil {
-						row.Result, cpu, row.Err = b.measurePair(ctx, image, t.Entry, base, p, conns, runs, profiled)
+						row.Result, cpu, err = b.measurePair(ctx, image, t.Entry, base, p, conns, runs, profiled)
 					} else {
-						row.Result, cpu, row.Err = b.measureOne(ctx, image, t.Entry, p, conns, runs.ran, profiled)
+						row.Result, cpu, err = b.measureOne(ctx, image, t.Entry, p, conns, runs.ran, profiled)
 					}
 					if cpu != nil && row.Result != nil {
 						row.Pprof, row.Flame = cpu.pprof, cpu.flame
@@ -323,8 +318,9 @@ func (b *Bencher) Measure(ctx context.Context, plan Plan) ([]Row, error) {
 				}
 				// A row that failed early leaves its runs undone: the total drops by them.
 				runs.total -= max(per-(runs.done-start), 0)
-				if row.Err != nil {
-					b.cfg.Log.Info("measurement failed", "framework", t.Entry.Name, "test", p.Name, "conns", conns, "err", row.Err)
+				if err != nil {
+					b.cfg.Log.Info("measurement failed", "framework", t.Entry.Name, "test", p.Name, "conns", conns, "err", err)
+					failRow(&row, err, b.cfg.BuildLogGoes)
 				}
 				if b.cfg.OnRow != nil {
 					b.cfg.OnRow(row)

@@ -52,13 +52,13 @@ func BenchmarkOverhead(b *testing.B) {
 		}
 		wall += time.Since(start)
 		for _, r := range rows {
-			if r.Err != nil {
-				b.Fatalf("%s %dc: %v", r.Profile.Name, r.Conns, r.Err)
+			if r.Err != "" {
+				b.Fatalf("%s %dc: %v", r.Profile, r.Conns, r.Err)
 			}
 			for _, run := range r.Result.Runs {
 				measured += time.Duration(run.DurationS * float64(time.Second))
 			}
-			names = append(names, r.Profile.Name)
+			names = append(names, r.Profile)
 		}
 	}
 	b.Logf("profiles: %s", strings.Join(names, ", "))

@@ -66,7 +66,7 @@ func TestBaseVanishesMidRow(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(rows) != 1 || rows[0].Err != nil || rows[0].Result == nil || rows[0].Result.Base == nil {
+	if len(rows) != 1 || rows[0].Err != "" || rows[0].Result == nil || rows[0].Result.Base == nil {
 		t.Fatalf("rows %+v; want one row measured against its base", rows)
 	}
 	side := rows[0].Result.Base

@@ -2,7 +2,6 @@ package measure
 
 import (
 	"context"
-	"errors"
 	"slices"
 	"strings"
 	"sync"
@@ -76,8 +75,8 @@ func TestPrebuild(t *testing.T) {
 	if len(rows) != 1 {
 		t.Fatalf("%d rows; want the broken entry's one", len(rows))
 	}
-	if _, ok := errors.AsType[*build.BuildFailure](rows[0].Err); !ok {
-		t.Errorf("the broken entry's row: %v; want its build failure", rows[0].Err)
+	if r := rows[0]; r.Short != "build failed" || !strings.HasPrefix(r.Err, "build of prebroken failed: ") || len(r.BuildLog) == 0 {
+		t.Errorf("the broken entry's row: %q (%q), build log %q; want its build failure and the log's tail", r.Err, r.Short, r.BuildLog)
 	}
 	notes := building(progress.Lines)
 	slices.Sort(notes) // built side by side: in either order
