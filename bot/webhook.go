@@ -252,10 +252,7 @@ func (in *Intake) work(ctx context.Context) {
 		case errors.Is(err, ErrInboxEmpty) || ctx.Err() != nil:
 		default:
 			in.log.Error("inbox pop", "err", err)
-			select {
-			case <-ctx.Done():
-			case <-time.After(popRetry):
-			}
+			_ = clock.Sleep(ctx, popRetry) // a cancelled ctx ends the loop
 		}
 	}
 }

@@ -10,7 +10,7 @@ import (
 // never imports this package (bot may not import runner at all).
 func TestDeps(t *testing.T) {
 	deptest.Check(t, deptest.Rules{
-		Module: []string{"profile", "text", "frameworks", "result", "runner/build", "runner/docker", "runner/host", "runner/loadgen", "cpuprof", "queue/redisconn"},
+		Module: []string{"profile", "text", "frameworks", "result", "runner/build", "runner/docker", "runner/host", "runner/loadgen", "cpuprof", "queue/redisconn", "internal/clock"},
 		Banned: map[string]string{
 			"github.com/google/go-github/v60/github": "the runner never holds GitHub credentials",
 		},

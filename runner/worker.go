@@ -26,6 +26,8 @@ import (
 	"github.com/arenabot/arenabot/runner/host"
 	"github.com/arenabot/arenabot/runner/measure"
 	"github.com/arenabot/arenabot/text"
+
+	"github.com/arenabot/arenabot/internal/clock"
 )
 
 // WorkQueue is the part of the queue the worker uses; *queue.Redis and *queue.Memory
@@ -266,10 +268,8 @@ func (w *Worker) Run(ctx context.Context) error {
 				return nil
 			}
 			w.log.Error("claim", "pool", w.cfg.Pool, "err", err, "retry_in", backoff)
-			select {
-			case <-ctx.Done():
+			if clock.Sleep(ctx, backoff) != nil {
 				return nil
-			case <-time.After(backoff):
 			}
 			backoff = min(backoff*2, 30*time.Second)
 			continue

@@ -9,5 +9,5 @@ import (
 // TestDeps: the host's facts need the standard library and the result model (the shape of
 // current.json) only.
 func TestDeps(t *testing.T) {
-	deptest.Check(t, deptest.Rules{Module: []string{"result"}, StdOnly: true})
+	deptest.Check(t, deptest.Rules{Module: []string{"result", "internal/clock"}, StdOnly: true})
 }

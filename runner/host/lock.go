@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"syscall"
 	"time"
+
+	"github.com/arenabot/arenabot/internal/clock"
 )
 
 // LockPath is the file every arenabot process that starts servers on this host locks
@@ -67,11 +69,9 @@ func LockFile(ctx context.Context, path string, waiting func()) (*os.File, error
 			waiting()
 			told = true
 		}
-		select {
-		case <-ctx.Done():
+		if err := clock.Sleep(ctx, lockPoll); err != nil {
 			f.Close()
-			return nil, ctx.Err()
-		case <-time.After(lockPoll):
+			return nil, err
 		}
 	}
 }

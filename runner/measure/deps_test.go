@@ -11,7 +11,7 @@ import (
 func TestDeps(t *testing.T) {
 	deptest.Check(t, deptest.Rules{
 		Module: []string{"text", "frameworks", "validate", "validate/protocol", "profile", "result", "stats", "arenadata",
-			"runner/build", "runner/loadgen", "runner/docker", "runner/cgroup", "cpuprof", "runner/host", "runner/compose"},
+			"runner/build", "runner/loadgen", "runner/docker", "runner/cgroup", "cpuprof", "runner/host", "runner/compose", "internal/clock"},
 		Banned: map[string]string{
 			"github.com/arenabot/arenabot/runner":    "the job service drives measurements, not the other way",
 			"github.com/arenabot/arenabot/queue":     "measurements know nothing of jobs; the worker turns rows into events",

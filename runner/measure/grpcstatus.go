@@ -13,6 +13,8 @@ import (
 	"github.com/arenabot/arenabot/profile"
 	"github.com/arenabot/arenabot/runner/loadgen"
 	"github.com/arenabot/arenabot/validate"
+
+	"github.com/arenabot/arenabot/internal/clock"
 )
 
 // h2load counts a unary gRPC call answered with HTTP 200 as a success whatever grpc-status
@@ -88,10 +90,7 @@ func sampleGetSum(ctx context.Context, addr string, useTLS bool, n int, interval
 	f := &GRPCStatusFailure{Statuses: map[string]int{}}
 	for i := 0; i < n && ctx.Err() == nil; i++ {
 		if i > 0 {
-			select {
-			case <-ctx.Done():
-			case <-time.After(interval):
-			}
+			_ = clock.Sleep(ctx, interval) // a cancelled ctx ends the loop
 		}
 		cctx, cancel := context.WithTimeout(ctx, grpcSampleTimeout)
 		sum, err := c.GetSum(cctx, 1, 2)

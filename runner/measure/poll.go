@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"time"
+
+	"github.com/arenabot/arenabot/internal/clock"
 )
 
 // A pace is how a readiness poll waits between two tries: first after the first, doubling
@@ -39,10 +41,8 @@ func poll(ctx context.Context, deadline time.Time, pc pace, try func() error, ex
 		if time.Now().After(deadline) {
 			return expired(err)
 		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(wait):
+		if err := clock.Sleep(ctx, wait); err != nil {
+			return err
 		}
 		wait = min(wait*2, pc.most)
 	}

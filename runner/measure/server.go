@@ -17,6 +17,8 @@ import (
 	"github.com/arenabot/arenabot/runner/docker"
 	"github.com/arenabot/arenabot/runner/host"
 	"github.com/arenabot/arenabot/validate/protocol"
+
+	"github.com/arenabot/arenabot/internal/clock"
 )
 
 // servers start the entries' server containers and wait until they answer, remove
@@ -226,10 +228,8 @@ func (sv *servers) waitEngine(ctx context.Context) error {
 	start := time.Now()
 	deadline := start.Add(sv.cfg.EngineWait)
 	for time.Now().Before(deadline) {
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(min(enginePoll, time.Until(deadline))):
+		if err := clock.Sleep(ctx, min(enginePoll, time.Until(deadline))); err != nil {
+			return err
 		}
 		if err = sv.eng.Ping(ctx); err == nil {
 			sv.out.note(fmt.Sprintf("Docker answers again after %s", time.Since(start).Round(time.Second)))

@@ -16,7 +16,7 @@ func TestDeps(t *testing.T) {
 		t.Fatalf("go list: %v", err)
 	}
 	allowed := map[string]bool{}
-	for _, p := range []string{"runner/runnertest", "runner/docker", "runner/host", "frameworks", "arenadata", "text", "result"} {
+	for _, p := range []string{"runner/runnertest", "runner/docker", "runner/host", "internal/clock", "frameworks", "arenadata", "text", "result"} {
 		allowed["github.com/arenabot/arenabot/"+p] = true
 	}
 	for dep := range strings.Lines(string(out)) {
