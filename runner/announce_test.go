@@ -2,6 +2,9 @@ package runner
 
 import (
 	"context"
+	"errors"
+	"log/slog"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -132,4 +135,69 @@ func TestWorkerAnnouncesItsHost(t *testing.T) {
 	if got := hosts(); len(got) != 0 {
 		t.Errorf("10s after the worker stopped, Hosts = %+v, want none", got)
 	}
+}
+
+// failingAnnounce is a queue whose registry of hosts cannot be reached.
+type failingAnnounce struct{ WorkQueue }
+
+func (failingAnnounce) Announce(context.Context, queue.Host, time.Duration) error {
+	return errors.New("dial tcp: connection refused")
+}
+
+// TestWorkerAnnounceFailureIsNotFatal: a worker whose announcements fail logs it once and
+// runs its jobs all the same.
+func TestWorkerAnnounceFailureIsNotFatal(t *testing.T) {
+	privateHostLock(t)
+	mem := queue.NewMemory(queue.Options{})
+	a := newArenaRemote(t)
+	w := testWorker(t, failingAnnounce{mem}, &fakeEngine{}, a.clone(t), t.TempDir())
+	var log syncBuffer
+	w.log = slog.New(slog.NewTextHandler(&log, nil))
+	w.cfg.Repos = []string{"octo/arena"}
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	ran := make(chan error, 1)
+	go func() { ran <- w.Run(ctx) }()
+	j := prJob(a, queue.Benchmark, "nethttp")
+	j.Repo = "mallory/fork"
+	stored, _, err := mem.Enqueue(t.Context(), j)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		if got, err := mem.Get(t.Context(), stored.ID); err == nil && got.State == queue.Failed {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the job did not end; log:\n%s", log.String())
+		}
+	}
+	cancel()
+	if err := <-ran; err != nil {
+		t.Errorf("Run = %v", err)
+	}
+	if n := strings.Count(log.String(), "announce the host to the queue"); n != 1 {
+		t.Errorf("the failed announcements are logged %d times, want once:\n%s", n, log.String())
+	}
+	if hs, _ := mem.Hosts(t.Context()); len(hs) != 0 {
+		t.Errorf("Hosts = %+v, want none", hs)
+	}
+}
+
+// syncBuffer is a log buffer safe for the worker's goroutines.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }
