@@ -18,7 +18,10 @@ import (
 // runners were seen) kept in a bbolt file. Every change is committed to the
 // file in one bbolt transaction, written only where it changed, before the
 // method returns, so what a call acknowledged survives a crash; OpenDisk
-// reads it all back. One process at a time may have the file open.
+// reads it all back. One process at a time may have the file open. The live
+// runner hosts (Announce) are the exception: they live for seconds and every
+// runner announces itself again within its heartbeat, so they are kept in
+// memory only.
 //
 // When a commit fails, the method returns its error and the queue loads its
 // state from the file again, so it never holds what the file does not: the

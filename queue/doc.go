@@ -70,6 +70,8 @@
 //	                       so the same requester's next request replaces it
 //	P runners              hash: pool -> when a runner of it last claimed, waited
 //	                       in Claim (about every second) or heart-beat
+//	P hosts                hash: pool NUL host name -> the live host's Announce
+//	                       (JSON, with its expiry by Options.Now; Hosts prunes)
 //	P recent               list of ended job IDs, the latest first (Options.Recent)
 //	P pools                set of pool names ever used
 //	P pool:<pool>:waiting  list of waiting job IDs, the next first (Options.Depth
@@ -105,5 +107,6 @@
 //	                       fence and event counters; the consumer groups with
 //	                       their pending entries; when runners were last seen
 //
-// Each change writes only the records it touched, in one transaction.
+// Each change writes only the records it touched, in one transaction. The
+// live runner hosts are not in the file: a Disk keeps them in memory.
 package queue

@@ -17,11 +17,13 @@ import (
 // in memory. The parts are small types: the jobs and lines (memLife), the
 // event stream with its consumer groups (memStream, behind Publish, Events
 // and Ack), the delivery IDs (memSeen, behind SeenDelivery and
-// ForgetDelivery) and when runners were seen (memRunners).
+// ForgetDelivery), when runners were seen (memRunners) and the live runner
+// hosts (memHosts, behind Announce and Hosts).
 type Memory struct {
 	*memCore
 	memEvents
 	memDeliveries
+	memHosts
 }
 
 var _ Queue = (*Memory)(nil)
@@ -36,6 +38,7 @@ type memCore struct {
 	stream  memStream
 	seen    memSeen
 	runners memRunners
+	hosts   map[string]memHost // hostKey -> the host; kept in memory only, even by Disk
 
 	store memStore // nil for a Memory of its own; see persist.go
 	dirty memDirty
@@ -46,7 +49,7 @@ type memCore struct {
 func NewMemory(o Options) *Memory {
 	c := &memCore{opts: o.withDefaults()}
 	c.resetLocked()
-	return &Memory{memCore: c, memEvents: memEvents{c}, memDeliveries: memDeliveries{c}}
+	return &Memory{memCore: c, memEvents: memEvents{c}, memDeliveries: memDeliveries{c}, memHosts: memHosts{c}}
 }
 
 // resetLocked empties the queue. Blocked Claims and Events are woken.

@@ -14,10 +14,11 @@ import (
 
 // WriteOperatorPage writes what an operator of the service looks at (serve's GET /): every
 // pool's line as WriteStatus writes it, the requests awaiting approval (repository and
-// pull request, requester, age, when they expire), and per pool when its runner was last
-// seen. A pool with jobs in its line whose runner was not seen for more than twice
-// leaseTTL is marked "no live runner": nothing will run them until one comes back. now is
-// the time ages are measured from.
+// pull request, requester, age, when they expire), per pool when its runner was last
+// seen, and the live runner hosts (Hosts) with their machines and jobs. A pool with jobs
+// in its line whose runner was not seen for more than twice leaseTTL is marked "no live
+// runner": nothing will run them until one comes back. now is the time ages are measured
+// from.
 func WriteOperatorPage(ctx context.Context, w io.Writer, q Reader, now time.Time, leaseTTL time.Duration) error {
 	lines, err := q.Status(ctx)
 	if err != nil {
@@ -28,6 +29,10 @@ func WriteOperatorPage(ctx context.Context, w io.Writer, q Reader, now time.Time
 		return err
 	}
 	runners, err := q.Runners(ctx)
+	if err != nil {
+		return err
+	}
+	hosts, err := q.Hosts(ctx)
 	if err != nil {
 		return err
 	}
@@ -57,9 +62,9 @@ func WriteOperatorPage(ctx context.Context, w io.Writer, q Reader, now time.Time
 	fmt.Fprintf(tw, "\nrunners (live: seen in the last %s):\n", roundDuration(2*leaseTTL))
 	if len(pools) == 0 {
 		fmt.Fprintln(tw, "none seen yet")
-		return tw.Flush()
+	} else {
+		fmt.Fprintln(tw, "POOL\tLAST SEEN\tJOBS IN LINE\tSTATE")
 	}
-	fmt.Fprintln(tw, "POOL\tLAST SEEN\tJOBS IN LINE\tSTATE")
 	for _, p := range pools {
 		seen := "never"
 		if !p.Seen.IsZero() {
@@ -67,7 +72,26 @@ func WriteOperatorPage(ctx context.Context, w io.Writer, q Reader, now time.Time
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\n", p.Pool, seen, p.Jobs, p.State)
 	}
+
+	writeHosts(tw, hosts, now)
 	return tw.Flush()
+}
+
+// writeHosts writes the live runner hosts, by pool, then name: each one's machine, the
+// CPU split of its measurements and the job it runs.
+func writeHosts(w io.Writer, hosts []Host, now time.Time) {
+	fmt.Fprintf(w, "\nhosts: %d live\n", len(hosts))
+	if len(hosts) == 0 {
+		fmt.Fprintln(w, "none announced")
+		return
+	}
+	fmt.Fprintln(w, "POOL\tHOST\tCPU\tCORES/THREADS\tKERNEL\tDOCKER\tSERVER CPUS\tLOAD CPUS\tJOB\tLAST SEEN")
+	cell := func(s string) string { return text.Or(text.OneLine(s), "-") }
+	for _, h := range hosts {
+		fmt.Fprintf(w, "%s\t%s\t%s\t%s/%s\t%s\t%s\t%s\t%s\t%s\t%s ago\n",
+			cell(h.Pool), cell(h.Name), cell(h.CPU), cell(h.Cores), cell(h.Threads), cell(h.Kernel), cell(h.Docker),
+			cell(h.ServerCPUs), cell(h.LoadgenCPUs), text.Or(text.OneLine(h.Job), "idle"), age(now, h.Seen))
+	}
 }
 
 // A poolRunner is what the operator page says of a pool's runner.

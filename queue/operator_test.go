@@ -175,3 +175,39 @@ func TestPoolRunners(t *testing.T) {
 		t.Errorf("jobs in line: a %d, b %d; want 1, 2", got[0].Jobs, got[1].Jobs)
 	}
 }
+
+// TestOperatorPageHosts: the page lists the live hosts by pool, then name, with their
+// machine, CPU split and job (idle without one); an expired host is not listed, and a
+// name with a line break stays on its row.
+func TestOperatorPageHosts(t *testing.T) {
+	ctx := t.Context()
+	clock := &fakeClock{t: time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)}
+	q := NewMemory(Options{Now: clock.Now})
+	if page := operatorPage(t, q, clock.Now(), time.Minute); !strings.Contains(page, "hosts: 0 live\nnone announced") {
+		t.Errorf("an empty queue's page does not say no host was announced:\n%s", page)
+	}
+	for _, h := range []Host{
+		{Pool: "gpu", Name: "g-1", CPU: "Intel Xeon", Cores: "8", Threads: "16", Kernel: "6.1", Docker: "26.0", ServerCPUs: "0-3", LoadgenCPUs: "4-7", Job: "3f9c"},
+		{Pool: "bench", Name: "tr\nb", CPU: "AMD EPYC", Cores: "64", Threads: "128", Kernel: "6.8", Docker: "27.3"},
+		{Pool: "bench", Name: "gone"},
+	} {
+		ttl := time.Minute
+		if h.Name == "gone" {
+			ttl = 5 * time.Second
+		}
+		if err := q.Announce(ctx, h, ttl); err != nil {
+			t.Fatal(err)
+		}
+	}
+	clock.Add(12 * time.Second)
+	page := operatorPage(t, q, clock.Now(), time.Minute)
+	if strings.Contains(page, "gone") {
+		t.Errorf("the expired host is listed:\n%s", page)
+	}
+	hdr := lineOf(t, page, "POOL", "HOST", "CPU")
+	trb := lineOf(t, page, "tr b", "AMD EPYC", "64/128", "6.8", "27.3", "idle", "12s ago")
+	g1 := lineOf(t, page, "g-1", "Intel Xeon", "8/16", "0-3", "4-7", "3f9c", "12s ago")
+	if !strings.Contains(page, "hosts: 2 live\n") || strings.Index(page, hdr) > strings.Index(page, trb) || strings.Index(page, trb) > strings.Index(page, g1) {
+		t.Errorf("want the two live hosts under their header, bench before gpu:\n%s", page)
+	}
+}

@@ -16,7 +16,7 @@ import (
 // A Queue holds approved jobs: per pool one running and, behind it, Depth
 // waiting per pull request. Redis
 // and Memory implement it with the same behaviour; queuetest.Conformance
-// checks both. It is the union of five roles of a few methods each; consumers
+// checks both. It is the union of six roles of a few methods each; consumers
 // should declare the role, or the few methods, they use.
 type Queue interface {
 	Requests
@@ -24,6 +24,7 @@ type Queue interface {
 	Reader
 	Deliveries
 	Stream
+	Announcer
 }
 
 // Requests are the requests awaiting approval: recorded, approved into a line, rejected or
@@ -149,6 +150,10 @@ type Reader interface {
 	// Runners returns, per pool ever used, when a runner of the pool was last
 	// seen (waiting in Claim, claiming or heart-beating), pools sorted by name.
 	Runners(ctx context.Context) ([]Runner, error)
+
+	// Hosts returns the live runner hosts, those whose last Announce has not
+	// expired by Options.Now, sorted by pool, then name.
+	Hosts(ctx context.Context) ([]Host, error)
 }
 
 // Deliveries de-duplicates webhook deliveries.

@@ -20,7 +20,8 @@ import (
 // change, with the events it publishes, in one MULTI/EXEC, trying again when
 // another process changed those keys meanwhile. The key layout is in the
 // package documentation. The reads are redisReads, the event stream
-// redisStream and the delivery IDs redisDeliveries.
+// redisStream, the delivery IDs redisDeliveries and the live runner hosts
+// redisHosts.
 type Redis struct {
 	rdb  redis.UniversalClient
 	opts Options
@@ -28,6 +29,7 @@ type Redis struct {
 	redisReads
 	*redisStream
 	redisDeliveries
+	redisHosts
 }
 
 var _ Queue = (*Redis)(nil)
@@ -41,6 +43,7 @@ func NewRedis(rdb redis.UniversalClient, o Options) *Redis {
 		redisReads:      redisReads{rdb: rdb, k: k, opts: o},
 		redisStream:     &redisStream{rdb: rdb, k: k, opts: o},
 		redisDeliveries: redisDeliveries{rdb: rdb, k: k},
+		redisHosts:      redisHosts{rdb: rdb, k: k, opts: o},
 	}
 }
 

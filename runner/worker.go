@@ -37,6 +37,7 @@ type WorkQueue interface {
 	Heartbeat(ctx context.Context, l queue.Lease) (cancelled bool, err error)
 	Finish(ctx context.Context, l queue.Lease, o queue.Outcome) (queue.Job, error)
 	Publish(ctx context.Context, e queue.Event) error
+	Announce(ctx context.Context, h queue.Host, ttl time.Duration) error
 }
 
 // WorkerConfig says where a worker takes jobs from and how it runs them. The zero value of
@@ -258,7 +259,17 @@ func (w *Worker) jobLimit(job queue.Job) (time.Duration, string) {
 // an earlier worker on this host left behind: containers, job images, workspaces. When ctx
 // ends during a job, the job is stopped and cleaned up but not finished: its lease runs
 // out and the queue retries it once (on this runner when it comes back, or another).
+//
+// While it runs, it announces its host to the queue's registry of live hosts (pool, name,
+// facts, CPU split, the job it runs) at once and every Heartbeat, for 3 × Heartbeat (at
+// least 10s); a failed announcement is logged, never fatal.
 func (w *Worker) Run(ctx context.Context) error {
+	beacon := newHostBeacon(w)
+	beaconCtx, stopBeacon := context.WithCancel(ctx)
+	var beaconDone sync.WaitGroup
+	beaconDone.Go(func() { beacon.run(beaconCtx) })
+	defer beaconDone.Wait()
+	defer stopBeacon()
 	w.RemoveLeftovers(ctx)
 	backoff := time.Second
 	for {
@@ -275,9 +286,11 @@ func (w *Worker) Run(ctx context.Context) error {
 			continue
 		}
 		backoff = time.Second
+		beacon.running(l.Job.ID)
 		if _, err := w.RunJob(ctx, l); err != nil && ctx.Err() == nil {
 			w.log.Error("job not finished", "job", l.Job.ID, "err", err)
 		}
+		beacon.running("")
 		if ctx.Err() != nil {
 			return nil
 		}

@@ -152,6 +152,7 @@ func TestBrowser(t *testing.T) {
 		{"#n-running", running}, {"#n-waiting", waiting}, {"#n-awaiting", len(awaiting)},
 		{"#pools .job[data-state=running]", running}, {"#pools .job[data-state=queued]", waiting},
 		{"#awaiting .job", len(awaiting)}, {"#runners .runner", 2}, {"#finished .job", 4},
+		{"#hosts .host", 2}, {"#hosts .host.s-running", 1},
 	} {
 		var got int
 		if strings.HasPrefix(c.sel, "#n-") {
@@ -179,6 +180,9 @@ func TestBrowser(t *testing.T) {
 	}
 	if got := eval[string](t, ctx, `document.querySelector('.job[data-id=a1] .requester').textContent`); got != hostileLogin {
 		t.Errorf("the requester shows as %q, want %q", got, hostileLogin)
+	}
+	if got := eval[string](t, ctx, `document.querySelector('#hosts .host.s-idle .host-name').textContent`); got != hostileHost {
+		t.Errorf("the idle host's name shows as %q, want %q", got, hostileHost)
 	}
 	injected := `document.querySelectorAll('img, svg, iframe, object, embed, #live script').length + ' ' + document.scripts.length + ' ' + window.__dialogs`
 	if got := eval[string](t, ctx, injected); got != "0 1 0" {

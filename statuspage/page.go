@@ -1,6 +1,6 @@
 // Package statuspage serves the queue's status page, serve's GET /: every pool's running
-// and waiting job, the requests awaiting approval, the runners' last heartbeats and the
-// last finished requests, as HTML for a browser (it refreshes itself from a fragment of
+// and waiting job, the requests awaiting approval, the runners' last heartbeats, the live
+// runner hosts of each pool and the last finished requests, as HTML for a browser (it refreshes itself from a fragment of
 // the same page), as JSON (?format=json) and as the operator's text page (?format=text,
 // or Accept: text/plain).
 //
@@ -179,6 +179,7 @@ type View struct {
 	Pools    []Pool    `json:"pools"`
 	Awaiting []Job     `json:"awaiting"`
 	Runners  []Runner  `json:"runners"`
+	Hosts    []Hosts   `json:"hosts"`    // per pool its live hosts, pools sorted by name
 	Finished []Job     `json:"finished"` // the latest first, at most Finished
 
 	LiveFor       string `json:"live_for"` // a runner is live when seen within this ("1m0s")
@@ -194,6 +195,7 @@ type Counts struct {
 	Finished    int `json:"finished"`
 	Runners     int `json:"runners"`
 	LiveRunners int `json:"live_runners"`
+	Hosts       int `json:"hosts"` // live runner hosts
 }
 
 // A Pool is one pool's line: its running job, if any, and the jobs waiting behind it.
@@ -251,6 +253,28 @@ type Runner struct {
 	Live  bool       `json:"live"`
 }
 
+// Hosts are a pool's live runner hosts, sorted by name.
+type Hosts struct {
+	Pool  string `json:"pool"`
+	Hosts []Host `json:"hosts"`
+}
+
+// A Host is a live runner host as its runner announced it (queue.Host): the machine, the
+// CPU split of its measurements and the job it runs.
+type Host struct {
+	Name        string    `json:"name"`
+	CPU         string    `json:"cpu"`
+	Cores       string    `json:"cores"`
+	Threads     string    `json:"threads"`
+	Kernel      string    `json:"kernel"`
+	Docker      string    `json:"docker"`
+	ServerCPUs  string    `json:"server_cpus"`  // "" unpinned
+	LoadgenCPUs string    `json:"loadgen_cpus"` // "" unpinned
+	Job         string    `json:"job"`          // "" idle
+	Seen        time.Time `json:"seen"`
+	Ago         string    `json:"ago"` // "4s ago"
+}
+
 var terminal = []queue.State{queue.Done, queue.Failed, queue.Cancelled, queue.Superseded, queue.Expired, queue.Rejected}
 
 // view reads the queue once for everything the page shows.
@@ -269,6 +293,10 @@ func (c Config) view(ctx context.Context) (View, error) {
 		return View{}, err
 	}
 	runners, err := c.Queue.Runners(ctx)
+	if err != nil {
+		return View{}, err
+	}
+	hosts, err := c.Queue.Hosts(ctx)
 	if err != nil {
 		return View{}, err
 	}
@@ -345,6 +373,19 @@ func (c Config) view(ctx context.Context) (View, error) {
 		v.Runners = append(v.Runners, r)
 	}
 	v.Counts.Runners = len(v.Runners)
+
+	v.Hosts, v.Counts.Hosts = []Hosts{}, len(hosts)
+	for _, h := range hosts { // sorted by pool, then name
+		if n := len(v.Hosts); n == 0 || v.Hosts[n-1].Pool != h.Pool {
+			v.Hosts = append(v.Hosts, Hosts{Pool: h.Pool})
+		}
+		p := &v.Hosts[len(v.Hosts)-1]
+		p.Hosts = append(p.Hosts, Host{
+			Name: h.Name, CPU: h.CPU, Cores: h.Cores, Threads: h.Threads, Kernel: h.Kernel, Docker: h.Docker,
+			ServerCPUs: h.ServerCPUs, LoadgenCPUs: h.LoadgenCPUs, Job: h.Job, Seen: h.Seen,
+			Ago: round(max(now.Sub(h.Seen), 0)) + " ago",
+		})
+	}
 	return v, nil
 }
 

@@ -11,6 +11,7 @@ import (
 
 	"github.com/arenabot/arenabot/internal/deptest"
 	"github.com/arenabot/arenabot/queue"
+	"github.com/google/go-cmp/cmp"
 )
 
 func TestDeps(t *testing.T) {
@@ -57,12 +58,19 @@ func TestFormats(t *testing.T) {
 		`&lt;script&gt;alert(1)&lt;/script&gt;`, `&lt;img src=x onerror=alert(2)&gt;`, `&#34;&gt;&lt;svg onload=alert(3)&gt;`,
 		"no live runner", "4m0s of ~10m0s (40%)", "ends in ~6m0s", "the server did not start", "rejected by bob",
 		`id="n-awaiting" data-count="2"`,
+		`<section id="hosts">`, "Hosts (2 live)", "Pool <code>default</code>: 2 hosts", `data-host="tr-1"`,
+		"AMD Ryzen Threadripper PRO 3995WX 64-Cores", "64 cores, 128 threads", "6.17.0-22-generic", "29.3.0",
+		"server <code>0-31,64-95</code>, load <code>32-63,96-127</code>", `<code class="host-job">d2</code>`, ">4s ago<",
+		`&lt;iframe src=javascript:alert(4)&gt;`,
 	} {
 		if !strings.Contains(page, want) {
 			t.Errorf("the page lacks %s", want)
 		}
 	}
-	for _, bad := range []string{"<script>alert", "<img src=x", "<svg"} {
+	if strings.Contains(page, "g-1") {
+		t.Errorf("the page shows gpu's host, whose announcement expired")
+	}
+	for _, bad := range []string{"<script>alert", "<img src=x", "<svg", "<iframe"} {
 		if strings.Contains(page, bad) {
 			t.Errorf("the page holds %s unescaped", bad)
 		}
@@ -88,12 +96,21 @@ func TestFormats(t *testing.T) {
 	if err := json.Unmarshal([]byte(body), &v); err != nil {
 		t.Fatalf("?format=json: %v\n%s", err, body)
 	}
-	wantCounts := Counts{Running: 1, Waiting: 2, Awaiting: 2, Finished: 4, Runners: 2, LiveRunners: 1}
+	wantCounts := Counts{Running: 1, Waiting: 2, Awaiting: 2, Finished: 4, Runners: 2, LiveRunners: 1, Hosts: 2}
 	if v.Counts != wantCounts {
 		t.Errorf("counts = %+v, want %+v", v.Counts, wantCounts)
 	}
 	if len(v.Finished) == 0 || v.Finished[0].ID != "x2" || v.Finished[len(v.Finished)-1].ID != "g1" {
 		t.Errorf("finished = %+v, want the latest (x2) first and g1 last", v.Finished)
+	}
+
+	wantHosts := []Hosts{{Pool: queue.DefaultPool, Hosts: []Host{
+		{Name: hostileHost, Seen: t0.Add(-20 * time.Second), Ago: "20s ago"},
+		{Name: "tr-1", CPU: "AMD Ryzen Threadripper PRO 3995WX 64-Cores", Cores: "64", Threads: "128", Kernel: "6.17.0-22-generic",
+			Docker: "29.3.0", ServerCPUs: "0-31,64-95", LoadgenCPUs: "32-63,96-127", Job: "d2", Seen: t0.Add(-4 * time.Second), Ago: "4s ago"},
+	}}}
+	if diff := cmp.Diff(wantHosts, v.Hosts); diff != "" {
+		t.Errorf("hosts (-want +got):\n%s", diff)
 	}
 
 	if resp, _ := get(t, h, "/?format=xml", ""); resp.StatusCode != http.StatusBadRequest {

@@ -16,6 +16,8 @@ const (
 	hostileLogin     = `"><svg onload=alert(3)>`
 	// longWord is a word wider than a phone, which must wrap rather than scroll.
 	longWord = "fiberwithanamefartoolongtofitononelineofaphonescreenatallwhateveritsfont"
+	// hostileHost is a runner host's name: the operator's, but shown as text all the same.
+	hostileHost = `<iframe src=javascript:alert(4)>`
 )
 
 // A clock is the queue's and the page's time, moved by the test.
@@ -34,7 +36,9 @@ var t0 = time.Date(2026, 12, 2, 10, 0, 0, 0, time.UTC)
 // command, 4 of its 10 planned minutes gone) and a waiting one (a command with a word wider than a phone), whose runner beat just now;
 // in pool gpu a waiting job whose runner was last seen an hour ago (dead); two requests
 // awaiting approval; and four finished requests: done, failed (with a status comment),
-// rejected (never ran), cancelled.
+// rejected (never ran), cancelled. Two hosts are live in pool default: tr-1, running d2
+// with its CPUs split, which announced 4s ago, and an idle one with a hostile name; gpu's
+// host announced two minutes ago for one and is gone.
 func seed(t *testing.T) (*queue.Memory, *clock) {
 	t.Helper()
 	clk := &clock{t: t0.Add(-time.Hour)}
@@ -106,6 +110,17 @@ func seed(t *testing.T) (*queue.Memory, *clock) {
 	clk.Set(t0.Add(-9 * time.Minute))
 	_, err = q.Cancel(ctx, "x2", "hank")
 	must(err)
+
+	// Hosts.
+	announce := func(h queue.Host, at time.Duration) {
+		t.Helper()
+		clk.Set(t0.Add(at))
+		must(q.Announce(ctx, h, time.Minute))
+	}
+	announce(queue.Host{Pool: "gpu", Name: "g-1", CPU: "Intel Xeon", Cores: "8", Threads: "16"}, -2*time.Minute)
+	announce(queue.Host{Pool: queue.DefaultPool, Name: "tr-1", CPU: "AMD Ryzen Threadripper PRO 3995WX 64-Cores", Cores: "64", Threads: "128",
+		Kernel: "6.17.0-22-generic", Docker: "29.3.0", ServerCPUs: "0-31,64-95", LoadgenCPUs: "32-63,96-127", Job: "d2"}, -4*time.Second)
+	announce(queue.Host{Pool: queue.DefaultPool, Name: hostileHost}, -20*time.Second)
 	clk.Set(t0)
 	return q, clk
 }

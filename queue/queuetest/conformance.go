@@ -64,6 +64,7 @@ func Conformance(t *testing.T, newQueue NewQueue) {
 		{"Amend", testAmend},
 		{"Runners", testRunners},
 		{"ListAwaiting", testListAwaiting},
+		{"Hosts", testHosts},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
