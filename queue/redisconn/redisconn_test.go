@@ -105,6 +105,13 @@ func TestRunnerUser(t *testing.T) {
 	if got, err := bot.Get(ctx, j.ID); err != nil || got.State != queue.Done {
 		t.Errorf("the bot reads the job as %s, %v; want done", got.State, err)
 	}
+	// The runner announces its host; the bot (the status page) lists it.
+	if err := runner.Announce(ctx, queue.Host{Pool: "default", Name: "bench-1", CPU: "test CPU"}, time.Minute); err != nil {
+		t.Fatalf("runner Announce: %v", err)
+	}
+	if hosts, err := bot.Hosts(ctx); err != nil || len(hosts) != 1 || hosts[0].Name != "bench-1" {
+		t.Errorf("the bot lists the hosts as %+v, %v; want bench-1", hosts, err)
+	}
 
 	for _, c := range []struct {
 		what string
