@@ -1039,6 +1039,13 @@ func TestLeftoverSweepSparesLiveJobs(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "f"), []byte("leftover\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	// Held before its image exists: a worker in another test (or package) sweeping
+	// meanwhile must not take it for a leftover.
+	release, err := host.HoldJob(live)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer release()
 	images := map[string]string{}
 	for _, id := range []string{live, dead} {
 		img, err := eng.Build(ctx, docker.BuildOptions{ContextDir: dir, Tag: "arenabot-sweep:" + strings.ToLower(id),
@@ -1049,11 +1056,6 @@ func TestLeftoverSweepSparesLiveJobs(t *testing.T) {
 		images[id] = img
 		t.Cleanup(func() { eng.RemoveImagesLabeled(context.WithoutCancel(ctx), LabelJob, id) })
 	}
-	release, err := host.HoldJob(live)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer release()
 	if !host.JobLive(live) || host.JobLive(dead) {
 		t.Fatalf("JobLive: %s %v, %s %v; want only the held one live", live, host.JobLive(live), dead, host.JobLive(dead))
 	}
