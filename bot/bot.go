@@ -79,6 +79,10 @@ type Config struct {
 	ApprovalPoll time.Duration
 	// Pool is the runner pool of the jobs; "" means queue.DefaultPool.
 	Pool string
+	// Pools are the runner pools a request may go to, in preference order (ARENA_POOLS):
+	// each request goes to the first whose live hosts can run its rows (bot/route); empty
+	// means Pool alone.
+	Pools []string
 	// Lite plans requests with the --lite connection counts (plan.Options.Lite), as the
 	// pool's runners measure with --lite (serve --runner --lite, or ARENA_LITE): the ack
 	// shows, and the job carries, the rows they will measure.
@@ -142,6 +146,9 @@ func (cfg Config) withDefaults() Config {
 	}
 	if cfg.Pool == "" {
 		cfg.Pool = queue.DefaultPool
+	}
+	if len(cfg.Pools) == 0 {
+		cfg.Pools = []string{cfg.Pool}
 	}
 	if cfg.Workers <= 0 {
 		cfg.Workers = DefaultWorkers

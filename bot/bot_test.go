@@ -52,6 +52,12 @@ func (e *env) advance(d time.Duration) {
 
 func setup(t *testing.T) *env {
 	t.Helper()
+	return setupWith(t, nil)
+}
+
+// setupWith is setup with the bot's configuration changed by mod.
+func setupWith(t *testing.T, mod func(*Config)) *env {
+	t.Helper()
 	e := &env{t: t, gh: githubtest.New(t), now: time.Date(2026, 1, 6, 10, 0, 0, 0, time.UTC)}
 	e.q = queue.NewMemory(queue.Options{Now: e.clock}) // the bot's clock: expiry follows it
 	e.gh.AddRepo("octo", "arena")
@@ -71,7 +77,11 @@ func setup(t *testing.T) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e.bot = New(Config{WebhookSecret: []byte(secret), Now: e.clock}, c, e.q, nil)
+	cfg := Config{WebhookSecret: []byte(secret), Now: e.clock}
+	if mod != nil {
+		mod(&cfg)
+	}
+	e.bot = New(cfg, c, e.q, nil)
 	e.hook = e.bot.Webhook()
 	return e
 }

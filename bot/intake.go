@@ -141,8 +141,13 @@ func (in *Intake) request(ctx context.Context, c hook.Comment, cmd command.Comma
 		}
 		return &failure{c, cmd.Line, "could not read the pull request's files from GitHub", fmt.Errorf("resolve: %w", err)}
 	}
+	dec := in.route(ctx, p)
+	if p = p.Keep(dec.Runs); p.Rows() == 0 {
+		return in.replyOnce(ctx, c, problemText(cmd.Line, "no live runner host can run this request: "+refusals(dec),
+			"ask a maintainer to add a runner host with that many CPUs to a pool, or request other tests with `-t`"))
+	}
 	perm, _ := in.permission(ctx, c.Installation, c.Repo, c.Author) // unknown: it waits for approval
-	pl := payload{Command: cmd, Plan: p}
+	pl := payload{Command: cmd, Plan: p, RouteNote: dec.Note()}
 	if cmd.Save && forkWithoutEdits(pr, c.Repo) {
 		pl.ForkNote = "This pull request comes from a fork that does not allow edits by maintainers, so `--save` cannot commit to it: the result files will be posted as a patch instead. Tick \"Allow edits by maintainers\" to have them committed."
 	}
@@ -160,7 +165,7 @@ func (in *Intake) request(ctx context.Context, c hook.Comment, cmd command.Comma
 	j := queue.Job{
 		ID: requestID(c.CommentID), Repo: c.Repo, PR: c.Number, Requester: c.Author,
 		Command: cmd.Line, Kind: queue.Kind(cmd.Kind), Frameworks: frameworks, Tests: cmd.Tests, Rows: rows,
-		Save: cmd.Save, Compare: cmd.Compare, Baseline: cmd.Baseline, SHA: pr.HeadSHA, Pool: in.cfg.Pool,
+		Save: cmd.Save, Compare: cmd.Compare, Baseline: cmd.Baseline, SHA: pr.HeadSHA, Pool: dec.Pool,
 		CPUProfile:     p.CPUProfile,
 		InstallationID: c.Installation, CommentID: c.CommentID, Estimate: p.Estimate,
 		Created: now, Expires: now.Add(in.cfg.ApprovalTTL), Payload: raw,

@@ -22,6 +22,8 @@ type payload struct {
 	Command  command.Command `json:"command"`
 	Plan     plan.Plan       `json:"plan"`
 	ForkNote string          `json:"fork_note,omitempty"`
+	// RouteNote names the tests the ack refused because no live runner host can run them.
+	RouteNote string `json:"route_note,omitempty"`
 }
 
 // payloadOf decodes a record's payload; a record without one (an operator's job) gives
@@ -50,7 +52,7 @@ func baseStatus(j queue.Job) report.Status {
 	s := report.Status{
 		RequestID: j.ID, Phase: phaseOf(j.State), Command: j.Command, Requester: j.Requester,
 		Approver: j.Approver, SHA: j.SHA, HeadMoved: j.HeadMoved, Estimate: j.Estimate,
-		ForkNote: p.ForkNote, Frameworks: j.Frameworks, Tests: j.Tests,
+		ForkNote: p.ForkNote, RouteNote: p.RouteNote, Frameworks: j.Frameworks, Tests: j.Tests,
 	}
 	if len(p.Plan.Targets) > 0 {
 		s.Frameworks, s.Tests = nil, nil

@@ -29,6 +29,9 @@ type Host struct {
 
 	ServerCPUs  string // cpuset of the framework's server ("0-3"); "" unpinned
 	LoadgenCPUs string // cpuset of the load generator
+	// Lite is a runner in --lite mode: it scales every row down to its lite counts and
+	// pins nothing, so it runs any profile whatever its CPUs.
+	Lite bool `json:",omitempty"`
 
 	Job  string    // the job it runs now; "" idle
 	Seen time.Time // Options.Now of its last Announce

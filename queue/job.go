@@ -3,6 +3,8 @@ package queue
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
+	"regexp"
 	"time"
 
 	"github.com/arenabot/arenabot/profile"
@@ -46,6 +48,17 @@ const (
 
 // DefaultPool is the pool of a job enqueued without one.
 const DefaultPool = "default"
+
+// poolName is what a pool may be called: it names Redis keys and shows on the status page.
+var poolName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
+
+// CheckPool says what is wrong with a pool's name, or nil.
+func CheckPool(name string) error {
+	if !poolName.MatchString(name) {
+		return fmt.Errorf("pool %q is not a pool name: want letters, digits, '.', '_' or '-', at most 64, starting with a letter or digit, e.g. big-hosts", name)
+	}
+	return nil
+}
 
 // MaxAttempts is how many times a job is claimed at most: a job whose runner
 // stops heart-beating is retried once, then failed.

@@ -3,6 +3,7 @@ package queue
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 )
@@ -254,5 +255,20 @@ func TestTransitionsLine(t *testing.T) {
 	}
 	if _, err := transition(s2, command{Op: "fly"}); !errors.Is(err, errBadCommand) {
 		t.Errorf("unknown command: %v", err)
+	}
+}
+
+// TestCheckPool: a pool's name is a short word of letters, digits, '.', '_' and '-'; the
+// error says what a good one looks like.
+func TestCheckPool(t *testing.T) {
+	for _, ok := range []string{"default", "big", "big-hosts", "gpu.2", "a_b"} {
+		if err := CheckPool(ok); err != nil {
+			t.Errorf("CheckPool(%q) = %v", ok, err)
+		}
+	}
+	for _, bad := range []string{"", "-x", "big hosts", "a:b", "pool\x00", strings.Repeat("p", 65)} {
+		if err := CheckPool(bad); err == nil || !strings.Contains(err.Error(), "e.g. big-hosts") {
+			t.Errorf("CheckPool(%q) = %v, want an error with an example", bad, err)
+		}
 	}
 }

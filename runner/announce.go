@@ -77,7 +77,7 @@ func hostOf(cfg WorkerConfig, f result.HostFacts) queue.Host {
 	h := queue.Host{
 		Pool: cfg.Pool, Name: cfg.Bench.Host,
 		CPU: f.CPU, Cores: f.Cores, Threads: f.Threads, Kernel: f.Kernel, Docker: f.Docker,
-		ServerCPUs: cfg.Bench.ServerCPUs, LoadgenCPUs: cfg.Bench.LoadgenCPUs,
+		ServerCPUs: cfg.Bench.ServerCPUs, LoadgenCPUs: cfg.Bench.LoadgenCPUs, Lite: cfg.Bench.Lite,
 	}
 	if h.ServerCPUs == "" && h.LoadgenCPUs == "" && !cfg.Bench.Lite {
 		h.ServerCPUs, h.LoadgenCPUs = host.SplitCPUs(host.NumCPU())

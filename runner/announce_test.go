@@ -201,3 +201,17 @@ func (s *syncBuffer) String() string {
 	defer s.mu.Unlock()
 	return s.b.String()
 }
+
+// TestHostOfLite: a --lite runner says so, with no CPU split (it pins nothing); a full one
+// says it is not lite.
+func TestHostOfLite(t *testing.T) {
+	var cfg WorkerConfig
+	cfg.Bench.Lite = true
+	if h := hostOf(cfg, result.HostFacts{Threads: "2"}); !h.Lite || h.ServerCPUs != "" || h.LoadgenCPUs != "" {
+		t.Errorf("a lite runner announces %+v, want Lite and no CPU split", h)
+	}
+	cfg.Bench.Lite = false
+	if h := hostOf(cfg, result.HostFacts{Threads: "2"}); h.Lite || h.ServerCPUs == "" {
+		t.Errorf("a full runner announces %+v, want not Lite, with its CPU split", h)
+	}
+}

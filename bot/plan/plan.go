@@ -98,6 +98,32 @@ type Plan struct {
 	Lite bool `json:",omitempty"`
 }
 
+// Keep returns the plan with only the rows runs keeps (a test keeps its name while one of
+// its rows is kept), without the frameworks left with none, and its estimate for those.
+func (p Plan) Keep(runs func(profile.Row) bool) Plan {
+	targets := make([]Target, 0, len(p.Targets))
+	var entries []string
+	for _, t := range p.Targets {
+		rows := slices.DeleteFunc(slices.Clone(t.Rows), func(r profile.Row) bool { return !runs(r) })
+		if len(rows) == 0 {
+			continue
+		}
+		tests := slices.DeleteFunc(slices.Clone(t.Tests), func(name string) bool {
+			return !slices.ContainsFunc(rows, func(r profile.Row) bool { return r.Test == name })
+		})
+		t.Rows, t.Tests = rows, tests
+		targets = append(targets, t)
+		entries = append(entries, t.Entry)
+	}
+	p.Targets = targets
+	p.Paired = slices.DeleteFunc(slices.Clone(p.Paired), func(e string) bool { return !slices.Contains(entries, e) })
+	if len(p.Paired) == 0 {
+		p.Paired = nil
+	}
+	p.Estimate = estimate(p.Targets, p.Paired, p.CPUProfile)
+	return p
+}
+
 // Rows returns the number of measurements in the plan.
 func (p Plan) Rows() int {
 	n := 0

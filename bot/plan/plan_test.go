@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -646,4 +647,35 @@ func rows(entry string, testConns ...any) []profile.Row {
 		rs = append(rs, profile.Row{Entry: entry, Test: testConns[i].(string), Conns: testConns[i+1].(int)})
 	}
 	return rs
+}
+
+// TestKeep: Keep drops the rows refused, the tests and frameworks left without rows and
+// their pairing, and estimates what is left; keeping everything changes nothing.
+func TestKeep(t *testing.T) {
+	p := Plan{
+		Targets: []Target{
+			{Entry: "a", Tests: []string{"baseline", "api-16"}, Rows: []profile.Row{{Entry: "a", Test: "baseline", Conns: 512}, {Entry: "a", Test: "api-16", Conns: 1024}}},
+			{Entry: "b", Tests: []string{"api-16"}, Rows: []profile.Row{{Entry: "b", Test: "api-16", Conns: 1024}}},
+		},
+		Paired: []string{"a", "b"},
+	}
+	p.Estimate = estimate(p.Targets, p.Paired, p.CPUProfile)
+	if got := p.Keep(func(profile.Row) bool { return true }); !reflect.DeepEqual(got, p) {
+		t.Errorf("Keep(all) = %+v, want the plan unchanged", got)
+	}
+	got := p.Keep(func(r profile.Row) bool { return r.Test != "api-16" })
+	want := Plan{
+		Targets: []Target{{Entry: "a", Tests: []string{"baseline"}, Rows: []profile.Row{{Entry: "a", Test: "baseline", Conns: 512}}}},
+		Paired:  []string{"a"},
+	}
+	want.Estimate = estimate(want.Targets, want.Paired, "")
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("Keep(no api-16) = %+v, want %+v", got, want)
+	}
+	if got.Estimate >= p.Estimate {
+		t.Errorf("the estimate did not shrink: %v, was %v", got.Estimate, p.Estimate)
+	}
+	if len(p.Targets) != 2 || len(p.Targets[0].Rows) != 2 {
+		t.Errorf("Keep changed the plan it was called on: %+v", p)
+	}
 }

@@ -58,7 +58,7 @@ const (
 )
 
 // A Status is everything the status comment of one request shows. All strings except ForkNote,
-// ApproveHow and RunnerNote are treated as untrusted and escaped; those three are written by
+// RouteNote, ApproveHow and RunnerNote are treated as untrusted and escaped; those are written by
 // the bot and rendered as Markdown on one line; URLs are linked only when they are plain https
 // URLs (md.URL). The status comment shows no request ID but in its hidden Marker.
 type Status struct {
@@ -100,6 +100,7 @@ type Status struct {
 	ResultsURL    string        // done: link to the results comment
 	CommitURL     string        // done with --save: link to the results commit
 	ForkNote      string        // ack: what --save does on this fork
+	RouteNote     string        // ack: the tests no live runner host can run (route.Decision.Note)
 	ApproveHow    string        // optional override of the approval instructions
 	// RunnerNote is a bot-written note about the runners, shown in the queued and running
 	// phases: "No runner of pool `default` has been seen since 10:04 UTC; the job runs when
@@ -398,6 +399,9 @@ func statusTail(s Status) string {
 	}
 	if s.ForkNote != "" {
 		b.WriteString("\n> [!NOTE]\n> " + md.Trusted(s.ForkNote) + "\n")
+	}
+	if s.RouteNote != "" {
+		b.WriteString("\n> [!NOTE]\n> " + md.Trusted(s.RouteNote) + "\n")
 	}
 	b.WriteString("\n" + Marker(s.RequestID))
 	return b.String()

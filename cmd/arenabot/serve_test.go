@@ -64,6 +64,18 @@ func TestParseServe(t *testing.T) {
 			}
 		}},
 		{name: "runner checks its flags", env: base, args: []string{"--runner", "--heartbeat", "20s"}, wantErr: "--lease-ttl"},
+		{name: "pools default to the runner's pool", env: with("ARENA_POOL", "gpu"), check: func(t *testing.T, c serveConfig) {
+			if !slices.Equal(c.Pools, []string{"gpu"}) || !slices.Equal(c.botConfig().Pools, []string{"gpu"}) {
+				t.Errorf("pools %v, bot's %v; want [gpu]", c.Pools, c.botConfig().Pools)
+			}
+		}},
+		{name: "pools in order, each once", env: with("ARENA_POOLS", "default, big,default"), check: func(t *testing.T, c serveConfig) {
+			if !slices.Equal(c.Pools, []string{"default", "big"}) {
+				t.Errorf("pools %v, want [default big]", c.Pools)
+			}
+		}},
+		{name: "bad pool name", env: with("ARENA_POOLS", "default,big hosts!"), wantErr: `ARENA_POOLS: pool "hosts!" is not a pool name`},
+		{name: "runner's pool not routed to", env: with("ARENA_POOLS", "big", "ARENA_POOL", "default"), args: []string{"--runner"}, wantErr: `pool "default" (ARENA_POOL), which ARENA_POOLS (big) does not route to`},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			c, err := parseServe(tt.args, func(k string) string { return tt.env[k] }, io.Discard)

@@ -1,11 +1,13 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
 	"net"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -15,21 +17,25 @@ import (
 	"github.com/arenabot/arenabot/bot"
 	"github.com/arenabot/arenabot/bot/ghapi"
 	"github.com/arenabot/arenabot/profile"
+	"github.com/arenabot/arenabot/queue"
 	"github.com/arenabot/arenabot/queue/redisconn"
 )
 
 type serveConfig struct {
-	Listen        string
-	Secret        []byte
-	APIURL        string
-	Token         string
-	AppID         int64
-	PrivateKey    []byte
-	BotLogin      string
-	RedisURL      string
-	RedisTLS      redisconn.TLSFiles
-	Prefix        string
-	Depth         int
+	Listen     string
+	Secret     []byte
+	APIURL     string
+	Token      string
+	AppID      int64
+	PrivateKey []byte
+	BotLogin   string
+	RedisURL   string
+	RedisTLS   redisconn.TLSFiles
+	Prefix     string
+	Depth      int
+	// Pools are the runner pools jobs are routed to, in preference order (ARENA_POOLS;
+	// default: the runner's pool, ARENA_POOL).
+	Pools         []string
 	ApprovalPoll  time.Duration
 	ApprovalTTL   time.Duration
 	ProgressEvery time.Duration
@@ -81,6 +87,8 @@ func parseServe(args []string, getenv func(string) string, stderr io.Writer) (se
 	redisTLSFlags(fs, getenv, &c.RedisTLS)
 	fs.StringVar(&c.StateDir, "state-dir", defaultStateDir(getenv), "where the embedded store keeps the queue, the pending requests and the webhook inbox (arenabot.db) when no Redis URL is set (ARENA_STATE_DIR)")
 	fs.StringVar(&c.Prefix, "redis-prefix", envOr(getenv, "ARENA_REDIS_PREFIX", "arena:"), "key prefix in Redis (ARENA_REDIS_PREFIX)")
+	var pools string
+	fs.StringVar(&pools, "pools", getenv("ARENA_POOLS"), "the runner pools jobs go to, in preference order, comma-separated: each request goes to the first with a live host that has the CPUs its rows need (default: ARENA_POOL) (ARENA_POOLS)")
 	fs.StringVar(&depth, "queue-depth", envOr(getenv, "ARENA_QUEUE_DEPTH", "1"), "requests each pull request may have waiting in a runner pool's line; the arena's rule is 1 (ARENA_QUEUE_DEPTH)")
 	fs.StringVar(&poll, "approval-poll", envOr(getenv, "ARENA_APPROVAL_POLL", "15s"), "how often pending requests' reactions are read (ARENA_APPROVAL_POLL)")
 	fs.StringVar(&ttl, "approval-ttl", envOr(getenv, "ARENA_APPROVAL_TTL", "72h"), "how long a request waits for approval (ARENA_APPROVAL_TTL)")
@@ -132,6 +140,9 @@ func parseServe(args []string, getenv func(string) string, stderr io.Writer) (se
 	}
 	if c.AppID != 0 && c.Token != "" {
 		return c, fmt.Errorf("serve: both ARENA_GITHUB_TOKEN and ARENA_GITHUB_APP_ID are set; use one")
+	}
+	if c.Pools, err = parsePools(pools, c.Work.Pool, c.Runner); err != nil {
+		return c, err
 	}
 	if c.Depth, err = strconv.Atoi(depth); err != nil || c.Depth < 1 {
 		return c, fmt.Errorf("serve: ARENA_QUEUE_DEPTH %q: want a whole number ≥ 1", depth)
@@ -200,5 +211,27 @@ func (c serveConfig) botConfig() bot.Config {
 		WebhookSecret: c.Secret,
 		ProgressEvery: c.ProgressEvery,
 		Lite:          c.Work.Lite,
+		Pools:         c.Pools,
 	}
+}
+
+// parsePools reads ARENA_POOLS: names separated by commas or spaces, each once; none means
+// the runner's pool. With --runner, the runner's pool must be one of them.
+func parsePools(s, runnerPool string, runner bool) ([]string, error) {
+	var out []string
+	for _, f := range strings.FieldsFunc(s, func(r rune) bool { return r == ',' || r == ' ' }) {
+		if err := queue.CheckPool(f); err != nil {
+			return nil, fmt.Errorf("serve: ARENA_POOLS: %w", err)
+		}
+		if !slices.Contains(out, f) {
+			out = append(out, f)
+		}
+	}
+	switch {
+	case len(out) == 0:
+		out = []string{cmp.Or(runnerPool, queue.DefaultPool)}
+	case runner && !slices.Contains(out, runnerPool):
+		return nil, fmt.Errorf("serve --runner: its runner takes jobs from pool %q (ARENA_POOL), which ARENA_POOLS (%s) does not route to; add it to ARENA_POOLS", runnerPool, strings.Join(out, ","))
+	}
+	return out, nil
 }
