@@ -39,6 +39,10 @@ type Config struct {
 	LeaseTTL time.Duration
 	// WebURL is the web root PR and comment links point at; "" means https://github.com/.
 	WebURL string
+	// Pools are the pools the bot routes requests to, in its order (ARENA_POOLS): each is
+	// listed under Hosts, live hosts or not, before the pools only runners name. nil: not
+	// known, and every pool with a live host is shown as routed.
+	Pools []string
 	// Refresh is how often the page fetches its fragment again; 0 means 5s.
 	Refresh time.Duration
 	Now     func() time.Time // nil means time.Now
@@ -179,7 +183,7 @@ type View struct {
 	Pools    []Pool    `json:"pools"`
 	Awaiting []Job     `json:"awaiting"`
 	Runners  []Runner  `json:"runners"`
-	Hosts    []Hosts   `json:"hosts"`    // per pool its live hosts, pools sorted by name
+	Hosts    []Hosts   `json:"hosts"`    // per pool its live hosts: the routed pools in the bot's order, then the others by name
 	Finished []Job     `json:"finished"` // the latest first, at most Finished
 
 	LiveFor       string `json:"live_for"` // a runner is live when seen within this ("1m0s")
@@ -255,8 +259,11 @@ type Runner struct {
 
 // Hosts are a pool's live runner hosts, sorted by name.
 type Hosts struct {
-	Pool  string `json:"pool"`
-	Hosts []Host `json:"hosts"`
+	Pool string `json:"pool"`
+	// Routed is whether the bot sends requests to the pool (Config.Pools); a pool only its
+	// runners name gets none.
+	Routed bool   `json:"routed"`
+	Hosts  []Host `json:"hosts"`
 }
 
 // A Host is a live runner host as its runner announced it (queue.Host): the machine, the
@@ -270,6 +277,7 @@ type Host struct {
 	Docker      string    `json:"docker"`
 	ServerCPUs  string    `json:"server_cpus"`  // "" unpinned
 	LoadgenCPUs string    `json:"loadgen_cpus"` // "" unpinned
+	Lite        bool      `json:"lite"`         // measures with --lite: runs any row, scaled down
 	Job         string    `json:"job"`          // "" idle
 	Seen        time.Time `json:"seen"`
 	Ago         string    `json:"ago"` // "4s ago"
@@ -375,14 +383,17 @@ func (c Config) view(ctx context.Context) (View, error) {
 	v.Counts.Runners = len(v.Runners)
 
 	v.Hosts, v.Counts.Hosts = []Hosts{}, len(hosts)
+	for _, p := range c.Pools {
+		v.Hosts = append(v.Hosts, Hosts{Pool: p, Routed: true, Hosts: []Host{}})
+	}
 	for _, h := range hosts { // sorted by pool, then name
-		if n := len(v.Hosts); n == 0 || v.Hosts[n-1].Pool != h.Pool {
-			v.Hosts = append(v.Hosts, Hosts{Pool: h.Pool})
+		i := slices.IndexFunc(v.Hosts, func(p Hosts) bool { return p.Pool == h.Pool })
+		if i < 0 {
+			v.Hosts, i = append(v.Hosts, Hosts{Pool: h.Pool, Routed: len(c.Pools) == 0, Hosts: []Host{}}), len(v.Hosts)
 		}
-		p := &v.Hosts[len(v.Hosts)-1]
-		p.Hosts = append(p.Hosts, Host{
+		v.Hosts[i].Hosts = append(v.Hosts[i].Hosts, Host{
 			Name: h.Name, CPU: h.CPU, Cores: h.Cores, Threads: h.Threads, Kernel: h.Kernel, Docker: h.Docker,
-			ServerCPUs: h.ServerCPUs, LoadgenCPUs: h.LoadgenCPUs, Job: h.Job, Seen: h.Seen,
+			ServerCPUs: h.ServerCPUs, LoadgenCPUs: h.LoadgenCPUs, Lite: h.Lite, Job: h.Job, Seen: h.Seen,
 			Ago: round(max(now.Sub(h.Seen), 0)) + " ago",
 		})
 	}

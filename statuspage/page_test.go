@@ -2,9 +2,11 @@ package statuspage
 
 import (
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -104,7 +106,7 @@ func TestFormats(t *testing.T) {
 		t.Errorf("finished = %+v, want the latest (x2) first and g1 last", v.Finished)
 	}
 
-	wantHosts := []Hosts{{Pool: queue.DefaultPool, Hosts: []Host{
+	wantHosts := []Hosts{{Pool: queue.DefaultPool, Routed: true, Hosts: []Host{
 		{Name: hostileHost, Seen: t0.Add(-20 * time.Second), Ago: "20s ago"},
 		{Name: "tr-1", CPU: "AMD Ryzen Threadripper PRO 3995WX 64-Cores", Cores: "64", Threads: "128", Kernel: "6.17.0-22-generic",
 			Docker: "29.3.0", ServerCPUs: "0-31,64-95", LoadgenCPUs: "32-63,96-127", Job: "d2", Seen: t0.Add(-4 * time.Second), Ago: "4s ago"},
@@ -115,6 +117,43 @@ func TestFormats(t *testing.T) {
 
 	if resp, _ := get(t, h, "/?format=xml", ""); resp.StatusCode != http.StatusBadRequest {
 		t.Errorf("?format=xml = %d, want 400", resp.StatusCode)
+	}
+}
+
+// TestPoolsAndTheirHosts: with the bot's pools known, the Hosts section lists them in the
+// bot's order, one without a live host said so, then a pool only a runner names, marked as
+// getting no request; a --lite host says it runs any row.
+func TestPoolsAndTheirHosts(t *testing.T) {
+	q, clk := seed(t)
+	if err := q.Announce(t.Context(), queue.Host{Pool: "laptops", Name: "lap-1", Threads: "8", Lite: true}, time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	h := Handler(Config{Queue: q, Now: clk.Now, Pools: []string{"big", queue.DefaultPool}})
+	_, body := get(t, h, "/?format=json", "")
+	var v View
+	if err := json.Unmarshal([]byte(body), &v); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, p := range v.Hosts {
+		got = append(got, fmt.Sprintf("%s routed=%v hosts=%d", p.Pool, p.Routed, len(p.Hosts)))
+	}
+	want := []string{"big routed=true hosts=0", "default routed=true hosts=2", "laptops routed=false hosts=1"}
+	if !slices.Equal(got, want) {
+		t.Errorf("pools = %q, want %q", got, want)
+	}
+	_, page := get(t, h, "/", "text/html")
+	for _, want := range []string{
+		`Pool <code>big</code>: no live host</h3>`,
+		`Pool <code>laptops</code>: 1 host <span class="muted">(the bot routes no request here)</span>`,
+		`<code>--lite</code>: runs any row, scaled down`,
+	} {
+		if !strings.Contains(page, want) {
+			t.Errorf("the page lacks %s", want)
+		}
+	}
+	if strings.Contains(page, "Pool <code>default</code>: 2 hosts <span") {
+		t.Errorf("a routed pool is marked as getting no request")
 	}
 }
 

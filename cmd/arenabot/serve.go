@@ -85,7 +85,7 @@ func serve(ctx context.Context, c serveConfig, stderr io.Writer) (err error) {
 	// runners elsewhere are given.
 	leaseTTL := c.Work.LeaseTTL
 	mux.Handle("GET /{$}", statuspage.Handler(statuspage.Config{
-		Queue: q, LeaseTTL: leaseTTL, WebURL: bc.WebURL, Logger: log.With("component", "statuspage"),
+		Queue: q, LeaseTTL: leaseTTL, WebURL: bc.WebURL, Pools: c.Pools, Logger: log.With("component", "statuspage"),
 	}))
 	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
