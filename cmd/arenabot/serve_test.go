@@ -121,7 +121,7 @@ func TestServeEndToEnd(t *testing.T) {
 	env := map[string]string{
 		"ARENA_WEBHOOK_SECRET": "s3cret", "ARENA_GITHUB_TOKEN": "tok", "ARENA_GITHUB_API_URL": gh.URL,
 		"ARENA_REDIS_URL": "redis://" + srv.Addr, "ARENA_LISTEN": "127.0.0.1:0", "ARENA_BOT_LOGIN": "arenabot[bot]",
-		"ARENA_REPOS": repo,
+		"ARENA_REPOS": repo, "ARENA_POOLS": "default,big",
 	}
 	cfg, err := parseServe(nil, func(k string) string { return env[k] }, io.Discard)
 	if err != nil {
@@ -243,6 +243,7 @@ func TestServeEndToEnd(t *testing.T) {
 	for _, c := range []struct{ path, want string }{
 		{"/healthz", "ok"},
 		{"/", jobs[0].ID},
+		{"/", "Pool <code>big</code>: no live host"}, // ARENA_POOLS reaches the status page
 		{"/?format=text", "awaiting approval: 0 requests"},
 		{"/metrics", `arena_queue_jobs{pool="default",state="queued"} 1`},
 		{"/metrics", "arena_pending_requests 0"},

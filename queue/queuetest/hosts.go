@@ -35,7 +35,7 @@ func testHosts(t *testing.T, newQueue NewQueue) {
 
 	t0 := clk.Now()
 	b := queue.Host{Pool: "bench", Name: "tr-b", CPU: "AMD Ryzen 9 7950X 16-Core", Cores: "16", Threads: "32",
-		Kernel: "6.8.0-45-generic", Docker: "27.3.1", ServerCPUs: "0-7", LoadgenCPUs: "8-15"}
+		Kernel: "6.8.0-45-generic", Docker: "27.3.1", ServerCPUs: "0-7", LoadgenCPUs: "8-15", Lite: true}
 	announce(b, time.Minute)
 	want := b
 	want.Seen = t0
