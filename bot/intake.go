@@ -141,7 +141,7 @@ func (in *Intake) request(ctx context.Context, c hook.Comment, cmd command.Comma
 		}
 		return &failure{c, cmd.Line, "could not read the pull request's files from GitHub", fmt.Errorf("resolve: %w", err)}
 	}
-	dec := in.route(ctx, p)
+	dec := pickPool(ctx, in.q, in.cfg.Pools, in.log, p)
 	if p = p.Keep(dec.Runs); p.Rows() == 0 {
 		return in.replyOnce(ctx, c, problemText(cmd.Line, "no live runner host can run this request: "+refusals(dec),
 			"ask a maintainer to add a runner host with that many CPUs to a pool, or request other tests with `-t`"))

@@ -84,6 +84,7 @@
 //	P fence                counter of claims: each claim's fencing number
 //	P events               stream of events (about Options.MaxEvents kept)
 //	P delivery:<id>        webhook delivery ID, with the TTL SeenDelivery was given
+//	P lease:<name>         the holder of a Leader's lease, with its TTL
 //
 // Every state change is one MULTI/EXEC guarded by WATCH on the keys its
 // transition read; the one script left is the read-only snapshot of the

@@ -24,6 +24,7 @@ type Memory struct {
 	memEvents
 	memDeliveries
 	memHosts
+	memLeases
 }
 
 var _ Queue = (*Memory)(nil)
@@ -39,6 +40,7 @@ type memCore struct {
 	seen    memSeen
 	runners memRunners
 	hosts   map[string]memHost // hostKey -> the host; kept in memory only, even by Disk
+	leases  map[string]memLease
 
 	store memStore // nil for a Memory of its own; see persist.go
 	dirty memDirty
@@ -49,7 +51,7 @@ type memCore struct {
 func NewMemory(o Options) *Memory {
 	c := &memCore{opts: o.withDefaults()}
 	c.resetLocked()
-	return &Memory{memCore: c, memEvents: memEvents{c}, memDeliveries: memDeliveries{c}, memHosts: memHosts{c}}
+	return &Memory{memCore: c, memEvents: memEvents{c}, memDeliveries: memDeliveries{c}, memHosts: memHosts{c}, memLeases: memLeases{c}}
 }
 
 // resetLocked empties the queue. Blocked Claims and Events are woken.

@@ -16,7 +16,7 @@ import (
 // A Queue holds approved jobs: per pool one running and, behind it, Depth
 // waiting per pull request. Redis
 // and Memory implement it with the same behaviour; queuetest.Conformance
-// checks both. It is the union of six roles of a few methods each; consumers
+// checks both. It is the union of seven roles of a few methods each; consumers
 // should declare the role, or the few methods, they use.
 type Queue interface {
 	Requests
@@ -25,6 +25,7 @@ type Queue interface {
 	Deliveries
 	Stream
 	Announcer
+	Leader
 }
 
 // Requests are the requests awaiting approval: recorded, approved into a line, rejected or

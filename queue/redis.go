@@ -30,6 +30,7 @@ type Redis struct {
 	*redisStream
 	redisDeliveries
 	redisHosts
+	redisLeases
 }
 
 var _ Queue = (*Redis)(nil)
@@ -44,6 +45,7 @@ func NewRedis(rdb redis.UniversalClient, o Options) *Redis {
 		redisStream:     &redisStream{rdb: rdb, k: k, opts: o},
 		redisDeliveries: redisDeliveries{rdb: rdb, k: k},
 		redisHosts:      redisHosts{rdb: rdb, k: k, opts: o},
+		redisLeases:     redisLeases{rdb: rdb, k: k},
 	}
 }
 

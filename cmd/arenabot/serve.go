@@ -108,13 +108,18 @@ func serve(ctx context.Context, c serveConfig, stderr io.Writer) (err error) {
 	loopCtx, stopLoops := context.WithCancel(context.WithoutCancel(ctx))
 	defer stopLoops()
 	g := bot.NewLoops(loopCtx, log, c.WrapLoop)
-	g.Start("bot", b.Run)
-	g.Start("events", func(ctx context.Context) error { return b.RunEvents(ctx, c.Consumer) })
-	g.Start("reaper", func(ctx context.Context) error { return q.RunReaper(ctx, c.ReapEvery) })
+	// Each of the bot's loops runs in one replica at a time, the holder of its lease; the
+	// HTTP endpoints answer in every replica.
+	leased := func(name string, loop func(context.Context) error) func(context.Context) error {
+		return bot.Leased(q, name, c.Replica, c.LeaderTTL, log.With("component", "lease"), loop)
+	}
+	g.Start("bot", leased("bot", b.Run))
+	g.Start("events", leased("events", func(ctx context.Context) error { return b.RunEvents(ctx, c.Consumer) }))
+	g.Start("reaper", leased("reaper", func(ctx context.Context) error { return q.RunReaper(ctx, c.ReapEvery) }))
 	if c.AppID != 0 {
-		g.Start("recovery", func(ctx context.Context) error {
+		g.Start("recovery", leased("recovery", func(ctx context.Context) error {
 			return bot.NewRecovery(b.Intake, gh).Run(ctx, c.RecoverEvery, c.RecoverWindow)
-		})
+		}))
 	} else {
 		log.Info("missed webhooks are not recovered: GitHub lists webhook deliveries to a GitHub App only (set ARENA_GITHUB_APP_ID and ARENA_GITHUB_PRIVATE_KEY_FILE instead of a token)")
 	}
@@ -128,7 +133,7 @@ func serve(ctx context.Context, c serveConfig, stderr io.Writer) (err error) {
 			httpErr <- err
 		}
 	}()
-	log.Info("serving", "listen", ln.Addr().String(), "redis", c.RedisURL != "", "state", st.where, "runner", c.Runner, "lite", c.Work.Lite)
+	log.Info("serving", "replica", c.Replica, "listen", ln.Addr().String(), "redis", c.RedisURL != "", "state", st.where, "runner", c.Runner, "lite", c.Work.Lite)
 	select {
 	case <-ctx.Done():
 		log.Info("shutting down", "cause", context.Cause(ctx))

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"maps"
 	"net/http"
@@ -74,6 +75,17 @@ func TestParseServe(t *testing.T) {
 				t.Errorf("pools %v, want [default big]", c.Pools)
 			}
 		}},
+		{name: "replica names", env: base, check: func(t *testing.T, c serveConfig) {
+			if want := fmt.Sprintf("-%d", os.Getpid()); !strings.HasSuffix(c.Replica, want) || c.LeaderTTL != 15*time.Second {
+				t.Errorf("replica %q, leader ttl %v; want hostname-pid and 15s", c.Replica, c.LeaderTTL)
+			}
+		}},
+		{name: "replica named", env: with("ARENA_REPLICA", "bot-2"), args: []string{"--leader-ttl", "3s"}, check: func(t *testing.T, c serveConfig) {
+			if c.Replica != "bot-2" || c.LeaderTTL != 3*time.Second {
+				t.Errorf("replica %q, leader ttl %v", c.Replica, c.LeaderTTL)
+			}
+		}},
+		{name: "leader ttl too short", env: base, args: []string{"--leader-ttl", "10ms"}, wantErr: "--leader-ttl 10ms: want at least 100ms"},
 		{name: "bad pool name", env: with("ARENA_POOLS", "default,big hosts!"), wantErr: `ARENA_POOLS: pool "hosts!" is not a pool name`},
 		{name: "runner's pool not routed to", env: with("ARENA_POOLS", "big", "ARENA_POOL", "default"), args: []string{"--runner"}, wantErr: `pool "default" (ARENA_POOL), which ARENA_POOLS (big) does not route to`},
 	} {

@@ -1,13 +1,11 @@
 package main
 
 import (
-	"cmp"
 	"context"
 	"fmt"
 	"io"
 	"net"
 	"os"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -17,7 +15,6 @@ import (
 	"github.com/arenabot/arenabot/bot"
 	"github.com/arenabot/arenabot/bot/ghapi"
 	"github.com/arenabot/arenabot/profile"
-	"github.com/arenabot/arenabot/queue"
 	"github.com/arenabot/arenabot/queue/redisconn"
 )
 
@@ -44,6 +41,11 @@ type serveConfig struct {
 	// those serve missed, and how far back (App auth only).
 	RecoverEvery, RecoverWindow time.Duration
 	Consumer                    string
+	// Replica names this process among serve's replicas on one Redis (ARENA_REPLICA;
+	// default: hostname and pid); LeaderTTL is how long a replica holds a loop's lease
+	// without extending it, so a killed replica's loops move within it (--leader-ttl).
+	Replica   string
+	LeaderTTL time.Duration
 	// Repos are the repositories served (ARENA_REPOS); serve fills them in at start when
 	// the App is installed on just one (servedScope).
 	Repos []string
@@ -98,6 +100,8 @@ func parseServe(args []string, getenv func(string) string, stderr io.Writer) (se
 	fs.StringVar(&recoverEvery, "recover-every", envOr(getenv, "ARENA_RECOVER_EVERY", "5m"), "how often the App's webhook deliveries are read for comments serve missed while it was down; also at start (ARENA_RECOVER_EVERY)")
 	fs.StringVar(&recoverWindow, "recover-window", envOr(getenv, "ARENA_RECOVER_WINDOW", "6h"), "how far back missed webhook deliveries are recovered, at most the 24h delivery ids are kept (ARENA_RECOVER_WINDOW)")
 	fs.DurationVar(&c.ShutdownWait, "shutdown-wait", time.Minute, "how long serve waits on SIGTERM for its loops to stop (the runner's job in flight is stopped and its containers removed) before it exits anyway")
+	fs.StringVar(&c.Replica, "replica", getenv("ARENA_REPLICA"), "this process's name among serve's replicas on one Redis, unique to it (default: hostname-pid) (ARENA_REPLICA)")
+	fs.DurationVar(&c.LeaderTTL, "leader-ttl", 15*time.Second, "how long a replica holds a loop's lease without extending it: a killed replica's loops move to another within it")
 	fs.StringVar(&c.Consumer, "consumer", envOr(getenv, "ARENA_BOT_CONSUMER", "arenabot"), "the bot's stable name on the runner event stream; keep it across restarts (ARENA_BOT_CONSUMER)")
 	fs.BoolVar(&c.Runner, "runner", false, "also run the runner in this process (the single-machine mode; the runner flags below apply)")
 	c.Work.runnerFlags(fs, getenv)
@@ -165,6 +169,12 @@ func parseServe(args []string, getenv func(string) string, stderr io.Writer) (se
 	if c.ReapEvery <= 0 {
 		return c, fmt.Errorf("serve: --reap-every %s: want a positive duration", c.ReapEvery)
 	}
+	if c.Replica == "" {
+		c.Replica = defaultReplica()
+	}
+	if c.LeaderTTL < 100*time.Millisecond {
+		return c, fmt.Errorf("serve: --leader-ttl %s: want at least 100ms", c.LeaderTTL)
+	}
 	if c.ShutdownWait <= 0 {
 		return c, fmt.Errorf("serve: --shutdown-wait %s: want a positive duration", c.ShutdownWait)
 	}
@@ -189,6 +199,7 @@ func parseServe(args []string, getenv func(string) string, stderr io.Writer) (se
 	}
 	return c, nil
 }
+
 
 // listenPort returns the port of a listen address, 0 when it has none.
 func listenPort(addr string) int {
@@ -215,23 +226,3 @@ func (c serveConfig) botConfig() bot.Config {
 	}
 }
 
-// parsePools reads ARENA_POOLS: names separated by commas or spaces, each once; none means
-// the runner's pool. With --runner, the runner's pool must be one of them.
-func parsePools(s, runnerPool string, runner bool) ([]string, error) {
-	var out []string
-	for _, f := range strings.FieldsFunc(s, func(r rune) bool { return r == ',' || r == ' ' }) {
-		if err := queue.CheckPool(f); err != nil {
-			return nil, fmt.Errorf("serve: ARENA_POOLS: %w", err)
-		}
-		if !slices.Contains(out, f) {
-			out = append(out, f)
-		}
-	}
-	switch {
-	case len(out) == 0:
-		out = []string{cmp.Or(runnerPool, queue.DefaultPool)}
-	case runner && !slices.Contains(out, runnerPool):
-		return nil, fmt.Errorf("serve --runner: its runner takes jobs from pool %q (ARENA_POOL), which ARENA_POOLS (%s) does not route to; add it to ARENA_POOLS", runnerPool, strings.Join(out, ","))
-	}
-	return out, nil
-}

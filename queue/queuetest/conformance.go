@@ -65,6 +65,7 @@ func Conformance(t *testing.T, newQueue NewQueue) {
 		{"Runners", testRunners},
 		{"ListAwaiting", testListAwaiting},
 		{"Hosts", testHosts},
+		{"Leases", testLeases},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
