@@ -32,10 +32,7 @@ func WriteStatus(ctx context.Context, w io.Writer, q Reader) error {
 		if i > 0 {
 			fmt.Fprintln(tw)
 		}
-		running := 0
-		if l.Running() != nil {
-			running = 1
-		}
+		running := len(l.Running())
 		fmt.Fprintf(tw, "pool %s: %d running, %d waiting\n", l.Pool, running, len(l.Places)-running)
 		if len(l.Places) == 0 {
 			continue

@@ -452,3 +452,57 @@ func TestDiskCrash(t *testing.T) {
 		}
 	}
 }
+
+// TestDiskLegacyClaim: a file written before a pool could run several jobs keeps its
+// running claim as "run"; a reopened Disk reads it as one of the line's claims, which
+// heart-beats and finishes, and another job claims beside it.
+func TestDiskLegacyClaim(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "q.db")
+	d, err := queue.OpenDisk(path, queue.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := t.Context()
+	if _, _, err := d.Enqueue(ctx, queuetest.Job(1, "")); err != nil {
+		t.Fatal(err)
+	}
+	la, err := d.Claim(ctx, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = d.DB().Update(func(tx *bbolt.Tx) error {
+		b := tx.Bucket([]byte("queue"))
+		var meta map[string]any
+		if err := json.Unmarshal(b.Get([]byte("meta")), &meta); err != nil {
+			return err
+		}
+		pool := meta["pools"].(map[string]any)[queue.DefaultPool].(map[string]any)
+		pool["run"] = pool["runs"].([]any)[0]
+		delete(pool, "runs")
+		raw, err := json.Marshal(meta)
+		if err != nil {
+			return err
+		}
+		return b.Put([]byte("meta"), raw)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d.Close()
+	d = openDisk(t, path, queue.Options{})
+	if _, err := d.Heartbeat(ctx, la); err != nil {
+		t.Fatalf("Heartbeat of the claim read from \"run\": %v", err)
+	}
+	if _, _, err := d.Enqueue(ctx, queuetest.Job(2, "")); err != nil {
+		t.Fatal(err)
+	}
+	lb, err := d.Claim(ctx, "")
+	if err != nil || lb.Job.PR != 2 {
+		t.Fatalf("Claim beside it = %+v, %v", lb.Job, err)
+	}
+	for _, l := range []queue.Lease{la, lb} {
+		if _, err := d.Finish(ctx, l, queue.Outcome{State: queue.Done}); err != nil {
+			t.Errorf("Finish %s: %v", l.Job.ID, err)
+		}
+	}
+}

@@ -10,9 +10,12 @@
 // line, Reject and Expire end it. The same requester's newer request on a
 // pull request replaces an older one that still awaits approval.
 //
-// Each runner pool has one line: at most one running job and, behind it, the
-// waiting jobs, at most Options.Depth (one by default) per pull request, as
-// the arena's queue is one deep per pull request. Jobs of different pull
+// Each runner pool has one line: its running jobs, one per runner that
+// claimed one (each runner host takes one job at a time), and behind them
+// the waiting jobs, at most Options.Depth (one by default) per pull request,
+// as the arena's queue is one deep per pull request. A claim takes the first
+// retried, then the first waiting, job whose pull request has none running:
+// a pull request's jobs run one at a time, in order. Jobs of different pull
 // requests wait in the order they were approved and never displace each
 // other; a pull request's newer job takes the place of that pull request's
 // waiting one, which ends as superseded (with Depth > 1, its oldest waiting
@@ -27,7 +30,7 @@
 //
 // The lifecycle is written once, in Go: transition (lifecycle.go) takes the
 // part of the state a command reads (the job records, the pool's line and
-// running claim, the clock) and the command (submit, approve, reject,
+// running claims, the clock) and the command (submit, approve, reject,
 // expire, amend, enqueue, claim, heartbeat, finish, cancel, drain, reap)
 // and returns the change with the events to publish, or a refusal
 // (ErrNotFound, ErrExists, ErrFinished, ErrNotAwaiting, ErrLeaseLost). It
@@ -77,9 +80,15 @@
 //	P pool:<pool>:waiting  list of waiting job IDs, the next first (Options.Depth
 //	                       per pull request)
 //	P pool:<pool>:retry    list of retried job IDs; they run before waiting ones
-//	P pool:<pool>:run      hash: job, token of the running job's claim
-//	P pool:<pool>:lease    the claim's token, with a TTL of Options.LeaseTTL that
-//	                       Heartbeat renews; run without lease means a lost runner
+//	P pool:<pool>:runs     hash: token of a running claim -> its job
+//	P pool:<pool>:lease:<token>
+//	                       the claim's token, with a TTL of Options.LeaseTTL that
+//	                       Heartbeat renews; a claim without its lease means a
+//	                       lost runner
+//	P pool:<pool>:run, P pool:<pool>:lease
+//	                       the one running claim and its lease as a store written
+//	                       before a pool could run several jobs kept them: read as
+//	                       a claim, moved to runs by the next change of the line
 //	P pool:<pool>:signal   list of at most one wake-up token, popped by a blocked Claim
 //	P fence                counter of claims: each claim's fencing number
 //	P events               stream of events (about Options.MaxEvents kept)
@@ -102,7 +111,7 @@
 //	queue/jobs/<id>        a job (JSON) with, once it ended, when it is forgotten
 //	queue/events/<n>       the stream entry numbered n (8 bytes, big-endian)
 //	queue/deliveries/<id>  webhook delivery ID -> when it is forgotten
-//	queue/meta             the rest (JSON): every pool's running claim (job,
+//	queue/meta             the rest (JSON): every pool's running claims (job,
 //	                       token, wall-clock lease deadline), retry and waiting
 //	                       lines; the requests awaiting approval in order; the
 //	                       fence and event counters; the consumer groups with

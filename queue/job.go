@@ -139,7 +139,7 @@ type Job struct {
 	Result json.RawMessage `json:"result,omitempty"`
 }
 
-// A Lease is a runner's hold on the one running job of a pool. Token proves
+// A Lease is a runner's hold on its running job of a pool. Token proves
 // ownership to Heartbeat and Finish; Fence increases with every claim across
 // the whole queue, so a result can be checked against the latest claim.
 type Lease struct {
@@ -158,23 +158,28 @@ type Outcome struct {
 // A Place is a job's position in its pool's line.
 type Place struct {
 	Job      Job
-	Position int           // 1 is the running job (or the next to run when none runs)
+	Position int           // 1 is the first running job (or the next to run when none runs); the running jobs come first
 	ETA      time.Duration // expected wait until the job starts: 0 when running
 	Ahead    *Job          // the job just ahead in the line (running, retried or waiting); nil at position 1
 }
 
-// A Line is one pool: its running job (if any) and the jobs waiting behind it.
+// A Line is one pool: its running jobs (one per runner that claimed one) and the jobs
+// waiting behind them.
 type Line struct {
 	Pool   string
-	Places []Place // the running job first, then the waiting jobs in the order they will run
+	Places []Place // the running jobs first, then the waiting jobs in the order they will run
 }
 
-// Running returns the running job of the line, or nil.
-func (l Line) Running() *Job {
-	if len(l.Places) > 0 && l.Places[0].Job.State == Running {
-		return &l.Places[0].Job
+// Running returns the running jobs of the line, the earliest started first.
+func (l Line) Running() []Job {
+	var out []Job
+	for _, p := range l.Places {
+		if p.Job.State != Running {
+			break
+		}
+		out = append(out, p.Job)
 	}
-	return nil
+	return out
 }
 
 // A Filter selects jobs for List. The zero Filter selects every job that is

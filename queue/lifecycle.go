@@ -37,14 +37,14 @@ var ops = []op{opSubmit, opApprove, opReject, opExpire, opAmend, opEnqueue, opCl
 // Refusals the stores act on (Claim waits, Expire, Drain and Reap skip the
 // job) rather than return; errNoRecord and errBadCommand are faults.
 var (
-	errBusy       = errors.New("a job of the pool runs")                 // claim: wait
-	errEmpty      = errors.New("no job waits in the pool")               // claim: wait
-	errNotDue     = errors.New("request not expired")                    // expire: skip it
-	errNotWaiting = errors.New("job is not waiting in its line")         // drain: skip it
-	errLeaseLive  = errors.New("the running job's lease is live")        // reap: skip the pool
-	errNotRunning = errors.New("no job of the pool runs")                // reap: skip the pool
-	errNoRecord   = errors.New("job in line has no record")              // claim: the store lost a record
-	errBadCommand = errors.New("queue: command without what it acts on") // a store's bug
+	errBusy       = errors.New("the jobs waiting wait for their PR's running job") // claim: wait
+	errEmpty      = errors.New("no job waits in the pool")                         // claim: wait
+	errNotDue     = errors.New("request not expired")                              // expire: skip it
+	errNotWaiting = errors.New("job is not waiting in its line")                   // drain: skip it
+	errLeaseLive  = errors.New("every running job's lease is live")                // reap: skip the pool
+	errNotRunning = errors.New("no job of the pool runs")                          // reap: skip the pool
+	errNoRecord   = errors.New("job in line has no record")                        // claim: the store lost a record
+	errBadCommand = errors.New("queue: command without what it acts on")           // a store's bug
 )
 
 // A command is what a caller asks of the lifecycle.
@@ -65,23 +65,57 @@ type scene struct {
 	Now   time.Time
 	Depth int             // waiting places per pull request in a pool's line
 	Fence int64           // the last fencing number given out
-	Jobs  map[string]*Job // by ID: the job acted on, the same owner's request awaiting approval, the first retried and the first waiting job of the line, the running job, the waiting job a lineup displaces; missing: unknown
+	Jobs  map[string]*Job // by ID: the job acted on, the same owner's request awaiting approval, the first retried and the first waiting job of the line, the job a claim starts, the running jobs, the waiting job a lineup displaces; missing: unknown
 	Owner string          // submit: the ID of the request of the same owner awaiting approval; "" none
 	Line  lineState       // the pool of the job acted on (or of claim and reap)
 	Op    string          // the nonce of the last call that changed the job acted on (Redis); "" none
 	// PRs holds, for approve and enqueue, the pull request (prKey) of each job waiting in
-	// the line, by ID; a waiting job missing here shares its place with no other.
+	// the line, by ID; for claim, of each job running, retried or waiting. A job missing
+	// here shares its place (and its turn) with no other.
 	PRs map[string]string
 }
 
-// A lineState is one pool's line: its running claim and its waiting jobs.
+// A lineState is one pool's line: its running claims (one per runner host that took a
+// job) and the jobs waiting.
 type lineState struct {
 	Pool    string
-	Run     string   // the running job's ID; "" when none runs
-	Token   string   // the running claim's token
-	Live    bool     // the running claim's lease has not lapsed
-	Retry   []string // jobs retried after a lost runner, the next first; they run before waiting ones
-	Waiting []string // the next first
+	Runs    []runClaim // the running claims, the oldest first
+	Retry   []string   // jobs retried after a lost runner, the next first; they run before waiting ones
+	Waiting []string   // the next first
+}
+
+// A runClaim is a running job of a line and its runner's claim.
+type runClaim struct {
+	Job   string // the running job's ID
+	Token string // the claim's token
+	Live  bool   // the claim's lease has not lapsed
+}
+
+// claim returns the index of the running claim with token, or -1.
+func (l lineState) claim(token string) int {
+	return slices.IndexFunc(l.Runs, func(r runClaim) bool { return token != "" && r.Token == token })
+}
+
+// running reports whether job id runs in the line.
+func (l lineState) running(id string) bool {
+	return slices.ContainsFunc(l.Runs, func(r runClaim) bool { return r.Job == id })
+}
+
+// next returns the job a claim would start: the first retried, then the first waiting,
+// job whose pull request (prs) has no job running; "" when none may start.
+func (l lineState) next(prs map[string]string) string {
+	busy := map[string]bool{}
+	for _, r := range l.Runs {
+		if k, ok := prs[r.Job]; ok {
+			busy[k] = true
+		}
+	}
+	for _, id := range slices.Concat(l.Retry, l.Waiting) {
+		if k, ok := prs[id]; !ok || !busy[k] {
+			return id
+		}
+	}
+	return ""
 }
 
 // A change is what a transition does. The stores write it in one atomic step.
@@ -95,11 +129,11 @@ type change struct {
 	Awaits    string   // a job that now awaits approval (submit)
 	Unawaited []string // jobs that no longer await approval
 	Line      *lineState
-	Fence     int64 // the new fencing number (claim); 0 unchanged
-	Renew     bool  // the running claim's lease starts or is extended by LeaseTTL
-	Wake      bool  // a Claim of the pool that waits may now get a job
-	Again     bool  // the same call was already applied: nothing to write
-	Cancelled bool  // heartbeat: the runner should stop
+	Fence     int64  // the new fencing number (claim); 0 unchanged
+	Renew     string // the token of the running claim whose lease starts or is extended by LeaseTTL; "" none
+	Wake      bool   // a Claim of the pool that waits may now get a job
+	Again     bool   // the same call was already applied: nothing to write
+	Cancelled bool   // heartbeat: the runner should stop
 }
 
 // An event is one of the queue's own events: a kind about a job.
@@ -197,7 +231,7 @@ func (t *step) end(j *Job, s State, reason string) {
 func (t *step) line() *lineState {
 	if t.ch.Line == nil {
 		l := t.s.Line
-		l.Retry, l.Waiting = slices.Clone(l.Retry), slices.Clone(l.Waiting)
+		l.Runs, l.Retry, l.Waiting = slices.Clone(l.Runs), slices.Clone(l.Retry), slices.Clone(l.Waiting)
 		t.ch.Line = &l
 	}
 	return t.ch.Line
@@ -269,7 +303,7 @@ func (t *step) lineup(j Job) {
 			t.ch.Other = old
 		}
 	}
-	t.ch.Wake = l.Run == ""
+	t.ch.Wake = true // a runner of the pool waiting in Claim may take it
 }
 
 // sameWaiting returns the indexes in waiting of the jobs of pull request key
@@ -395,24 +429,22 @@ func onEnqueue(t *step, c command) error {
 	return nil
 }
 
-// claim starts the next job of the line, the retried ones first, when none
-// runs.
+// claim starts the next job of the line, the retried ones first, beside the
+// jobs running (a pool runs one job per runner that claims), skipping a job
+// whose pull request has one running: that one waits for it.
 func onClaim(t *step, c command) error {
 	l := t.s.Line
-	if l.Run != "" {
-		if j := t.job(l.Run); j != nil && l.Token == c.Token {
+	if i := l.claim(c.Token); i >= 0 {
+		if j := t.job(l.Runs[i].Job); j != nil {
 			t.ch.Reply, t.ch.Again = *j, true // the same claim again (Redis)
 			return nil
 		}
-		return errBusy
 	}
-	var id string
+	id := l.next(t.s.PRs)
 	switch {
-	case len(l.Retry) > 0:
-		id = l.Retry[0]
-	case len(l.Waiting) > 0:
-		id = l.Waiting[0]
-	default:
+	case id == "" && len(l.Retry)+len(l.Waiting) > 0:
+		return errBusy
+	case id == "":
 		return errEmpty
 	}
 	j := t.job(id)
@@ -420,45 +452,42 @@ func onClaim(t *step, c command) error {
 		return errNoRecord
 	}
 	nl := t.line()
-	if len(nl.Retry) > 0 {
-		nl.Retry = nl.Retry[1:]
-	} else {
-		nl.Waiting = nl.Waiting[1:]
-	}
+	t.leave(id)
 	t.ch.Fence = t.s.Fence + 1
 	j.State = Running
 	j.Started = t.s.Now
 	j.Fence = t.ch.Fence
-	nl.Run, nl.Token, nl.Live = id, c.Token, true
-	t.ch.Renew = true
+	nl.Runs = append(nl.Runs, runClaim{Job: id, Token: c.Token, Live: true})
+	t.ch.Renew = c.Token
 	t.ch.Reply = *j
 	t.emit(*j, EventStarted)
 	return nil
 }
 
-// held returns the job of a lease that is still the running claim.
-func (t *step) held(c command) *Job {
-	l := t.s.Line
-	if l.Run == "" || l.Run != c.ID || l.Token != c.Token {
-		return nil
+// held returns the index of the running claim of a lease and its job; -1 and
+// nil when the lease is no longer a running claim.
+func (t *step) held(c command) (int, *Job) {
+	i := t.s.Line.claim(c.Token)
+	if i < 0 || t.s.Line.Runs[i].Job != c.ID {
+		return -1, nil
 	}
-	return t.job(c.ID)
+	return i, t.job(c.ID)
 }
 
 func onHeartbeat(t *step, c command) error {
-	j := t.held(c)
+	i, j := t.held(c)
 	if j == nil {
 		return ErrLeaseLost
 	}
-	t.line().Live = true
-	t.ch.Renew = true
+	t.line().Runs[i].Live = true
+	t.ch.Renew = c.Token
 	t.ch.Reply = *j
 	t.ch.Cancelled = j.CancelRequested
 	return nil
 }
 
 func onFinish(t *step, c command) error {
-	j := t.held(c)
+	i, j := t.held(c)
 	if j == nil {
 		if old := t.job(c.ID); old != nil && t.again(c) {
 			t.ch.Reply, t.ch.Again = *old, true
@@ -467,7 +496,7 @@ func onFinish(t *step, c command) error {
 		return ErrLeaseLost
 	}
 	l := t.line()
-	l.Run, l.Token, l.Live = "", "", false
+	l.Runs = slices.Delete(l.Runs, i, i+1)
 	j.Result = slices.Clone(c.Outcome.Result)
 	t.end(j, c.Outcome.State, c.Outcome.Reason)
 	t.ch.Reply = *j
@@ -535,24 +564,25 @@ func onDrain(t *step, c command) error {
 	return nil
 }
 
-// reap recovers the running job of the line once its lease lapsed: a
-// cancelled job ends as cancelled; else it is put back at the front of the
-// line once (Attempt incremented), and fails the second time.
+// reap recovers a running job of the line whose lease lapsed (the oldest
+// such claim): a cancelled job ends as cancelled; else it is put back at the
+// front of the line once (Attempt incremented), and fails the second time.
 func onReap(t *step, _ command) error {
 	l := t.s.Line
-	if l.Run == "" {
+	if len(l.Runs) == 0 {
 		return errNotRunning
 	}
-	j := t.job(l.Run)
+	i := slices.IndexFunc(l.Runs, func(r runClaim) bool { return !r.Live })
+	if i < 0 {
+		return errLeaseLive
+	}
+	j := t.job(l.Runs[i].Job)
 	if j == nil {
 		return errNoRecord
 	}
 	t.ch.Reply = *j
-	if l.Live {
-		return errLeaseLive
-	}
 	nl := t.line()
-	nl.Run, nl.Token, nl.Live = "", "", false
+	nl.Runs = slices.Delete(nl.Runs, i, i+1)
 	switch {
 	case j.CancelRequested:
 		t.end(j, Cancelled, "")
@@ -570,4 +600,13 @@ func onReap(t *step, _ command) error {
 	t.ch.Reply = *j
 	t.ch.Wake = len(nl.Retry)+len(nl.Waiting) > 0
 	return nil
+}
+
+// runJobs returns the IDs of the running claims' jobs.
+func runJobs(runs []runClaim) []string {
+	out := make([]string, len(runs))
+	for i, r := range runs {
+		out[i] = r.Job
+	}
+	return out
 }

@@ -30,7 +30,7 @@ func lcScene(st State, edit func(*Job, *lineState)) func() scene {
 		case Queued:
 			l.Waiting = []string{"j"}
 		case Running:
-			l.Run, l.Token, l.Live = "j", "tok", true
+			l.Runs = []runClaim{{Job: "j", Token: "tok", Live: true}}
 		}
 		if st.Terminal() {
 			j.Finished = lcNow.Add(-time.Minute)
@@ -75,7 +75,7 @@ func lcCommand(o op) command {
 // TestTransitions applies every command to a job in every state: each pair
 // is a transition to the state listed or the refusal listed.
 func TestTransitions(t *testing.T) {
-	lapsed := func(j *Job, l *lineState) { l.Live = false }
+	lapsed := func(j *Job, l *lineState) { l.Runs[0].Live = false }
 	cases := []struct {
 		lifecycleCase
 		// submit, approve, reject, expire, amend, enqueue, claim, heartbeat, finish, cancel, drain, reap
@@ -103,16 +103,16 @@ func TestTransitions(t *testing.T) {
 				to(Running), no(ErrLeaseLost), no(ErrLeaseLost), to(Cancelled), to(Cancelled), no(errNotRunning)}},
 		{lifecycleCase{"running", lcScene(Running, nil)},
 			[12]lcWant{no(ErrExists), no(ErrNotAwaiting), no(ErrNotAwaiting), no(ErrNotAwaiting), to(Running), no(ErrExists),
-				no(errBusy), to(Running), to(Done), to(Running), no(errNotWaiting), no(errLeaseLive)}},
+				no(errEmpty), to(Running), to(Done), to(Running), no(errNotWaiting), no(errLeaseLive)}},
 		{lifecycleCase{"running, lease lapsed", lcScene(Running, lapsed)},
 			[12]lcWant{no(ErrExists), no(ErrNotAwaiting), no(ErrNotAwaiting), no(ErrNotAwaiting), to(Running), no(ErrExists),
-				no(errBusy), to(Running), to(Done), to(Running), no(errNotWaiting), to(Queued)}},
-		{lifecycleCase{"running again, lease lapsed", lcScene(Running, func(j *Job, l *lineState) { j.Attempt, l.Live = MaxAttempts, false })},
+				no(errEmpty), to(Running), to(Done), to(Running), no(errNotWaiting), to(Queued)}},
+		{lifecycleCase{"running again, lease lapsed", lcScene(Running, func(j *Job, l *lineState) { j.Attempt, l.Runs[0].Live = MaxAttempts, false })},
 			[12]lcWant{no(ErrExists), no(ErrNotAwaiting), no(ErrNotAwaiting), no(ErrNotAwaiting), to(Running), no(ErrExists),
-				no(errBusy), to(Running), to(Done), to(Running), no(errNotWaiting), to(Failed)}},
-		{lifecycleCase{"running, cancel requested, lease lapsed", lcScene(Running, func(j *Job, l *lineState) { j.CancelRequested, l.Live = true, false })},
+				no(errEmpty), to(Running), to(Done), to(Running), no(errNotWaiting), to(Failed)}},
+		{lifecycleCase{"running, cancel requested, lease lapsed", lcScene(Running, func(j *Job, l *lineState) { j.CancelRequested, l.Runs[0].Live = true, false })},
 			[12]lcWant{no(ErrExists), no(ErrNotAwaiting), no(ErrNotAwaiting), no(ErrNotAwaiting), to(Running), no(ErrExists),
-				no(errBusy), to(Running), to(Done), to(Running), no(errNotWaiting), to(Cancelled)}},
+				no(errEmpty), to(Running), to(Done), to(Running), no(errNotWaiting), to(Cancelled)}},
 	}
 	for _, st := range []State{Done, Failed, Cancelled, Superseded, Expired, Rejected} {
 		cases = append(cases, struct {
@@ -176,8 +176,10 @@ func checkChange(t *testing.T, before scene, ch change) {
 		if n > before.Depth {
 			t.Errorf("%d waiting, depth %d", n, before.Depth)
 		}
-		if l.Run != "" && l.Token == "" {
-			t.Errorf("running %s without a token", l.Run)
+		for _, r := range l.Runs {
+			if r.Job == "" || r.Token == "" {
+				t.Errorf("a running claim without a job or a token: %+v", r)
+			}
 		}
 	}
 }
@@ -188,7 +190,7 @@ func TestTransitionsLine(t *testing.T) {
 	queued := func(id string, pr int) *Job {
 		return &Job{ID: id, Pool: "p", State: Queued, Attempt: 1, Repo: "octo/arena", PR: pr}
 	}
-	s := scene{Now: lcNow, Depth: 1, Fence: 41, Line: lineState{Pool: "p", Run: "r", Token: "t", Live: true, Retry: []string{"x"}, Waiting: []string{"a", "w", "b"}},
+	s := scene{Now: lcNow, Depth: 1, Fence: 41, Line: lineState{Pool: "p", Runs: []runClaim{{Job: "r", Token: "t", Live: true}}, Retry: []string{"x"}, Waiting: []string{"a", "w", "b"}},
 		Jobs: map[string]*Job{"r": queued("r", 1), "x": queued("x", 1), "a": queued("a", 2), "w": queued("w", 1), "b": queued("b", 3)},
 		PRs:  map[string]string{"a": "octo/arena#2", "w": "octo/arena#1", "b": "octo/arena#3"}}
 	s.Jobs["r"].State = Running
@@ -199,7 +201,7 @@ func TestTransitionsLine(t *testing.T) {
 	if err != nil || ch.Other == nil || ch.Other.ID != "w" || ch.Other.State != Superseded || ch.Other.SupersededBy != "n" {
 		t.Fatalf("enqueue of a pull request that has a job waiting: displaced %+v, %v; want w superseded by n", ch.Other, err)
 	}
-	if got := fmt.Sprintln(ch.Line.Run, ch.Line.Retry, ch.Line.Waiting, ch.Wake); got != "r [x] [a n b] false\n" {
+	if got := fmt.Sprintln(runJobs(ch.Line.Runs), ch.Line.Retry, ch.Line.Waiting, ch.Wake); got != "[r] [x] [a n b] true\n" {
 		t.Errorf("line after the displacement: %s", got)
 	}
 	if got := fmt.Sprint(ch.Events); got != "[{n queued} {w superseded}]" {
@@ -227,14 +229,61 @@ func TestTransitionsLine(t *testing.T) {
 		t.Errorf("depth 2, the second job of pull request 2: displaced %+v, line %v, %v; want none displaced", ch.Other, ch.Line, err)
 	}
 
-	s.Line.Run, s.Line.Token = "", ""
+	s.Line.Runs = nil
 	ch, err = transition(s, command{Op: opClaim, Token: "c"})
-	if err != nil || ch.Reply.ID != "x" || ch.Fence != 42 || ch.Reply.Fence != 42 || ch.Line.Run != "x" || ch.Line.Token != "c" || !ch.Renew {
+	if err != nil || ch.Reply.ID != "x" || ch.Fence != 42 || ch.Reply.Fence != 42 || fmt.Sprint(ch.Line.Runs) != "[{x c true}]" || ch.Renew != "c" {
 		t.Fatalf("claim = %+v, %v; want the retried x with fence 42", ch, err)
 	}
-	s.Line.Run, s.Line.Token, s.Jobs["x"] = "x", "c", &ch.Reply
+	s.Line.Runs, s.Jobs["x"] = ch.Line.Runs, &ch.Reply
 	if ch, err := transition(s, command{Op: opClaim, Token: "c"}); err != nil || !ch.Again || ch.Reply.ID != "x" || len(ch.Put) > 0 {
 		t.Errorf("the same claim again = %+v, %v; want x again, nothing written", ch, err)
+	}
+
+	// Several running: each claim starts the next job whose pull request runs none.
+	// The claims' leases are their own: a heartbeat renews its claim's, a reap recovers
+	// the claim whose lease lapsed and leaves the others running.
+	slots := scene{Now: lcNow, Depth: 1, Fence: 50,
+		Line: lineState{Pool: "p", Runs: []runClaim{{Job: "r", Token: "t", Live: true}}, Waiting: []string{"w", "a", "b"}},
+		Jobs: map[string]*Job{"r": queued("r", 1), "w": queued("w", 1), "a": queued("a", 2), "b": queued("b", 3)},
+		PRs:  map[string]string{"r": "octo/arena#1", "w": "octo/arena#1", "a": "octo/arena#2", "b": "octo/arena#3"}}
+	slots.Jobs["r"].State = Running
+	ch, err = transition(slots, command{Op: opClaim, Token: "t2"})
+	if err != nil || ch.Reply.ID != "a" || fmt.Sprint(runJobs(ch.Line.Runs), ch.Line.Waiting) != "[r a] [w b]" {
+		t.Fatalf("second claim = %v, %+v; want a (w waits for its PR's running r), line [r a] [w b]", err, ch.Line)
+	}
+	slots.Line, slots.Fence = *ch.Line, ch.Fence
+	ra := ch.Reply
+	slots.Jobs["a"] = &ra
+	ch, err = transition(slots, command{Op: opClaim, Token: "t3"})
+	if err != nil || ch.Reply.ID != "b" || fmt.Sprint(runJobs(ch.Line.Runs), ch.Line.Waiting) != "[r a b] [w]" {
+		t.Fatalf("third claim = %v, %+v; want b", err, ch.Line)
+	}
+	slots.Line, slots.Fence = *ch.Line, ch.Fence
+	rb := ch.Reply
+	slots.Jobs["b"] = &rb
+	if _, err := transition(slots, command{Op: opClaim, Token: "t4"}); !errors.Is(err, errBusy) {
+		t.Errorf("a claim with only w waiting behind its PR's running r = %v, want errBusy", err)
+	}
+	for i := range slots.Line.Runs {
+		slots.Line.Runs[i].Live = slots.Line.Runs[i].Token != "t2" // a's runner stopped
+	}
+	if ch, err := transition(slots, command{Op: opHeartbeat, ID: "b", Token: "t3"}); err != nil || ch.Renew != "t3" {
+		t.Errorf("heartbeat of b = %v, renew %q; want its own claim renewed", err, ch.Renew)
+	}
+	ch, err = transition(slots, command{Op: opReap})
+	if err != nil || ch.Reply.ID != "a" || fmt.Sprint(runJobs(ch.Line.Runs), ch.Line.Retry) != "[r b] [a]" {
+		t.Fatalf("reap = %v, %+v; want a back in line, r and b running", err, ch.Line)
+	}
+	slots.Line = *ch.Line
+	if _, err := transition(slots, command{Op: opReap}); !errors.Is(err, errLeaseLive) {
+		t.Errorf("reap with every lease live = %v, want errLeaseLive", err)
+	}
+	ch, err = transition(slots, command{Op: opFinish, ID: "r", Token: "t", Outcome: Outcome{State: Done}})
+	if err != nil || fmt.Sprint(runJobs(ch.Line.Runs)) != "[b]" || !ch.Wake {
+		t.Errorf("finish of r = %v, %+v; want b still running and a claim woken", err, ch.Line)
+	}
+	if _, err := transition(slots, command{Op: opFinish, ID: "r", Token: "t3"}); !errors.Is(err, ErrLeaseLost) {
+		t.Errorf("finish of r with b's token = %v, want ErrLeaseLost", err)
 	}
 
 	// Submit replaces the same owner's request awaiting approval.

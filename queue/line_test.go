@@ -26,11 +26,15 @@ func TestLineETA(t *testing.T) {
 	waiting := []Job{{ID: "a", Estimate: 2 * time.Minute}, {ID: "b"}, {ID: "c", Estimate: time.Minute}}
 	tests := []struct {
 		name    string
-		running *Job
+		running []Job
 		want    []time.Duration
 	}{
-		{"running", &run, []time.Duration{0, 7 * time.Minute, 9 * time.Minute, 9 * time.Minute}},
+		{"running", []Job{run}, []time.Duration{0, 7 * time.Minute, 9 * time.Minute, 9 * time.Minute}},
 		{"idle", nil, []time.Duration{0, 2 * time.Minute, 2 * time.Minute}},
+		// Two runners: a waits for the first free (r2, in 1 min), b for the next (r, in 7),
+		// c for a's (1 + 2 = 3 min).
+		{"two running", []Job{run, {ID: "r2", State: Running, Started: now.Add(-4 * time.Minute), Estimate: 5 * time.Minute}},
+			[]time.Duration{0, 0, time.Minute, 3 * time.Minute, 3 * time.Minute}},
 	}
 	for _, tt := range tests {
 		l := line("p", tt.running, waiting, now)
@@ -42,13 +46,13 @@ func TestLineETA(t *testing.T) {
 				t.Errorf("%s: place %d = %d, %v; want %d, %v", tt.name, i, p.Position, p.ETA, i+1, tt.want[i])
 			}
 		}
-		if (l.Running() != nil) != (tt.running != nil) {
+		if len(l.Running()) != len(tt.running) {
 			t.Errorf("%s: Running() = %v", tt.name, l.Running())
 		}
 	}
 	overrun := run
 	overrun.Started = now.Add(-time.Hour)
-	if l := line("p", &overrun, waiting[:1], now); l.Places[1].ETA != 0 {
+	if l := line("p", []Job{overrun}, waiting[:1], now); l.Places[1].ETA != 0 {
 		t.Errorf("behind an overrun job: ETA %v, want 0", l.Places[1].ETA)
 	}
 }

@@ -25,7 +25,7 @@ type memJob struct {
 }
 
 type memPool struct {
-	run     *memRun
+	runs    []memRun // the running claims, the oldest first
 	retry   []string // jobs retried after a lost runner: they run before waiting ones
 	waiting []string
 }
@@ -103,16 +103,25 @@ func (l *memLife) scene(cmd command, pool string, now time.Time, depth int) scen
 	s.Line = lineState{Pool: pool}
 	if p := l.pools[pool]; p != nil {
 		s.Line.Retry, s.Line.Waiting = p.retry, p.waiting
-		if p.run != nil {
-			s.Line.Run, s.Line.Token = p.run.id, p.run.token
-			s.Line.Live = time.Now().Before(p.run.deadline)
-			add(p.run.id)
+		wall := time.Now()
+		for _, r := range p.runs {
+			s.Line.Runs = append(s.Line.Runs, runClaim{Job: r.id, Token: r.token, Live: wall.Before(r.deadline)})
+			add(r.id)
 		}
 		if len(p.retry) > 0 {
 			add(p.retry[0])
 		}
 		if len(p.waiting) > 0 {
 			add(p.waiting[0])
+		}
+		if cmd.Op == opClaim {
+			s.PRs = make(map[string]string)
+			for _, id := range slices.Concat(s.Line.Retry, s.Line.Waiting, runJobs(s.Line.Runs)) {
+				if j := l.get(id); j != nil {
+					s.PRs[id] = prKey(j.Job)
+				}
+			}
+			add(s.Line.next(s.PRs))
 		}
 		if cmd.Op == opApprove || cmd.Op == opEnqueue {
 			s.PRs = make(map[string]string, len(p.waiting))
@@ -157,14 +166,17 @@ func (l *memLife) apply(ch change, o Options) {
 			l.pools[nl.Pool] = p
 		}
 		p.retry, p.waiting = nl.Retry, nl.Waiting
-		switch {
-		case nl.Run == "":
-			p.run = nil
-		case p.run == nil || p.run.id != nl.Run || p.run.token != nl.Token:
-			p.run = &memRun{id: nl.Run, token: nl.Token, deadline: wall.Add(o.LeaseTTL)}
-		case ch.Renew:
-			p.run.deadline = wall.Add(o.LeaseTTL)
+		runs := make([]memRun, 0, len(nl.Runs))
+		for _, r := range nl.Runs {
+			i := slices.IndexFunc(p.runs, func(m memRun) bool { return m.token == r.Token && m.id == r.Job })
+			switch {
+			case i < 0 || ch.Renew == r.Token:
+				runs = append(runs, memRun{id: r.Job, token: r.Token, deadline: wall.Add(o.LeaseTTL)})
+			default:
+				runs = append(runs, p.runs[i])
+			}
 		}
+		p.runs = runs
 		if ch.Wake || len(ch.Events) > 0 {
 			l.changed()
 		}
@@ -203,10 +215,9 @@ func (l *memLife) prune() {
 // line returns a pool's line with positions and ETAs as of now.
 func (l *memLife) line(pool string, now time.Time) Line {
 	p := l.pools[pool]
-	var running *Job
-	if p.run != nil {
-		r := cloneJob(l.jobs[p.run.id].Job)
-		running = &r
+	var running []Job
+	for _, r := range p.runs {
+		running = append(running, cloneJob(l.jobs[r.id].Job))
 	}
 	var waiting []Job
 	for _, id := range slices.Concat(p.retry, p.waiting) {

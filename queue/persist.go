@@ -73,6 +73,9 @@ type memMeta struct {
 }
 
 type memPoolRecord struct {
+	Runs []memRunRecord `json:"runs,omitempty"`
+	// Run is the one running claim of a file written before a pool could run several;
+	// read, never written.
 	Run     *memRunRecord `json:"run,omitempty"`
 	Retry   []string      `json:"retry,omitempty"`
 	Waiting []string      `json:"waiting,omitempty"`
@@ -96,8 +99,8 @@ func (c *memCore) metaLocked() []byte {
 		m.Pools = make(map[string]memPoolRecord, len(l.pools))
 		for name, p := range l.pools {
 			r := memPoolRecord{Retry: p.retry, Waiting: p.waiting}
-			if p.run != nil {
-				r.Run = &memRunRecord{Job: p.run.id, Token: p.run.token, Deadline: p.run.deadline}
+			for _, run := range p.runs {
+				r.Runs = append(r.Runs, memRunRecord{Job: run.id, Token: run.token, Deadline: run.deadline})
 			}
 			m.Pools[name] = r
 		}
@@ -212,7 +215,10 @@ func (c *memCore) loadLocked() error {
 	for name, r := range m.Pools {
 		p := &memPool{retry: r.Retry, waiting: r.Waiting}
 		if r.Run != nil {
-			p.run = &memRun{id: r.Run.Job, token: r.Run.Token, deadline: r.Run.Deadline}
+			r.Runs = append([]memRunRecord{*r.Run}, r.Runs...)
+		}
+		for _, run := range r.Runs {
+			p.runs = append(p.runs, memRun{id: run.Job, token: run.Token, deadline: run.Deadline})
 		}
 		l.pools[name] = p
 	}

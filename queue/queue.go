@@ -1,6 +1,7 @@
 package queue
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -8,13 +9,14 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
 )
 
-// A Queue holds approved jobs: per pool one running and, behind it, Depth
-// waiting per pull request. Redis
+// A Queue holds approved jobs: per pool one running per runner and, behind
+// them, Depth waiting per pull request. Redis
 // and Memory implement it with the same behaviour; queuetest.Conformance
 // checks both. It is the union of seven roles of a few methods each; consumers
 // should declare the role, or the few methods, they use.
@@ -66,7 +68,7 @@ type Requests interface {
 	Amend(ctx context.Context, id string, a Amendment) (Job, error)
 }
 
-// Pools are the pools' lines of approved jobs, one running and Depth waiting per pull request in each: the runner's claim,
+// Pools are the pools' lines of approved jobs, one running per runner and Depth waiting per pull request in each: the runners' claims,
 // lease and outcome, cancels, and the recovery of jobs whose runner was lost.
 type Pools interface {
 	// Enqueue adds an approved job to its pool's line, in state queued, and
@@ -84,8 +86,9 @@ type Pools interface {
 	// displaced by none. Enqueue of an ID that exists gives ErrExists.
 	Enqueue(ctx context.Context, j Job) (stored Job, displaced *Job, err error)
 
-	// Claim blocks until a job of pool waits and no job of pool runs, then
-	// marks it running, publishes EventStarted and returns a lease on it.
+	// Claim blocks until a job of pool waits whose pull request has no job
+	// running (the pool runs one job per runner that claims), then marks it
+	// running, publishes EventStarted and returns a lease on it.
 	// Keep the lease with Heartbeat. Cancelling ctx ends the wait (within
 	// about a second for Redis) with ctx's error.
 	Claim(ctx context.Context, pool string) (Lease, error)
@@ -301,25 +304,34 @@ func checkOutcome(o Outcome) error {
 	return nil
 }
 
-// line builds a pool's line from its running job (nil when none) and its
-// waiting jobs in order, with positions and ETAs as of now.
-func line(pool string, running *Job, waiting []Job, now time.Time) Line {
+// line builds a pool's line from its running jobs and its waiting jobs in
+// order, with positions and ETAs as of now. The running jobs come first, the
+// earliest started first. A waiting job's ETA is when a runner would be free
+// for it, each running job holding one until its estimate is spent and the
+// jobs ahead of it taking the first one free (one runner when none runs).
+func line(pool string, running []Job, waiting []Job, now time.Time) Line {
 	l := Line{Pool: pool}
-	var eta time.Duration
-	if running != nil {
-		l.Places = append(l.Places, Place{Job: *running, Position: 1})
-		if rem := running.Started.Add(running.Estimate).Sub(now); rem > 0 {
-			eta = rem
-		}
+	running = slices.Clone(running)
+	slices.SortStableFunc(running, func(a, b Job) int {
+		return cmp.Or(a.Started.Compare(b.Started), cmp.Compare(a.ID, b.ID))
+	})
+	free := []time.Duration{0} // when each runner is free, from now
+	if len(running) > 0 {
+		free = free[:0]
+	}
+	for _, r := range running {
+		l.Places = append(l.Places, Place{Job: r, Position: len(l.Places) + 1})
+		free = append(free, max(r.Started.Add(r.Estimate).Sub(now), 0))
 	}
 	for _, j := range waiting {
-		p := Place{Job: j, Position: len(l.Places) + 1, ETA: eta}
+		i := slices.Index(free, slices.Min(free))
+		p := Place{Job: j, Position: len(l.Places) + 1, ETA: free[i]}
 		if n := len(l.Places); n > 0 {
 			ahead := l.Places[n-1].Job
 			p.Ahead = &ahead
 		}
 		l.Places = append(l.Places, p)
-		eta += j.Estimate
+		free[i] += j.Estimate
 	}
 	return l
 }

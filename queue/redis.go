@@ -227,13 +227,26 @@ func (q *Redis) Reap(ctx context.Context) ([]Job, error) {
 		return nil, fmt.Errorf("reap: %w", err)
 	}
 	slices.Sort(pools)
-	// Only a pool whose running job's lease lapsed is worth a transaction.
-	runs := make([]*redis.StringCmd, len(pools))
-	leases := make([]*redis.IntCmd, len(pools))
+	// Only a pool with a running claim whose lease lapsed is worth a
+	// transaction: one round trip reads the claims, another their leases.
+	runs := make([]*redis.MapStringStringCmd, len(pools))
+	legacy := make([]*redis.IntCmd, len(pools))
 	_, err = q.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
 		for i, pool := range pools {
-			runs[i] = p.HGet(ctx, q.k.pool(pool, "run"), "job")
-			leases[i] = p.Exists(ctx, q.k.pool(pool, "lease"))
+			runs[i] = p.HGetAll(ctx, q.k.pool(pool, "runs"))
+			legacy[i] = p.Exists(ctx, q.k.pool(pool, "run"), q.k.pool(pool, "lease"))
+		}
+		return nil
+	})
+	if err != nil && !errors.Is(err, redis.Nil) {
+		return nil, fmt.Errorf("reap: %w", err)
+	}
+	leases := make([][]*redis.IntCmd, len(pools))
+	_, err = q.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		for i, pool := range pools {
+			for token := range runs[i].Val() {
+				leases[i] = append(leases[i], p.Exists(ctx, q.k.leaseKey(pool, token)))
+			}
 		}
 		return nil
 	})
@@ -242,16 +255,25 @@ func (q *Redis) Reap(ctx context.Context) ([]Job, error) {
 	}
 	var out []Job
 	for i, pool := range pools {
-		if runs[i].Val() == "" || leases[i].Val() == 1 {
+		lapsed := legacy[i].Val() == 1 // a claim in run without its lease
+		for _, l := range leases[i] {
+			lapsed = lapsed || l.Val() == 0
+		}
+		if !lapsed {
 			continue
 		}
-		ch, err := q.transact(ctx, command{Op: opReap}, "", pool, nil)
-		switch {
-		case err == nil:
-			out = append(out, ch.Reply)
-		case errors.Is(err, errLeaseLive), errors.Is(err, errNotRunning):
-		default:
-			return out, fmt.Errorf("reap: %w", err)
+		// One claim at a time, until every running claim is live.
+	reap:
+		for range len(runs[i].Val()) + 1 {
+			ch, err := q.transact(ctx, command{Op: opReap}, "", pool, nil)
+			switch {
+			case err == nil:
+				out = append(out, ch.Reply)
+			case errors.Is(err, errLeaseLive), errors.Is(err, errNotRunning):
+				break reap
+			default:
+				return out, fmt.Errorf("reap: %w", err)
+			}
 		}
 	}
 	return out, nil
@@ -350,11 +372,11 @@ func (q redisReads) snapshot(ctx context.Context, pool string, recent bool) ([]L
 		if err != nil {
 			return nil, nil, nil, err
 		}
-		var running *Job
-		if len(jobs) > 0 && jobs[0].State == Running {
-			running, jobs = &jobs[0], jobs[1:]
+		n := 0 // the running jobs come first
+		for n < len(jobs) && jobs[n].State == Running {
+			n++
 		}
-		lines = append(lines, line(name, running, jobs, now))
+		lines = append(lines, line(name, jobs[:n], jobs[n:], now))
 	}
 	slices.SortFunc(lines, func(a, b Line) int { return strings.Compare(a.Pool, b.Pool) })
 	terminal, err := decodeRecords(reply[1])

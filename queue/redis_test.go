@@ -2,6 +2,7 @@ package queue_test
 
 import (
 	"testing"
+	"time"
 
 	"github.com/arenabot/arenabot/queue"
 	"github.com/arenabot/arenabot/queue/queuetest"
@@ -94,5 +95,70 @@ func TestRedisLineSurvivesRestart(t *testing.T) {
 		if _, err := q2.Finish(ctx, l, queue.Outcome{State: queue.Done}); err != nil {
 			t.Fatal(err)
 		}
+	}
+}
+
+// TestRedisLegacyClaim: a running claim kept as a store written before a pool could run
+// several jobs keeps it (the keys pool:<p>:run and pool:<p>:lease) is read as one of the
+// line's claims: its heartbeat moves it to the hash of claims, another job claims beside
+// it, it finishes; one whose lease lapsed is reaped.
+func TestRedisLegacyClaim(t *testing.T) {
+	rdb := queuetest.NewClient(t, queuetest.RedisAddr(t))
+	prefix := queuetest.Prefix(t, rdb)
+	ctx := t.Context()
+	q := queue.NewRedis(rdb, queue.Options{Prefix: prefix})
+	legacy := func(pool string, live bool) queue.Lease {
+		t.Helper()
+		if _, _, err := q.Enqueue(ctx, queuetest.Job(1, pool)); err != nil {
+			t.Fatal(err)
+		}
+		l, err := q.Claim(ctx, pool)
+		if err != nil {
+			t.Fatal(err)
+		}
+		key := prefix + "pool:" + pool + ":"
+		p := rdb.TxPipeline()
+		p.Del(ctx, key+"runs", key+"lease:"+l.Token)
+		p.HSet(ctx, key+"run", "job", l.Job.ID, "token", l.Token)
+		if live {
+			p.Set(ctx, key+"lease", l.Token, time.Minute)
+		}
+		if _, err := p.Exec(ctx); err != nil {
+			t.Fatal(err)
+		}
+		return l
+	}
+	la := legacy("old", true)
+	lines, err := q.Status(ctx)
+	if err != nil || len(lines) != 1 || len(lines[0].Running()) != 1 || lines[0].Running()[0].ID != la.Job.ID {
+		t.Fatalf("Status = %+v, %v; want the legacy claim running", lines, err)
+	}
+	if _, err := q.Heartbeat(ctx, la); err != nil {
+		t.Fatalf("Heartbeat of the legacy claim: %v", err)
+	}
+	if n, err := rdb.Exists(ctx, prefix+"pool:old:run", prefix+"pool:old:lease").Result(); err != nil || n != 0 {
+		t.Errorf("the legacy keys are still there after a heartbeat (%d, %v)", n, err)
+	}
+	if tok, err := rdb.HGet(ctx, prefix+"pool:old:runs", la.Token).Result(); err != nil || tok != la.Job.ID {
+		t.Errorf("the claim is not in the hash of claims: %q, %v", tok, err)
+	}
+	if _, _, err := q.Enqueue(ctx, queuetest.Job(2, "old")); err != nil {
+		t.Fatal(err)
+	}
+	lb, err := q.Claim(ctx, "old")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := q.Finish(ctx, la, queue.Outcome{State: queue.Done}); err != nil {
+		t.Errorf("Finish of the legacy claim: %v", err)
+	}
+	if _, err := q.Finish(ctx, lb, queue.Outcome{State: queue.Done}); err != nil {
+		t.Errorf("Finish beside it: %v", err)
+	}
+
+	lost := legacy("lapsed", false)
+	reaped, err := q.Reap(ctx)
+	if err != nil || len(reaped) != 1 || reaped[0].ID != lost.Job.ID || reaped[0].State != queue.Queued {
+		t.Errorf("Reap = %+v, %v; want the legacy claim without a lease back in line", reaped, err)
 	}
 }

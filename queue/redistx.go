@@ -1,6 +1,7 @@
 package queue
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -38,6 +39,7 @@ type redisTxn struct {
 	owners map[string]string            // owner (see owner) -> the ID the owners hash gave
 	s      scene
 	old    lineState // the line as read
+	legacy bool      // the line's claim was read from the keys run and lease of a store written before a pool could run several jobs
 }
 
 // watch WATCHes keys and runs reads in one pipeline.
@@ -138,22 +140,30 @@ func (t *redisTxn) load(ctx context.Context, cmd command, id, pool string) error
 	}
 	if fill != nil {
 		fill()
+		if err := t.readLeases(ctx); err != nil {
+			return err
+		}
 	}
 	t.old = t.s.Line
-	if fill != nil && (cmd.Op == opApprove || cmd.Op == opEnqueue) {
-		if err := t.waitingPRs(ctx); err != nil {
+	t.old.Runs = slices.Clone(t.s.Line.Runs)
+	switch l := t.s.Line; {
+	case fill != nil && (cmd.Op == opApprove || cmd.Op == opEnqueue):
+		if err := t.linePRs(ctx, l.Waiting); err != nil {
+			return err
+		}
+	case fill != nil && cmd.Op == opClaim:
+		if err := t.linePRs(ctx, slices.Concat(l.Retry, l.Waiting, runJobs(l.Runs))); err != nil {
 			return err
 		}
 	}
 	return t.others(ctx, cmd)
 }
 
-// waitingPRs reads the pull request of each job waiting in the line into the
+// linePRs reads the pull request of each job of ids (the line's) into the
 // scene: the pr field of its record, or, for a record written before records
 // had one, its body. A job's pull request never changes, so the reads are not
 // WATCHed: the line itself is.
-func (t *redisTxn) waitingPRs(ctx context.Context) error {
-	waiting := t.s.Line.Waiting
+func (t *redisTxn) linePRs(ctx context.Context, waiting []string) error {
 	t.s.PRs = make(map[string]string, len(waiting))
 	if len(waiting) == 0 {
 		return nil
@@ -196,25 +206,67 @@ func (t *redisTxn) waitingPRs(ctx context.Context) error {
 }
 
 func (t *redisTxn) lineKeys(pool string) []string {
-	return []string{t.k.pool(pool, "run"), t.k.pool(pool, "lease"), t.k.pool(pool, "retry"), t.k.pool(pool, "waiting")}
+	return []string{t.k.pool(pool, "runs"), t.k.pool(pool, "run"), t.k.pool(pool, "lease"), t.k.pool(pool, "retry"), t.k.pool(pool, "waiting")}
 }
 
+// leaseKey is the key of a running claim's lease: its token, with a TTL.
+func (k redisKeys) leaseKey(pool, token string) string { return k.pool(pool, "lease:"+token) }
+
 // readLine queues the reads of a pool's line in p; the function it returns
-// puts what they read in the scene.
+// puts what they read in the scene, the leases of the running claims still to
+// be read (readLeases). A claim in the keys run and lease, as a store written
+// before a pool could run several jobs keeps it, is read too.
 func (t *redisTxn) readLine(ctx context.Context, p redis.Pipeliner, pool string) func() {
+	runs := p.HGetAll(ctx, t.k.pool(pool, "runs"))
 	run := p.HMGet(ctx, t.k.pool(pool, "run"), "job", "token")
 	lease := p.Exists(ctx, t.k.pool(pool, "lease"))
 	retry := p.LRange(ctx, t.k.pool(pool, "retry"), 0, -1)
 	waiting := p.LRange(ctx, t.k.pool(pool, "waiting"), 0, -1)
 	return func() {
 		l := lineState{Pool: pool, Retry: retry.Val(), Waiting: waiting.Val()}
+		for token, job := range runs.Val() {
+			l.Runs = append(l.Runs, runClaim{Job: job, Token: token})
+		}
+		slices.SortFunc(l.Runs, func(a, b runClaim) int {
+			return cmp.Or(strings.Compare(a.Job, b.Job), strings.Compare(a.Token, b.Token))
+		})
 		if v := run.Val(); len(v) == 2 && v[0] != nil {
-			l.Run, _ = v[0].(string)
-			l.Token, _ = v[1].(string)
-			l.Live = lease.Val() == 1
+			job, _ := v[0].(string)
+			token, _ := v[1].(string)
+			l.Runs = append([]runClaim{{Job: job, Token: token, Live: lease.Val() == 1}}, l.Runs...)
+			t.legacy = true
 		}
 		t.s.Line = l
 	}
+}
+
+// readLeases reads, WATCHing them, whether the leases of the line's running
+// claims are live.
+func (t *redisTxn) readLeases(ctx context.Context) error {
+	l := &t.s.Line
+	first := 0
+	if t.legacy {
+		first = 1 // its lease was read with the line
+	}
+	if len(l.Runs) <= first {
+		return nil
+	}
+	var keys []string
+	for _, r := range l.Runs[first:] {
+		keys = append(keys, t.k.leaseKey(l.Pool, r.Token))
+	}
+	live := make([]*redis.IntCmd, len(keys))
+	if err := t.watch(ctx, keys, func(p redis.Pipeliner) {
+		for i, k := range keys {
+			live[i] = p.Exists(ctx, k)
+		}
+	}); err != nil {
+		return err
+	}
+	for i := range keys {
+		l.Runs[first+i].Live = live[i].Val() == 1
+	}
+	return nil
 }
 
 // record decodes a job record read into the scene; an empty one is no job.
@@ -240,16 +292,21 @@ func (t *redisTxn) others(ctx context.Context, cmd command) error {
 	var heads []string
 	switch cmd.Op {
 	case opClaim:
-		heads = []string{first(l.Retry), first(l.Waiting)}
-		if l.Token == cmd.Token {
-			heads = append(heads, l.Run) // the same claim again
+		heads = []string{first(l.Retry), first(l.Waiting), l.next(t.s.PRs)}
+		if i := l.claim(cmd.Token); i >= 0 {
+			heads = append(heads, l.Runs[i].Job) // the same claim again
 		}
 	case opApprove, opEnqueue:
 		if j := lineupJob(cmd, t.s); j != nil && t.s.PRs != nil {
 			heads = []string{displaced(l.Waiting, t.s.PRs, prKey(*j), t.s.Depth)}
 		}
 	case opReap:
-		heads = []string{l.Run}
+		for _, r := range l.Runs {
+			if !r.Live {
+				heads = []string{r.Job}
+				break
+			}
+		}
 	case opSubmit:
 		heads = []string{t.s.Owner}
 	}
@@ -343,8 +400,12 @@ func (t *redisTxn) write(ctx context.Context, p redis.Pipeliner, ch change, id, 
 		if j.ID == id && nonce != "" {
 			fields = append(fields, "op", nonce)
 		}
-		if ch.Line != nil && j.ID == ch.Line.Run && ch.Line.Token != t.old.Token {
-			fields = append(fields, "token", ch.Line.Token)
+		if ch.Line != nil {
+			for _, r := range ch.Line.Runs {
+				if r.Job == j.ID && t.old.claim(r.Token) < 0 {
+					fields = append(fields, "token", r.Token)
+				}
+			}
 		}
 		m := make(map[string]string)
 		for f, v := range t.raw[j.ID] {
@@ -380,15 +441,7 @@ func (t *redisTxn) write(ctx context.Context, p redis.Pipeliner, ch change, id, 
 	if l := ch.Line; l != nil {
 		writeList(ctx, p, t.k.pool(l.Pool, "retry"), t.old.Retry, l.Retry)
 		writeList(ctx, p, t.k.pool(l.Pool, "waiting"), t.old.Waiting, l.Waiting)
-		switch {
-		case l.Run == "" && t.old.Run != "":
-			p.Del(ctx, t.k.pool(l.Pool, "run"), t.k.pool(l.Pool, "lease"))
-		case l.Run != "" && (l.Run != t.old.Run || l.Token != t.old.Token):
-			p.HSet(ctx, t.k.pool(l.Pool, "run"), "job", l.Run, "token", l.Token)
-			p.Set(ctx, t.k.pool(l.Pool, "lease"), l.Token, t.opts.LeaseTTL)
-		case l.Run != "" && ch.Renew:
-			p.Set(ctx, t.k.pool(l.Pool, "lease"), l.Token, t.opts.LeaseTTL)
-		}
+		t.writeRuns(ctx, p, l, ch.Renew)
 		p.SAdd(ctx, t.k.key("pools"), l.Pool)
 		if ch.Wake {
 			// At most one wake-up token waits in the list.
@@ -540,6 +593,39 @@ func (q *Redis) transact(ctx context.Context, cmd command, id, pool string, also
 				return change{}, err
 			}
 			time.Sleep(10 * time.Millisecond)
+		}
+	}
+}
+
+// writeRuns queues the writes of the line's running claims: a new claim's
+// token in the hash runs and its lease; an ended one's removed; the lease of
+// renew (a token) extended. A claim read from the keys run and lease (a store
+// written before a pool could run several jobs) moves to the hash, its lease
+// kept when it is live.
+func (t *redisTxn) writeRuns(ctx context.Context, p redis.Pipeliner, l *lineState, renew string) {
+	old := t.old.Runs
+	if t.legacy {
+		p.Del(ctx, t.k.pool(l.Pool, "run"), t.k.pool(l.Pool, "lease"))
+		if i := l.claim(old[0].Token); i >= 0 {
+			p.HSet(ctx, t.k.pool(l.Pool, "runs"), old[0].Token, old[0].Job)
+			if old[0].Live && renew != old[0].Token {
+				p.Set(ctx, t.k.leaseKey(l.Pool, old[0].Token), old[0].Token, t.opts.LeaseTTL)
+			}
+		}
+	}
+	for _, r := range old {
+		if l.claim(r.Token) < 0 {
+			p.HDel(ctx, t.k.pool(l.Pool, "runs"), r.Token)
+			p.Del(ctx, t.k.leaseKey(l.Pool, r.Token))
+		}
+	}
+	for _, r := range l.Runs {
+		isNew := t.old.claim(r.Token) < 0
+		if isNew {
+			p.HSet(ctx, t.k.pool(l.Pool, "runs"), r.Token, r.Job)
+		}
+		if isNew || r.Token == renew {
+			p.Set(ctx, t.k.leaseKey(l.Pool, r.Token), r.Token, t.opts.LeaseTTL)
 		}
 	}
 }

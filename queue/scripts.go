@@ -11,7 +11,9 @@ import "github.com/redis/go-redis/v9"
 // awaiting approval in one atomic step. ARGV[1] is the key prefix, [2] a pool
 // ("" for every pool), [3] "1" to add the jobs awaiting approval and the
 // recent terminal jobs. It returns {lines, recent, awaiting}; a line is
-// {pool, {record...}}, the running job's record first. It writes nothing.
+// {pool, {record...}}, the running jobs' records first (the one of the key
+// run, as a store written before a pool could run several jobs keeps it, then
+// those of the hash runs). It writes nothing.
 var snapshotScript = redis.NewScript(`
 local P = ARGV[1]
 local function jkey(id) return P .. 'job:' .. id end
@@ -28,6 +30,10 @@ for _, pool in ipairs(pools) do
 	local id = redis.call('HGET', pkey(pool, 'run'), 'job')
 	if id then
 		recs[#recs + 1] = redis.call('HGETALL', jkey(id))
+	end
+	local runs = redis.call('HGETALL', pkey(pool, 'runs'))
+	for i = 2, #runs, 2 do
+		recs[#recs + 1] = redis.call('HGETALL', jkey(runs[i]))
 	end
 	for _, list in ipairs({pkey(pool, 'retry'), pkey(pool, 'waiting')}) do
 		for _, wid in ipairs(redis.call('LRANGE', list, 0, -1)) do

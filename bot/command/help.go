@@ -59,7 +59,7 @@ var help = "These are the benchmark commands. Write one at the start of a line o
 
 // QueueRule says how approved requests wait for the runner, as the arena's queue does: one
 // deep per pull request. The /benchmark-help reply says it under "Queue".
-const QueueRule = "Approved requests run one at a time, in the order they were approved. " +
+const QueueRule = "Approved requests run in the order they were approved, one at a time on each benchmark host, and one at a time for each pull request. " +
 	"Each pull request has at most one request waiting in line: a newer approved request on the same pull request " +
 	"takes the place of its waiting one, which gets a reply saying so. " +
 	"Requests of different pull requests never displace each other, and a new request never stops the running one " +

@@ -15,7 +15,8 @@ import (
 
 // testConcurrent runs four runners per pool on two pools while 50 requests
 // per pool (of ten pull requests) arrive (half at once, half spread out) and some are cancelled, then checks: never two
-// running jobs in a pool, no job claimed twice, every displaced or cancelled
+// running jobs of one pull request (a pool runs one job per runner, a pull
+// request one job at a time), no job claimed twice, every displaced or cancelled
 // job reported exactly once (by the call that did it and on the stream) and
 // displaced only by its own pull request's newer job, and no job lost.
 func testConcurrent(t *testing.T, newQueue NewQueue) {
@@ -38,8 +39,10 @@ func testConcurrent(t *testing.T, newQueue NewQueue) {
 		cancelledWaiting = make(map[string]int)    // Cancel returned it cancelled
 		cancelRequested  = make(map[string]int)    // Cancel returned it running
 		claimed          = make(map[string]int)
-		running          = make([]atomic.Int32, len(pools))
+		runningPR        = make(map[string]int) // pool/PR -> jobs running
 		overlaps         atomic.Int32
+		most             atomic.Int32 // the most jobs running at once in one pool
+		running          = make([]atomic.Int32, len(pools))
 	)
 
 	var runners sync.WaitGroup
@@ -54,11 +57,15 @@ func testConcurrent(t *testing.T, newQueue NewQueue) {
 						}
 						return
 					}
-					if n := running[pi].Add(1); n != 1 {
-						overlaps.Add(1)
+					n := running[pi].Add(1)
+					for m := most.Load(); n > m && !most.CompareAndSwap(m, n); m = most.Load() {
 					}
+					key := fmt.Sprintf("%s/%d", pool, l.Job.PR)
 					mu.Lock()
 					claimed[l.Job.ID]++
+					if runningPR[key]++; runningPR[key] > 1 {
+						overlaps.Add(1)
+					}
 					mu.Unlock()
 					time.Sleep(time.Millisecond)
 					stop, err := q.Heartbeat(ctx, l)
@@ -66,6 +73,9 @@ func testConcurrent(t *testing.T, newQueue NewQueue) {
 						t.Errorf("Heartbeat(%s): %v", l.Job.ID, err)
 					}
 					running[pi].Add(-1)
+					mu.Lock()
+					runningPR[key]--
+					mu.Unlock()
 					state := queue.Done
 					if stop {
 						state = queue.Cancelled
@@ -91,7 +101,7 @@ func testConcurrent(t *testing.T, newQueue NewQueue) {
 				}
 				// Ten pull requests per pool, five requests each: a pull request's
 				// newer request displaces its waiting one, others never do.
-				j, d, err := q.Enqueue(ctx, Job(100*pi+i%10, pool))
+				j, d, err := q.Enqueue(ctx, Job(100*pi+i%10+1, pool)) // PR 0 is no pull request
 				if err != nil {
 					t.Errorf("Enqueue: %v", err)
 					return
@@ -156,7 +166,10 @@ func testConcurrent(t *testing.T, newQueue NewQueue) {
 	runners.Wait()
 
 	if n := overlaps.Load(); n > 0 {
-		t.Errorf("%d times two jobs ran at once in one pool", n)
+		t.Errorf("%d times two jobs of one pull request ran at once", n)
+	}
+	if n := most.Load(); n > claimers {
+		t.Errorf("%d jobs ran at once in one pool of %d runners", n, claimers)
 	}
 	if len(enqueued) != len(pools)*enqueuers {
 		t.Fatalf("%d jobs enqueued, want %d", len(enqueued), len(pools)*enqueuers)
@@ -167,7 +180,7 @@ func testConcurrent(t *testing.T, newQueue NewQueue) {
 	ev.Read(t)
 	final := make(map[string][]string) // job -> terminal event kinds
 	started := make(map[string]int)
-	inflight := make(map[string]string) // pool -> running job according to the stream
+	inflight := make(map[string]map[string]int) // pool -> running job -> its PR, according to the stream
 	for _, d := range ev.all {
 		var j queue.Job
 		if err := json.Unmarshal(d.Data, &j); err != nil {
@@ -176,15 +189,23 @@ func testConcurrent(t *testing.T, newQueue NewQueue) {
 		switch d.Kind {
 		case queue.EventStarted:
 			started[d.Job]++
-			if other := inflight[j.Pool]; other != "" {
-				t.Errorf("stream: %s started in %s while %s ran", d.Job, j.Pool, other)
+			if inflight[j.Pool] == nil {
+				inflight[j.Pool] = map[string]int{}
 			}
-			inflight[j.Pool] = d.Job
+			for other, pr := range inflight[j.Pool] {
+				if pr == j.PR {
+					t.Errorf("stream: %s started in %s while %s of the same PR ran", d.Job, j.Pool, other)
+				}
+			}
+			if len(inflight[j.Pool]) >= claimers {
+				t.Errorf("stream: %s started in %s while %d jobs ran", d.Job, j.Pool, len(inflight[j.Pool]))
+			}
+			inflight[j.Pool][d.Job] = j.PR
 		case queue.EventOutcome:
-			if inflight[j.Pool] != d.Job {
-				t.Errorf("stream: outcome of %s in %s, running was %q", d.Job, j.Pool, inflight[j.Pool])
+			if _, ok := inflight[j.Pool][d.Job]; !ok {
+				t.Errorf("stream: outcome of %s in %s, which was not running", d.Job, j.Pool)
 			}
-			inflight[j.Pool] = ""
+			delete(inflight[j.Pool], d.Job)
 			final[d.Job] = append(final[d.Job], d.Kind+":"+string(j.State))
 		case queue.EventSuperseded, queue.EventCancelled, queue.EventLost:
 			final[d.Job] = append(final[d.Job], d.Kind)
@@ -240,5 +261,5 @@ func testConcurrent(t *testing.T, newQueue NewQueue) {
 			t.Errorf("%s ended as %s but Enqueue returned it displaced", id, j.State)
 		}
 	}
-	t.Logf("outcomes: %v; cancels: %d while waiting, %d while running", fmt.Sprint(counts), len(cancelledWaiting), len(cancelRequested))
+	t.Logf("outcomes: %v; cancels: %d while waiting, %d while running; at most %d running at once in a pool", fmt.Sprint(counts), len(cancelledWaiting), len(cancelRequested), most.Load())
 }

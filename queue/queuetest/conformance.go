@@ -535,11 +535,19 @@ func testClaimGivesUp(t *testing.T, newQueue NewQueue) {
 	}
 }
 
+// testClaimWaitsForRunning: a pool runs one job per runner that claims: a
+// second runner takes the next job of another pull request at once, while a
+// job of a pull request that has one running waits for it to finish (then the
+// waiting claim gets it at once).
 func testClaimWaitsForRunning(t *testing.T, newQueue NewQueue) {
 	q := newQueue(t, queue.Options{})
 	enqueue(t, q, Job(1, "p"))
 	la := claim(t, q, "p")
-	b, _ := enqueue(t, q, Job(2, "p"))
+	b, _ := enqueue(t, q, Job(1, "p")) // the same pull request: it waits behind la
+	c, _ := enqueue(t, q, Job(2, "p"))
+	if lc := claim(t, q, "p"); lc.Job.ID != c.ID {
+		t.Fatalf("a second runner claimed %s, want %s (another PR's, beside the running one)", lc.Job.ID, c.ID)
+	}
 	got := make(chan queue.Lease, 1)
 	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
 	defer cancel()
@@ -552,7 +560,7 @@ func testClaimWaitsForRunning(t *testing.T, newQueue NewQueue) {
 	}()
 	select {
 	case l := <-got:
-		t.Fatalf("a second job (%s) ran while %s ran", l.Job.ID, la.Job.ID)
+		t.Fatalf("%s ran while its pull request's %s ran", l.Job.ID, la.Job.ID)
 	case <-time.After(300 * time.Millisecond):
 	}
 	finish(t, q, la, queue.Done)
@@ -574,7 +582,7 @@ func testPoolsIndependent(t *testing.T, newQueue NewQueue) {
 	q := newQueue(t, queue.Options{})
 	enqueue(t, q, Job(1, "x"))
 	claim(t, q, "x")
-	enqueue(t, q, Job(2, "x"))
+	enqueue(t, q, Job(1, "x")) // waits for its pull request's running job
 	c, _ := enqueue(t, q, Job(3, "y"))
 	noClaim(t, q, "x", 300*time.Millisecond)
 	if l := claim(t, q, "y"); l.Job.ID != c.ID {
@@ -915,7 +923,7 @@ func testPositionETA(t *testing.T, newQueue NewQueue) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(lines) != 1 || lines[0].Pool != queue.DefaultPool || len(lines[0].Places) != 3 || lines[0].Running() == nil || lines[0].Places[2].ETA != 11*time.Minute {
+	if len(lines) != 1 || lines[0].Pool != queue.DefaultPool || len(lines[0].Places) != 3 || len(lines[0].Running()) != 1 || lines[0].Places[2].ETA != 11*time.Minute {
 		t.Errorf("Status = %+v", lines)
 	}
 	clk.Add(20 * time.Minute) // the running job overran its estimate
