@@ -96,11 +96,6 @@ func (l lineState) claim(token string) int {
 	return slices.IndexFunc(l.Runs, func(r runClaim) bool { return token != "" && r.Token == token })
 }
 
-// running reports whether job id runs in the line.
-func (l lineState) running(id string) bool {
-	return slices.ContainsFunc(l.Runs, func(r runClaim) bool { return r.Job == id })
-}
-
 // next returns the job a claim would start: the first retried, then the first waiting,
 // job whose pull request (prs) has no job running; "" when none may start.
 func (l lineState) next(prs map[string]string) string {
