@@ -55,7 +55,7 @@ func TestRouteByHostCPUs(t *testing.T) {
 		t.Errorf("the job has no rows: %+v", js[0].Rows)
 	}
 	body := e.onlyStatus().Body
-	for _, want := range []string{"Not run: `latency-500k-8cpu` needs a runner host with 68 CPUs and the largest live one has 2", "run in pool `default`"} {
+	for _, want := range []string{"Not run: `latency-500k-8cpu` needs a runner host with 68 CPUs and no pool has only such hosts (the best has 2)", "run in pool `default`"} {
 		if !strings.Contains(body, want) {
 			t.Errorf("the ack does not say %q:\n%s", want, body)
 		}

@@ -20,7 +20,7 @@ import (
 type Refusal struct {
 	Test string
 	Need int // the CPUs a host needs for it (profile.HostCPUs)
-	Most int // the most CPUs a live host of the request's pools has
+	Most int // the CPUs of the best pool's smallest live host
 }
 
 // A Decision is where a request goes: its pool, and the tests refused there.
@@ -39,20 +39,27 @@ func (d Decision) Runs(r profile.Row) bool {
 
 // Choose routes rows to one of pools (in preference order; empty: queue.DefaultPool) from
 // the live hosts. A host runs a row when it has the CPUs the row's profile needs; a --lite
-// host, or one that does not say how many CPUs it has, runs any row. The rows no live host
-// of the pools can run are refused; the rest go to the first pool with a host that runs
-// them all (a host that runs the biggest row runs every smaller one).
+// host, or one that does not say how many CPUs it has, runs any row. A pool runs a row when
+// every live host of it does, since whichever of them is idle claims the job. The rows no
+// live pool can run are refused; the rest go to the first pool that runs them all (a pool
+// that runs the biggest row runs every smaller one).
 func Choose(pools []string, hosts []queue.Host, rows []profile.Row) Decision {
 	if len(pools) == 0 {
 		pools = []string{queue.DefaultPool}
 	}
-	has := map[string]int{} // pool -> the most CPUs one of its live hosts has
-	most := 0
+	has := map[string]int{} // pool -> the CPUs of its smallest live host
 	for _, h := range hosts {
 		if slices.Contains(pools, h.Pool) {
-			has[h.Pool] = max(has[h.Pool], cpus(h))
-			most = max(most, cpus(h))
+			if c, ok := has[h.Pool]; ok {
+				has[h.Pool] = min(c, cpus(h))
+			} else {
+				has[h.Pool] = cpus(h)
+			}
 		}
+	}
+	most := 0 // what the best pool runs
+	for _, c := range has {
+		most = max(most, c)
 	}
 	if len(has) == 0 {
 		return Decision{Pool: pools[0], NoHosts: true}
@@ -102,7 +109,7 @@ func cpus(h queue.Host) int {
 
 // Reason is the Markdown sentence that says why f's rows do not run.
 func (f Refusal) Reason() string {
-	return fmt.Sprintf("%s needs a runner host with %d CPUs and the largest live one has %d", md.Code(f.Test), f.Need, f.Most)
+	return fmt.Sprintf("%s needs a runner host with %d CPUs and no pool has only such hosts (the best has %d)", md.Code(f.Test), f.Need, f.Most)
 }
 
 // Note is the ack's Markdown note on the refused tests; "" when none was refused.

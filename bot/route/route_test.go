@@ -43,6 +43,8 @@ func TestChoose(t *testing.T) {
 			Decision{Pool: "mid", Refused: []Refusal{{Test: "api-16", Need: 72, Most: 70}}}},
 		{"a lite host runs anything", []string{"default"}, []queue.Host{lite}, rows("latency-500k-8cpu"),
 			Decision{Pool: "default"}},
+		{"a pool runs a row when every live host of it does", []string{"default", "big"}, []queue.Host{small, big, {Pool: "big", Name: "tr-small", Threads: "32"}}, rows("baseline", "latency-500k-8cpu"),
+			Decision{Pool: "default", Refused: []Refusal{{Test: "latency-500k-8cpu", Need: 68, Most: 32}}}},
 		{"a host of a pool not served is not counted", []string{"default"}, []queue.Host{big}, rows("latency-500k-8cpu"),
 			Decision{Pool: "default", NoHosts: true}},
 		{"no live host", []string{"x", "y"}, nil, rows("latency-500k-8cpu"),
@@ -72,8 +74,8 @@ func TestChoose(t *testing.T) {
 // pool the rest runs in.
 func TestNote(t *testing.T) {
 	d := Decision{Pool: "mid", Refused: []Refusal{{Test: "latency-500k-8cpu", Need: 68, Most: 2}, {Test: "api-16", Need: 72, Most: 2}}}
-	want := "Not run: `latency-500k-8cpu` needs a runner host with 68 CPUs and the largest live one has 2; " +
-		"`api-16` needs a runner host with 72 CPUs and the largest live one has 2. " +
+	want := "Not run: `latency-500k-8cpu` needs a runner host with 68 CPUs and no pool has only such hosts (the best has 2); " +
+		"`api-16` needs a runner host with 72 CPUs and no pool has only such hosts (the best has 2). " +
 		"The other rows run in pool `mid`."
 	if got := d.Note(); got != want {
 		t.Errorf("Note =\n%s\nwant\n%s", got, want)

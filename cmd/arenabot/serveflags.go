@@ -90,7 +90,7 @@ func parseServe(args []string, getenv func(string) string, stderr io.Writer) (se
 	fs.StringVar(&c.StateDir, "state-dir", defaultStateDir(getenv), "where the embedded store keeps the queue, the pending requests and the webhook inbox (arenabot.db) when no Redis URL is set (ARENA_STATE_DIR)")
 	fs.StringVar(&c.Prefix, "redis-prefix", envOr(getenv, "ARENA_REDIS_PREFIX", "arena:"), "key prefix in Redis (ARENA_REDIS_PREFIX)")
 	var pools string
-	fs.StringVar(&pools, "pools", getenv("ARENA_POOLS"), "the runner pools jobs go to, in preference order, comma-separated: each request goes to the first with a live host that has the CPUs its rows need (default: ARENA_POOL) (ARENA_POOLS)")
+	fs.StringVar(&pools, "pools", getenv("ARENA_POOLS"), "the runner pools jobs go to, in preference order, comma-separated: each request goes to the first whose live hosts all have the CPUs its rows need (default: ARENA_POOL) (ARENA_POOLS)")
 	fs.StringVar(&depth, "queue-depth", envOr(getenv, "ARENA_QUEUE_DEPTH", "1"), "requests each pull request may have waiting in a runner pool's line; the arena's rule is 1 (ARENA_QUEUE_DEPTH)")
 	fs.StringVar(&poll, "approval-poll", envOr(getenv, "ARENA_APPROVAL_POLL", "15s"), "how often pending requests' reactions are read (ARENA_APPROVAL_POLL)")
 	fs.StringVar(&ttl, "approval-ttl", envOr(getenv, "ARENA_APPROVAL_TTL", "72h"), "how long a request waits for approval (ARENA_APPROVAL_TTL)")
