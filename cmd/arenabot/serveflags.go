@@ -200,7 +200,6 @@ func parseServe(args []string, getenv func(string) string, stderr io.Writer) (se
 	return c, nil
 }
 
-
 // listenPort returns the port of a listen address, 0 when it has none.
 func listenPort(addr string) int {
 	_, p, err := net.SplitHostPort(addr)
@@ -225,4 +224,3 @@ func (c serveConfig) botConfig() bot.Config {
 		Pools:         c.Pools,
 	}
 }
-
