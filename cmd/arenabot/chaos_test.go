@@ -4,7 +4,8 @@ package main
 // processes (with Redis, or the embedded store and `serve --runner`), the fake GitHub
 // injecting faults, and real Docker: random interleavings of commands, edits, deletes,
 // cancels, 👍/👎 by users with and without permission, runner SIGKILL and SIGTERM with
-// restarts, serve restarts, Redis restarts (kill -9, then the AOF), GitHub 5xx bursts,
+// restarts, serve restarts (with Redis, two serve replicas take the deliveries, and one of
+// them is killed and restarted), Redis restarts (kill -9, then the AOF), GitHub 5xx bursts,
 // secondary limits (403 and 429 with Retry-After), slow answers and connection resets.
 // Each scenario then settles (the faults stop having anything left to hit, the runner
 // empties the queue, unapproved requests expire) and the suite checks:
@@ -64,9 +65,10 @@ var (
 	chaosDry    = flag.Bool("chaos.dry", false, "TestChaos: only print the scenarios' events (what a dry run can tell), to choose seeds")
 )
 
-// chaosCISeeds are the scenarios CI runs: one with Redis, one with the embedded store (the
-// seed's parity picks the store).
-var chaosCISeeds = []int64{991256298, 991256289}
+// chaosCISeeds are the scenarios CI runs: one with Redis (two serve replicas; it kills
+// Redis, the runner and a replica), one with the embedded store (the seed's parity picks
+// the store).
+var chaosCISeeds = []int64{991256314, 991256289}
 
 func TestChaos(t *testing.T) {
 	seeds := chaosCISeeds
@@ -84,7 +86,8 @@ func TestChaos(t *testing.T) {
 		t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) {
 			if *chaosDry {
 				c := &chaos{loop: &loop{t: t, gh: githubtest.New(t)}, seed: seed, r: rand.New(rand.NewPCG(uint64(seed), 0x5eed)),
-					useRedis: seed%2 == 0, start: time.Now(), runs: 2, dry: true}
+					useRedis: seed%2 == 0, start: time.Now(), runs: 2, dry: true, pickR: rand.New(rand.NewPCG(uint64(seed), 0x2e9))}
+				c.serveP = make([]*serveProc, 1+int(1-seed%2)) // two replicas with Redis
 				c.gh.AddRepo("octo", "arena")
 				c.logf("store %s", c.store())
 				c.run(*chaosEvents)
@@ -116,7 +119,12 @@ type chaos struct {
 	r        *rand.Rand
 	useRedis bool
 	start    time.Time
-	serveP   *serveProc
+	// serveP are the serve processes: two replicas on the Redis scenarios, which deliveries
+	// and serve kills pick from with pickR (a generator of its own, so a seed replays the
+	// same events as before there were two); one with the embedded store.
+	serveP   []*serveProc
+	urls     []string
+	pickR    *rand.Rand
 	work     *exec.Cmd     // the runner process (Redis only; the embedded store runs it in serve)
 	workUp   chan struct{} // closed at the runner's first log line: its signal handler is installed
 
@@ -148,7 +156,15 @@ func newChaos(t *testing.T, seed int64) *chaos {
 		l.envOver["ARENA_REDIS_URL"] = ""
 	}
 	c.logf("store %s", c.store())
-	c.startServe()
+	c.pickR = rand.New(rand.NewPCG(uint64(seed), 0x2e9))
+	replicas := 1
+	if c.useRedis {
+		replicas = 2
+	}
+	c.serveP, c.urls = make([]*serveProc, replicas), make([]string, replicas)
+	for i := range replicas {
+		c.startServe(i)
+	}
 	if c.useRedis {
 		c.startWorker()
 	}
@@ -173,13 +189,22 @@ func (c *chaos) logf(format string, args ...any) {
 	}
 }
 
-// startServe starts serve: with the embedded store it runs the runner too.
-func (c *chaos) startServe() {
-	args := []string{"--reap-every", "300ms"}
+// startServe starts serve replica i: with the embedded store it runs the runner too.
+func (c *chaos) startServe(i int) {
+	args := []string{"--reap-every", "300ms", "--leader-ttl", "1s"}
 	if !c.useRedis {
 		args = append(append([]string{"--runner"}, c.workArgs()...), "--lite", "--lease-ttl", "2s", "--reap-every", "300ms")
 	}
-	c.serveP = c.startServeProcess(arenabotBinary(c.t), nil, args...)
+	c.serveP[i] = c.startServeProcess(arenabotBinary(c.t), map[string]string{"ARENA_REPLICA": fmt.Sprintf("chaos-%d", i)}, args...)
+	c.urls[i] = c.botURL
+}
+
+// replica picks a serve replica, from pickR.
+func (c *chaos) replica() int {
+	if len(c.serveP) < 2 {
+		return 0
+	}
+	return c.pickR.IntN(len(c.serveP))
 }
 
 // startWorker starts `arenabot work` as a child process running main(), so SIGTERM meets
@@ -218,12 +243,13 @@ func (f *firstWrite) Write(p []byte) (int, error) {
 	return f.w.Write(p)
 }
 
-// stopServe ends serve with sig and waits for it.
-func (c *chaos) stopServe(sig syscall.Signal) {
-	c.serveP.cmd.Process.Signal(sig)
+// stopServe ends serve replica i with sig and waits for it.
+func (c *chaos) stopServe(i int, sig syscall.Signal) {
+	p := c.serveP[i]
+	p.cmd.Process.Signal(sig)
 	select {
-	case err := <-c.serveP.done:
-		c.serveP.done <- err
+	case err := <-p.done:
+		p.done <- err
 		if sig == syscall.SIGTERM && err != nil {
 			c.t.Errorf("serve exited with %v after SIGTERM, want 0", err)
 		}
@@ -301,7 +327,7 @@ func (c *chaos) deliver(guid string, payload []byte) {
 		return
 	}
 	for try := 0; ; try++ {
-		code, err := c.gh.Deliver(c.botURL+"/webhook", []byte(loopSecret), "issue_comment", guid, payload)
+		code, err := c.gh.Deliver(c.urls[c.replica()]+"/webhook", []byte(loopSecret), "issue_comment", guid, payload)
 		if err == nil && code/100 == 2 {
 			return
 		}
@@ -403,11 +429,12 @@ func (c *chaos) event() {
 		fallthrough
 	case k == 12:
 		sig := []syscall.Signal{syscall.SIGKILL, syscall.SIGTERM}[c.r.IntN(2)]
-		c.logf("serve: %v, then a new serve", sig)
+		i := c.replica()
+		c.logf("serve replica %d of %d: %v, then a new one", i, len(c.serveP), sig)
 		if !c.dry {
-			c.stopServe(sig)
+			c.stopServe(i, sig)
 			c.sampleMu.Lock()
-			c.startServe()
+			c.startServe(i)
 			c.sampleMu.Unlock()
 		}
 	case k == 13 && c.useRedis:
@@ -505,7 +532,9 @@ func (c *chaos) settle() {
 	})
 	c.logf("settled")
 	c.stopSampling()
-	c.stopServe(syscall.SIGTERM)
+	for i := range c.serveP {
+		c.stopServe(i, syscall.SIGTERM)
+	}
 	if c.useRedis {
 		c.stopWorker(syscall.SIGTERM)
 	}
