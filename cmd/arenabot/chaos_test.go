@@ -122,11 +122,11 @@ type chaos struct {
 	// serveP are the serve processes: two replicas on the Redis scenarios, which deliveries
 	// and serve kills pick from with pickR (a generator of its own, so a seed replays the
 	// same events as before there were two); one with the embedded store.
-	serveP   []*serveProc
-	urls     []string
-	pickR    *rand.Rand
-	work     *exec.Cmd     // the runner process (Redis only; the embedded store runs it in serve)
-	workUp   chan struct{} // closed at the runner's first log line: its signal handler is installed
+	serveP []*serveProc
+	urls   []string
+	pickR  *rand.Rand
+	work   *exec.Cmd     // the runner process (Redis only; the embedded store runs it in serve)
+	workUp chan struct{} // closed at the runner's first log line: its signal handler is installed
 
 	trace    []string
 	posted   []int64 // every comment delivered, for edits and deletes
