@@ -85,6 +85,13 @@ type WorkerConfig struct {
 	// engine's Docker version and default runtime.
 	Facts func(ctx context.Context) result.HostFacts
 
+	// StandIn, when set, stands in for the measurement: a job is checked out and planned as
+	// always, then each of its rows is reported as failed, not measured, after StandIn,
+	// without building or running anything and without the host lock. It is for tests of
+	// several runners on one machine (one set of ports and CPUs), which need jobs that take
+	// a known time; no command sets it.
+	StandIn time.Duration
+
 	// Bench is the measurement configuration every job starts from (DataDir, CPUs,
 	// BuildArgs, Runs, Duration, Lite, Host…). Root, Commit, ScratchDir, Labels, EngineWait,
 	// OnRowStart, OnRow, BuildLogGoes, Log and Progress are set per job.
@@ -621,6 +628,15 @@ func (j *jobRun) run(ctx context.Context) (queue.State, string) {
 		j.pairBases(ctx, r, co, root, &plan)
 	}
 
+	if d := cfg.StandIn; d > 0 {
+		j.total = plan.Rows() + len(planFailed)
+		if err := j.standIn(ctx, plan, planFailed, d); err != nil {
+			return j.fail(err)
+		}
+		j.sortRows()
+		return queue.Done, fmt.Sprintf("%d of %d rows failed", j.report.Failed(), len(j.report.Rows))
+	}
+
 	groups, bad := site.Frameworks(root)
 	for _, err := range bad {
 		j.log.Warn("frameworks.json leaves out an entry that does not load", "err", err)
@@ -649,6 +665,29 @@ func (j *jobRun) run(ctx context.Context) (queue.State, string) {
 		return queue.Done, fmt.Sprintf("%d of %d rows failed", n, len(j.report.Rows))
 	}
 	return queue.Done, ""
+}
+
+// standIn reports each row of plan as failed after d, without measuring it, and the rows
+// that could not be planned at once (WorkerConfig.StandIn).
+func (j *jobRun) standIn(ctx context.Context, plan measure.Plan, failed []result.Row, d time.Duration) error {
+	j.setPhase("standing in for the measurement")
+	for _, row := range failed {
+		j.rowStart(row)
+		j.rowDone(row)
+	}
+	for _, t := range plan.Targets {
+		for _, p := range t.Profiles {
+			for _, c := range p.ConnCounts(plan.Lite) {
+				row := measure.FailedRow(t.Entry, p, c, errors.New("not measured: a stand-in for the measurement (WorkerConfig.StandIn)"))
+				j.rowStart(row)
+				if err := clock.Sleep(ctx, d); err != nil {
+					return err
+				}
+				j.rowDone(row)
+			}
+		}
+	}
+	return nil
 }
 
 // bencher is the job's measurement: the runner's configuration (WorkerConfig.Bench) for the
