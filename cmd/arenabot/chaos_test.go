@@ -20,8 +20,9 @@ package main
 //  4. no job was measured to completion twice (the runners' "job finished" log lines);
 //  5. no container of a job is left (docker ps -a by the job label);
 //  6. no results commit is duplicated;
-//  7. a pool never had more than one running and one waiting job (the queue's gauges on
-//     /metrics, sampled through the scenario).
+//  7. a pool never had more than one running job (a scenario has one runner, and a pool
+//     runs one job per runner) and one waiting (the queue's gauges on /metrics, sampled
+//     through the scenario).
 //
 // A scenario is named after its seed; its trace is logged when it fails, and
 //
