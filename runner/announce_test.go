@@ -12,6 +12,7 @@ import (
 	"github.com/arenabot/arenabot/queue"
 	"github.com/arenabot/arenabot/queue/queuetest"
 	"github.com/arenabot/arenabot/result"
+	"github.com/arenabot/arenabot/runner/runnertest"
 	"github.com/google/go-cmp/cmp"
 )
 
@@ -151,7 +152,7 @@ func TestWorkerAnnounceFailureIsNotFatal(t *testing.T) {
 	mem := queue.NewMemory(queue.Options{})
 	a := newArenaRemote(t)
 	w := testWorker(t, failingAnnounce{mem}, &fakeEngine{}, a.clone(t), t.TempDir())
-	var log syncBuffer
+	var log runnertest.SyncBuffer
 	w.log = slog.New(slog.NewTextHandler(&log, nil))
 	w.cfg.Repos = []string{"octo/arena"}
 	ctx, cancel := context.WithCancel(t.Context())
@@ -182,24 +183,6 @@ func TestWorkerAnnounceFailureIsNotFatal(t *testing.T) {
 	if hs, _ := mem.Hosts(t.Context()); len(hs) != 0 {
 		t.Errorf("Hosts = %+v, want none", hs)
 	}
-}
-
-// syncBuffer is a log buffer safe for the worker's goroutines.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 // TestHostOfLite: a --lite runner says so, with no CPU split (it pins nothing); a full one

@@ -13,7 +13,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -22,6 +21,7 @@ import (
 	"github.com/arenabot/arenabot/queue"
 	"github.com/arenabot/arenabot/queue/queuetest"
 	"github.com/arenabot/arenabot/result"
+	"github.com/arenabot/arenabot/runner/runnertest"
 )
 
 // The whole loop in tests: a real git remote standing in for the arena repository (the
@@ -62,22 +62,7 @@ type loop struct {
 }
 
 // syncBuffer collects the services' logs for the test's output.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
+type syncBuffer = runnertest.SyncBuffer
 
 func git(t *testing.T, dir string, args ...string) string {
 	t.Helper()
