@@ -20,6 +20,10 @@ const helperWorkEnv = "ARENABOT_TEST_WORK_ARGS"
 // the tests: a child process that is `arenabot` itself, signals and exit code included.
 const helperMainEnv = "ARENABOT_TEST_MAIN_ARGS"
 
+// standInEnv sets, in a helper process, the stand-in for the measurement of its runner
+// (standIn), a duration per row.
+const standInEnv = "ARENABOT_TEST_STAND_IN"
+
 func TestMain(m *testing.M) {
 	if raw := os.Getenv(helperMainEnv); raw != "" {
 		var args []string
@@ -29,6 +33,12 @@ func TestMain(m *testing.M) {
 		os.Args = append([]string{"arenabot"}, args...)
 		main()
 		os.Exit(0)
+	}
+	if d := os.Getenv(standInEnv); d != "" {
+		var err error
+		if standIn, err = time.ParseDuration(d); err != nil {
+			panic(err)
+		}
 	}
 	if raw := os.Getenv(helperWorkEnv); raw != "" {
 		var args []string

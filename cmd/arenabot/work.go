@@ -170,5 +170,11 @@ func (c *workConfig) workerConfig(bench measure.Config, log *slog.Logger) runner
 		Pool: c.Pool, RepoDir: c.Root, Remote: c.Remote, Repos: c.Repos, BaseRef: c.BaseRef, WorkDir: c.WorkDir,
 		Heartbeat: c.Heartbeat, LeaseTTL: c.LeaseTTL, Bench: bench, Log: log,
 		JobLimitFactor: c.JobTimeoutFactor, JobLimitCeiling: c.JobTimeout,
+		StandIn: standIn,
 	}
 }
+
+// standIn, when set, stands in for every job's measurement (runner.WorkerConfig.StandIn). Only
+// the tests' helper process sets it, from ARENABOT_TEST_STAND_IN, to run several runners on one
+// machine; no flag or variable of the command does.
+var standIn time.Duration

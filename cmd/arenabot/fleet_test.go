@@ -1,0 +1,88 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os/exec"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/arenabot/arenabot/profile"
+	"github.com/arenabot/arenabot/queue"
+)
+
+// TestWorkProcessesShareAPool: three `arenabot work` processes on one pool (their measurement
+// a stand-in of 3 s a row, runner.WorkerConfig.StandIn, since one machine has one set of ports
+// and CPUs) run three jobs of three pull requests at once. One of them is killed with SIGKILL
+// while all three run: its job's lease lapses, the job goes back to the front of the line
+// and another process runs it to its end; every job ends done, the lost one on its second
+// attempt, and nothing is left running.
+func TestWorkProcessesShareAPool(t *testing.T) {
+	l := newLoop(t, []string{"nethttp"}, nil)
+	l.envOver = map[string]string{standInEnv: "3s"}
+	const jobs = 5
+	var ids []string
+	for pr := 1; pr <= jobs; pr++ {
+		git(t, l.remote, "update-ref", fmt.Sprintf("refs/pull/%d/head", pr), l.head)
+		j, _, err := l.q.Enqueue(t.Context(), queue.Job{
+			Repo: loopRepo, PR: pr, Requester: "alice", Approver: "maintainer", Kind: queue.Benchmark,
+			Frameworks: []string{"nethttp"}, Tests: []string{"baseline"}, SHA: l.head,
+			Rows: []profile.Row{{Entry: "nethttp", Test: "baseline", Conns: 512}},
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, j.ID)
+	}
+	reaper, stopReaper := context.WithCancel(t.Context())
+	defer stopReaper()
+	go l.q.RunReaper(reaper, 200*time.Millisecond) // serve's reaper, which this test has no serve for
+
+	var procs []*exec.Cmd
+	for range 3 {
+		procs = append(procs, l.startWorkProcess("--lite", "--heartbeat", "200ms", "--lease-ttl", "1s"))
+	}
+	running := func() int {
+		lines, err := l.q.Status(t.Context())
+		if err != nil || len(lines) == 0 {
+			return 0
+		}
+		return len(lines[0].Running())
+	}
+	l.waitFor("three jobs to run at once", lockWait, func() bool { return running() == 3 })
+	if err := procs[0].Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	killed := time.Now()
+
+	l.waitFor("every job to end", 2*time.Minute, func() bool {
+		for _, id := range ids {
+			if j, err := l.q.Get(t.Context(), id); err != nil || !j.State.Terminal() {
+				return false
+			}
+		}
+		return true
+	})
+	retried := 0
+	for _, id := range ids {
+		j, err := l.q.Get(t.Context(), id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if j.State != queue.Done || !strings.Contains(string(j.Result), "not measured: a stand-in") {
+			t.Errorf("job %s (PR %d) ended %s (%s), want done with its row stood in for", id, j.PR, j.State, j.Reason)
+		}
+		if j.Attempt == 2 {
+			retried++
+			t.Logf("job %s (PR %d) was lost with the killed runner and done by another %s after the kill", id, j.PR, j.Finished.Sub(killed).Round(time.Millisecond))
+		}
+	}
+	if retried != 1 {
+		t.Errorf("%d jobs ran a second time, want the one the killed runner held", retried)
+	}
+	if n := running(); n != 0 {
+		t.Errorf("%d jobs still running", n)
+	}
+}
