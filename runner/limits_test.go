@@ -39,13 +39,14 @@ func TestJobLimit(t *testing.T) {
 	}
 }
 
-// sleeperPR pushes refs/pull/8/head: the PR's commit plus an entry whose Dockerfile's RUN
-// step sleeps for n seconds, and returns its commit.
+// sleeperPR pushes refs/pull/8/head: the PR's commit plus an entry, slowbuild, whose
+// Dockerfile's RUN step sleeps for n seconds, and returns its commit. (Not "sleeper": builds
+// of one image name take turns on the host, and runner/build's tests build a sleeper.)
 func sleeperPR(t *testing.T, a *arenaRemote, n int) string {
 	t.Helper()
-	dir := filepath.Join(a.work, "frameworks", "sleeper")
+	dir := filepath.Join(a.work, "frameworks", "slowbuild")
 	os.MkdirAll(dir, 0o755)
-	os.WriteFile(filepath.Join(dir, "meta.json"), []byte(`{"display_name":"sleeper","language":"Go","type":"engine","engine":"none","enabled":true,"tests":["baseline"]}`), 0o644)
+	os.WriteFile(filepath.Join(dir, "meta.json"), []byte(`{"display_name":"slowbuild","language":"Go","type":"engine","engine":"none","enabled":true,"tests":["baseline"]}`), 0o644)
 	os.WriteFile(filepath.Join(dir, "Dockerfile"), fmt.Appendf(nil, "FROM arenabot/debian:local\nRUN sleep %d\n", n), 0o644)
 	gitT(t, a.work, "add", "-A")
 	gitT(t, a.work, "commit", "-q", "-m", "an entry that never builds")
@@ -54,7 +55,7 @@ func sleeperPR(t *testing.T, a *arenaRemote, n int) string {
 	return sha
 }
 
-// sleeperJob claims a job measuring the sleeper entry (sleeperPR, whose build sleeps
+// sleeperJob claims a job measuring the slowbuild entry (sleeperPR, whose build sleeps
 // base plus this process's id modulo 10,000 seconds, the number returned) with a worker on
 // the real engine and Redis, set up by configure, and returns them with the queue.
 func sleeperJob(t *testing.T, base int, configure func(*Worker)) (*docker.Engine, *queue.Redis, *Worker, queue.Lease, int) {
@@ -67,7 +68,7 @@ func sleeperJob(t *testing.T, base int, configure func(*Worker)) (*docker.Engine
 	sha := sleeperPR(t, a, n)
 	w := testWorker(t, q, eng, a.clone(t), data)
 	configure(w)
-	job := queue.Job{Repo: "octo/arena", PR: 8, Requester: "alice", Kind: queue.Benchmark, Frameworks: []string{"sleeper"}, Tests: []string{"baseline"}, SHA: sha, Estimate: 10 * time.Second}
+	job := queue.Job{Repo: "octo/arena", PR: 8, Requester: "alice", Kind: queue.Benchmark, Frameworks: []string{"slowbuild"}, Tests: []string{"baseline"}, SHA: sha, Estimate: 10 * time.Second}
 	return eng, q, w, claim(t, q, job), n
 }
 
@@ -88,7 +89,7 @@ func TestWorkerJobPastItsLimit(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Logf("job ended %s after %s: %s", done.State, took.Round(time.Millisecond), done.Reason)
-	want := "the job ran past its 4s limit (the ceiling ARENA_JOB_TIMEOUT, below 3 × its estimate 10s, plus the 1m build limit) and was stopped, its containers removed, while building the images (last step: sleeper: building arenabot-sleeper:"
+	want := "the job ran past its 4s limit (the ceiling ARENA_JOB_TIMEOUT, below 3 × its estimate 10s, plus the 1m build limit) and was stopped, its containers removed, while building the images (last step: slowbuild: building arenabot-slowbuild:"
 	if done.State != queue.Failed || !strings.HasPrefix(done.Reason, want) {
 		t.Errorf("job ended %s: %q\nwant failed: %q…", done.State, done.Reason, want)
 	}
@@ -168,7 +169,7 @@ func TestWorkerBuildPastItsLimit(t *testing.T) {
 		t.Errorf("job ended %s (%q) with %d rows; want done with every row failed", done.State, done.Reason, len(r.Rows))
 	}
 	for _, row := range r.Rows {
-		if !strings.HasPrefix(row.Err, "the build of sleeper exceeded its 1s limit and was stopped (the runner's build limit, ARENA_BUILD_TIMEOUT)") || row.Short != "build timed out" {
+		if !strings.HasPrefix(row.Err, "the build of slowbuild exceeded its 1s limit and was stopped (the runner's build limit, ARENA_BUILD_TIMEOUT)") || row.Short != "build timed out" {
 			t.Errorf("row %s %d: %q (%q), want the build limit", row.Profile, row.Conns, row.Err, row.Short)
 		}
 	}

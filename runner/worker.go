@@ -278,6 +278,7 @@ func (w *Worker) Run(ctx context.Context) error {
 	defer beaconDone.Wait()
 	defer stopBeacon()
 	w.RemoveLeftovers(ctx)
+	w.log.Info("waiting for jobs", "pool", w.cfg.Pool)
 	backoff := time.Second
 	for {
 		l, err := w.q.Claim(ctx, w.cfg.Pool)

@@ -23,6 +23,19 @@ func TestWorkProcessesShareAPool(t *testing.T) {
 	l := newLoop(t, []string{"nethttp"}, nil)
 	l.envOver = map[string]string{standInEnv: "3s"}
 	const jobs = 5
+	reaper, stopReaper := context.WithCancel(t.Context())
+	defer stopReaper()
+	go l.q.RunReaper(reaper, 200*time.Millisecond) // serve's reaper, which this test has no serve for
+
+	var procs []*exec.Cmd
+	for range 3 {
+		procs = append(procs, l.startWorkProcess("--lite", "--heartbeat", "200ms", "--lease-ttl", "1s"))
+	}
+	// The jobs are queued once the three runners wait for them: a runner that started first
+	// (the others waiting for the host lock, which other tests hold) would run them all.
+	l.waitFor("three runners to wait for jobs", lockWait, func() bool {
+		return strings.Count(l.logs.String(), `"msg":"waiting for jobs"`) >= 3
+	})
 	var ids []string
 	for pr := 1; pr <= jobs; pr++ {
 		git(t, l.remote, "update-ref", fmt.Sprintf("refs/pull/%d/head", pr), l.head)
@@ -36,14 +49,6 @@ func TestWorkProcessesShareAPool(t *testing.T) {
 		}
 		ids = append(ids, j.ID)
 	}
-	reaper, stopReaper := context.WithCancel(t.Context())
-	defer stopReaper()
-	go l.q.RunReaper(reaper, 200*time.Millisecond) // serve's reaper, which this test has no serve for
-
-	var procs []*exec.Cmd
-	for range 3 {
-		procs = append(procs, l.startWorkProcess("--lite", "--heartbeat", "200ms", "--lease-ttl", "1s"))
-	}
 	running := func() int {
 		lines, err := l.q.Status(t.Context())
 		if err != nil || len(lines) == 0 {
@@ -51,7 +56,7 @@ func TestWorkProcessesShareAPool(t *testing.T) {
 		}
 		return len(lines[0].Running())
 	}
-	l.waitFor("three jobs to run at once", lockWait, func() bool { return running() == 3 })
+	l.waitFor("three jobs to run at once", time.Minute, func() bool { return running() == 3 })
 	if err := procs[0].Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
