@@ -143,7 +143,7 @@ func (in *Intake) request(ctx context.Context, c hook.Comment, cmd command.Comma
 	}
 	dec := pickPool(ctx, in.q, in.cfg.Pools, in.log, p)
 	if p = p.Keep(dec.Runs); p.Rows() == 0 {
-		return in.replyOnce(ctx, c, problemText(cmd.Line, "no live runner host can run this request: "+refusals(dec),
+		return in.replyOnce(ctx, c, problemText(cmd.Line, "no live runner host can run this request: "+dec.Reasons(),
 			"ask a maintainer to add a runner host with that many CPUs to a pool, or request other tests with `-t`"))
 	}
 	perm, _ := in.permission(ctx, c.Installation, c.Repo, c.Author) // unknown: it waits for approval

@@ -3,7 +3,6 @@ package bot
 import (
 	"context"
 	"log/slog"
-	"strings"
 
 	"github.com/arenabot/arenabot/bot/plan"
 	"github.com/arenabot/arenabot/bot/route"
@@ -26,13 +25,4 @@ func pickPool(ctx context.Context, q queue.Reader, pools []string, log *slog.Log
 		rows = append(rows, t.Rows...)
 	}
 	return route.Choose(pools, hosts, rows)
-}
-
-// refusals is the refused tests' reasons, for a request none of whose rows runs.
-func refusals(d route.Decision) string {
-	var rs []string
-	for _, f := range d.Refused {
-		rs = append(rs, f.Reason())
-	}
-	return strings.Join(rs, "; ")
 }

@@ -112,14 +112,19 @@ func (f Refusal) Reason() string {
 	return fmt.Sprintf("%s needs a runner host with %d CPUs and no pool has only such hosts (the best has %d)", md.Code(f.Test), f.Need, f.Most)
 }
 
+// Reasons is the refused tests' reasons, in Markdown, separated by "; ".
+func (d Decision) Reasons() string {
+	reasons := make([]string, len(d.Refused))
+	for i, f := range d.Refused {
+		reasons[i] = f.Reason()
+	}
+	return strings.Join(reasons, "; ")
+}
+
 // Note is the ack's Markdown note on the refused tests; "" when none was refused.
 func (d Decision) Note() string {
 	if len(d.Refused) == 0 {
 		return ""
 	}
-	var reasons []string
-	for _, f := range d.Refused {
-		reasons = append(reasons, f.Reason())
-	}
-	return "Not run: " + strings.Join(reasons, "; ") + ". The other rows run in pool " + md.Code(d.Pool) + "."
+	return "Not run: " + d.Reasons() + ". The other rows run in pool " + md.Code(d.Pool) + "."
 }
