@@ -101,6 +101,13 @@ type Job struct {
 	Estimate        time.Duration `json:"estimate,omitempty"`          // planned duration of the run
 	Expires         time.Time     `json:"expires,omitzero"`            // awaiting approval: when Expire ends it
 
+	// Parent, on a share, is the ID of the job whose rows it measures a part of: a runner
+	// that took a job with many rows enqueued it (ShareID names it) so that another host of
+	// the pool measures them. A share waits behind every job that can start (it takes an
+	// idle host), waits for no pull request's turn and displaces none; the bot posts
+	// nothing for it.
+	Parent string `json:"parent,omitempty"`
+
 	// Payload is the bot's own description of the request (its plan, notes for
 	// the status comment), opaque to the queue.
 	Payload json.RawMessage `json:"payload,omitempty"`
@@ -262,6 +269,8 @@ var (
 	ErrExists    = errors.New("job already exists")
 	ErrFinished  = errors.New("job already finished")
 	ErrLeaseLost = errors.New("lease lost")
+	// ErrNoShare is ClaimShare's answer when no share of the job waits.
+	ErrNoShare = errors.New("no share of the job waits")
 	// ErrNotAwaiting is Approve's or Reject's answer for a job that was
 	// approved already (it is queued or running), and Position's for a job
 	// that still awaits approval (it is in no line yet).

@@ -50,7 +50,7 @@ var (
 // A command is what a caller asks of the lifecycle.
 type command struct {
 	Op        op
-	ID        string    // the job acted on; for submit and enqueue Job.ID; for claim and reap unused (the line says)
+	ID        string    // the job acted on; for submit and enqueue Job.ID; for claim the parent whose share it takes (ClaimShare), "" any job; for reap unused (the line says)
 	Job       Job       // submit, enqueue: the job as prepared (prepareSubmit, prepare)
 	By        string    // approve, reject, cancel, drain: who
 	Amendment Amendment // amend
@@ -97,16 +97,30 @@ func (l lineState) claim(token string) int {
 }
 
 // next returns the job a claim would start: the first retried, then the first waiting,
-// job whose pull request (prs) has no job running; "" when none may start.
-func (l lineState) next(prs map[string]string) string {
+// job whose pull request (prs) has no job running; then, when none may start, the first
+// share (Job.Parent) of a running job, which waits for no pull request. With parent set
+// (ClaimShare) it is the first share of that job. "" when none may start.
+func (l lineState) next(prs map[string]string, parent string) string {
+	queued := slices.Concat(l.Retry, l.Waiting)
+	if parent != "" {
+		if i := slices.IndexFunc(queued, func(id string) bool { return prs[id] == shareKey(parent) }); i >= 0 {
+			return queued[i]
+		}
+		return ""
+	}
 	busy := map[string]bool{}
 	for _, r := range l.Runs {
-		if k, ok := prs[r.Job]; ok {
+		if k, ok := prs[r.Job]; ok && !isShare(k) {
 			busy[k] = true
 		}
 	}
-	for _, id := range slices.Concat(l.Retry, l.Waiting) {
-		if k, ok := prs[id]; !ok || !busy[k] {
+	for _, id := range queued {
+		if k, ok := prs[id]; !ok || !isShare(k) && !busy[k] {
+			return id
+		}
+	}
+	for _, id := range queued {
+		if isShare(prs[id]) {
 			return id
 		}
 	}
@@ -283,7 +297,7 @@ func (t *step) create(c command) (*Job, error) {
 func (t *step) lineup(j Job) {
 	l := t.line()
 	same := sameWaiting(l.Waiting, t.s.PRs, prKey(j))
-	if len(same) < max(t.s.Depth, 1) {
+	if len(same) < max(t.s.Depth, 1) || j.Parent != "" { // a share displaces none
 		l.Waiting = append(l.Waiting, j.ID)
 	} else {
 		oldID := l.Waiting[same[0]]
@@ -329,6 +343,9 @@ func lineupJob(c command, s scene) *Job {
 // displaced returns the ID of the job that lining up a job of pull request key
 // would displace from waiting, or "" when it would displace none.
 func displaced(waiting []string, prs map[string]string, key string, depth int) string {
+	if isShare(key) {
+		return ""
+	}
 	if same := sameWaiting(waiting, prs, key); len(same) >= max(depth, 1) {
 		return waiting[same[0]]
 	}
@@ -435,8 +452,10 @@ func onClaim(t *step, c command) error {
 			return nil
 		}
 	}
-	id := l.next(t.s.PRs)
+	id := l.next(t.s.PRs, c.ID)
 	switch {
+	case id == "" && c.ID != "":
+		return errEmpty // ClaimShare does not wait
 	case id == "" && len(l.Retry)+len(l.Waiting) > 0:
 		return errBusy
 	case id == "":

@@ -121,7 +121,7 @@ func (l *memLife) scene(cmd command, pool string, now time.Time, depth int) scen
 					s.PRs[id] = prKey(j.Job)
 				}
 			}
-			add(s.Line.next(s.PRs))
+			add(s.Line.next(s.PRs, cmd.ID))
 		}
 		if cmd.Op == opApprove || cmd.Op == opEnqueue {
 			s.PRs = make(map[string]string, len(p.waiting))

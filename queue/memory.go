@@ -224,6 +224,29 @@ func (q *Memory) Claim(ctx context.Context, pool string) (Lease, error) {
 	}
 }
 
+func (q *Memory) ClaimShare(ctx context.Context, pool, parent string) (Lease, error) {
+	if pool == "" {
+		pool = DefaultPool
+	}
+	if err := q.lock(ctx); err != nil {
+		return Lease{}, err
+	}
+	defer q.mu.Unlock()
+	q.runners.mark(pool, q.opts.Now())
+	token := newToken()
+	ch, cerr := q.applyLocked(command{Op: opClaim, ID: parent, Token: token}, pool)
+	if err := q.commitLocked(); err != nil {
+		return Lease{}, fmt.Errorf("claim a share of %s: %w", parent, err)
+	}
+	switch {
+	case cerr == errEmpty || cerr == errBusy:
+		return Lease{}, fmt.Errorf("claim a share of %s: %w", parent, ErrNoShare)
+	case cerr != nil:
+		return Lease{}, fmt.Errorf("claim a share of %s: %w", parent, cerr)
+	}
+	return Lease{Job: ch.Reply, Token: token, Fence: ch.Reply.Fence}, nil
+}
+
 func (q *Memory) Heartbeat(ctx context.Context, l Lease) (bool, error) {
 	if err := q.lock(ctx); err != nil {
 		return false, err

@@ -93,6 +93,11 @@ type Pools interface {
 	// about a second for Redis) with ctx's error.
 	Claim(ctx context.Context, pool string) (Lease, error)
 
+	// ClaimShare claims, as Claim does, the first waiting share of job parent (a job whose
+	// Parent is parent) of pool, without waiting: ErrNoShare when none waits. The runner of
+	// a job it split takes back the shares no other host took.
+	ClaimShare(ctx context.Context, pool, parent string) (Lease, error)
+
 	// Heartbeat extends the lease by LeaseTTL and reports whether the job was
 	// cancelled, in which case the runner should stop and Finish it as
 	// Cancelled. Beat every few seconds (at least every LeaseTTL/3) so a
@@ -286,11 +291,27 @@ func owner(j Job) string {
 // case) and number. A job of no pull request (an operator's, PR 0) shares its
 // place with no other job.
 func prKey(j Job) string {
+	if j.Parent != "" {
+		return shareKey(j.Parent)
+	}
 	if j.Repo == "" || j.PR == 0 {
 		return "job " + j.ID
 	}
 	return strings.ToLower(j.Repo) + "#" + strconv.Itoa(j.PR)
 }
+
+// shareKey is prKey of the shares of job parent: they wait for no pull request's turn, and
+// take none.
+func shareKey(parent string) string { return sharePrefix + parent }
+
+const sharePrefix = "share of "
+
+// isShare reports whether a prKey is a share's.
+func isShare(key string) bool { return strings.HasPrefix(key, sharePrefix) }
+
+// ShareID is the ID of share n (1-based) of job parent: the same on every attempt of
+// the parent, so a retried parent finds the shares it enqueued before.
+func ShareID(parent string, n int) string { return parent + "-share" + strconv.Itoa(n) }
 
 func checkOutcome(o Outcome) error {
 	switch o.State {

@@ -167,6 +167,22 @@ func (q *Redis) Claim(ctx context.Context, pool string) (Lease, error) {
 	}
 }
 
+func (q *Redis) ClaimShare(ctx context.Context, pool, parent string) (Lease, error) {
+	if pool == "" {
+		pool = DefaultPool
+	}
+	token := newToken()
+	seen := func(p redis.Pipeliner) { p.HSet(ctx, q.k.key("runners"), pool, formatTime(q.opts.Now())) }
+	ch, err := q.transact(ctx, command{Op: opClaim, ID: parent, Token: token}, "", pool, seen)
+	switch {
+	case errors.Is(err, errEmpty), errors.Is(err, errBusy):
+		return Lease{}, fmt.Errorf("claim a share of %s: %w", parent, ErrNoShare)
+	case err != nil:
+		return Lease{}, fmt.Errorf("claim a share of %s: %w", parent, err)
+	}
+	return Lease{Job: ch.Reply, Token: token, Fence: ch.Reply.Fence}, nil
+}
+
 func (q *Redis) Heartbeat(ctx context.Context, l Lease) (bool, error) {
 	seen := func(p redis.Pipeliner) { p.HSet(ctx, q.k.key("runners"), l.Job.Pool, formatTime(q.opts.Now())) }
 	ch, err := q.transact(ctx, command{Op: opHeartbeat, ID: l.Job.ID, Token: l.Token}, l.Job.ID, l.Job.Pool, seen)

@@ -292,7 +292,7 @@ func (t *redisTxn) others(ctx context.Context, cmd command) error {
 	var heads []string
 	switch cmd.Op {
 	case opClaim:
-		heads = []string{first(l.Retry), first(l.Waiting), l.next(t.s.PRs)}
+		heads = []string{first(l.Retry), first(l.Waiting), l.next(t.s.PRs, cmd.ID)}
 		if i := l.claim(cmd.Token); i >= 0 {
 			heads = append(heads, l.Runs[i].Job) // the same claim again
 		}

@@ -66,6 +66,7 @@ func Conformance(t *testing.T, newQueue NewQueue) {
 		{"ListAwaiting", testListAwaiting},
 		{"Hosts", testHosts},
 		{"Leases", testLeases},
+		{"Shares", testShares},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
