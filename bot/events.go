@@ -6,7 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
+	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -111,6 +114,65 @@ type jobProgress struct {
 	rowsSince int       // row events since the last progress event
 	lastEdit  time.Time // Config.Now of the last progress edit attempt
 	updated   time.Time // Config.Now of the last event
+	// hosts, for a job split over several hosts, is each host's progress on its share,
+	// by host name; done and progress then add them up.
+	hosts map[string]*hostProgress
+}
+
+// hostProgress is one host's progress on its share of a split job.
+type hostProgress struct {
+	text                     string
+	done, total, base, since int
+}
+
+// shareProgress takes a share's progress event (p.Host set) into jp.
+func (jp *jobProgress) shareProgress(p result.Progress) {
+	if jp.hosts == nil {
+		jp.hosts = map[string]*hostProgress{}
+	}
+	hp := jp.hosts[p.Host]
+	if hp == nil {
+		hp = &hostProgress{}
+		jp.hosts[p.Host] = hp
+	}
+	hp.text = progressText(jp.entries, p)
+	hp.total, hp.base, hp.since = max(p.Rows, 0), p.Done, 0
+	hp.done = min(max(p.Done, 0), hp.total)
+	jp.addHosts()
+}
+
+// shareRow counts a row a share's host finished.
+func (jp *jobProgress) shareRow(host string) bool {
+	hp := jp.hosts[host]
+	if hp == nil {
+		return false
+	}
+	hp.since++
+	if done := min(hp.base+hp.since, hp.total); done > hp.done {
+		hp.done = done
+		jp.addHosts()
+		return true
+	}
+	return false
+}
+
+// addHosts sets done and progress from the hosts' shares: "on 3 hosts — h1: gin
+// baseline 512c — 3 of 8; h2: …".
+func (jp *jobProgress) addHosts() {
+	done, total := 0, 0
+	var parts []string
+	for _, h := range slices.Sorted(maps.Keys(jp.hosts)) {
+		hp := jp.hosts[h]
+		done += hp.done
+		total += hp.total
+		parts = append(parts, h+": "+hp.text)
+	}
+	jp.total = max(jp.total, total)
+	jp.done = min(done, jp.total)
+	jp.progress = fmt.Sprintf("on %d hosts — %s", len(jp.hosts), strings.Join(parts, "; "))
+	if len(jp.hosts) == 1 {
+		jp.progress = "on 1 host — " + strings.Join(parts, "; ")
+	}
 }
 
 // dirtyJob is a status comment to render again.
@@ -275,6 +337,12 @@ var finalKinds = map[string]bool{
 // false for a parked event whose retry is not due.
 func (rp *Reporter) handleDelivery(ctx context.Context, lane string, d queue.Delivery) (ack, handled bool) {
 	st := &rp.ev
+	if parent := shareOf(d); parent != "" {
+		// A share of a split job: nothing is posted for it; its job's comment counts its
+		// rows (the runner sends them as the job's events).
+		rp.markDirty(parent, rp.cfg.Now())
+		return true, true
+	}
 	if !finalKinds[d.Kind] {
 		rp.handleRunning(ctx, d)
 		return true, true
@@ -341,6 +409,21 @@ func (rp *Reporter) handleDelivery(ctx context.Context, lane string, d queue.Del
 	return false, true
 }
 
+// shareOf returns the job a queue event's share belongs to (queue.Job.Parent), "" when the
+// event is not a share's.
+func shareOf(d queue.Delivery) string {
+	if d.Kind == queue.EventProgress || d.Kind == queue.EventRow {
+		return ""
+	}
+	var j struct {
+		Parent string `json:"parent"`
+	}
+	if json.Unmarshal(d.Data, &j) != nil {
+		return ""
+	}
+	return j.Parent
+}
+
 // handleRunning handles the events of a job that has not ended: submitted, queued,
 // updated, started, retried, progress and row. Each marks the job's status comment to be
 // rendered again from its record: at once for a transition (and then the queued jobs of
@@ -373,6 +456,12 @@ func (rp *Reporter) handleRunning(ctx context.Context, d queue.Delivery) {
 		if jp == nil {
 			return
 		}
+		if p.Host != "" {
+			jp.shareProgress(p)
+			jp.updated = now
+			rp.markDirty(d.Job, jp.lastEdit.Add(rp.cfg.ProgressEvery))
+			return
+		}
 		jp.progress = progressText(jp.entries, p)
 		jp.total = p.Rows
 		jp.base, jp.rowsSince = p.Done, 0
@@ -382,6 +471,16 @@ func (rp *Reporter) handleRunning(ctx context.Context, d queue.Delivery) {
 	case queue.EventRow:
 		jp := rp.progressOf(ctx, d.Job, now)
 		if jp == nil {
+			return
+		}
+		var row struct {
+			Host string `json:"host"`
+		}
+		if _ = json.Unmarshal(d.Data, &row); row.Host != "" {
+			if jp.shareRow(row.Host) {
+				rp.markDirty(d.Job, jp.lastEdit.Add(rp.cfg.ProgressEvery))
+			}
+			jp.updated = now
 			return
 		}
 		// A row event follows the progress event of its row: one more row finished.

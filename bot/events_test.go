@@ -355,3 +355,60 @@ func TestProgressText(t *testing.T) {
 		}
 	}
 }
+
+// TestSplitJobOnHosts: a job split into shares over two hosts: the shares' own events
+// (queued, started, outcome) post nothing; their progress, sent as the job's with each
+// host named, shows in the job's status comment added up over the hosts; the job's one
+// reply names each row's host.
+func TestSplitJobOnHosts(t *testing.T) {
+	e := setupEvents(t, nil)
+	j := e.request("/benchmark -f nethttp -t baseline")
+	l := e.claim()
+	e.drain()
+	comments := len(e.botComments())
+	var shares []queue.Lease
+	for n, host := range []string{"bench-a", "bench-b"} {
+		s := queue.Job{ID: queue.ShareID(j.ID, n+1), Parent: j.ID, Repo: j.Repo, PR: j.PR, Requester: j.Requester,
+			Command: "share of " + j.Command, Kind: j.Kind, SHA: j.SHA, Pool: j.Pool}
+		if _, _, err := e.q.Enqueue(t.Context(), s); err != nil {
+			t.Fatal(err)
+		}
+		sl, err := e.q.ClaimShare(t.Context(), j.Pool, j.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		shares = append(shares, sl)
+		e.publish(j.ID, queue.EventProgress, result.Progress{Entry: "nethttp", Profile: "baseline", Conns: 512 * (n + 1), Row: 2, Rows: 2, Done: 1, Host: host})
+	}
+	e.advance(DefaultProgressEvery)
+	e.drain()
+	st := e.commentByID(j.StatusCommentID)
+	for _, want := range []string{"on 2 hosts", "bench-a: baseline 512c — 2 of 2", "bench-b: baseline 1024c — 2 of 2", "2/4", "done on 2 hosts"} {
+		if !strings.Contains(st.Body, want) {
+			t.Errorf("status comment of the split job lacks %q:\n%s", want, st.Body)
+		}
+	}
+	rep := nethttpOnly()
+	for i, sl := range shares {
+		rep.Rows[i].Host = []string{"bench-a", "bench-b"}[i]
+		e.finish(sl, queue.Done, "", nil)
+	}
+	e.drain()
+	if n := len(e.botComments()); n != comments {
+		t.Fatalf("the shares' events posted %d comments", n-comments)
+	}
+	e.finish(l, queue.Done, "", &rep)
+	e.drain()
+	replies := e.replies(j.ID)
+	if len(replies) != 1 {
+		t.Fatalf("replies = %d, want 1", len(replies))
+	}
+	if !strings.Contains(replies[0].Body, "Measured on `bench-a`: baseline 512; on `bench-b`: baseline 4096.") {
+		t.Errorf("the reply does not name each row's host:\n%s", replies[0].Body)
+	}
+	for _, sl := range shares {
+		if n := len(e.replies(sl.Job.ID)); n != 0 {
+			t.Errorf("share %s got %d replies", sl.Job.ID, n)
+		}
+	}
+}

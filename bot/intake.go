@@ -201,13 +201,14 @@ func forkWithoutEdits(pr ghapi.PR, repo string) bool {
 	return pr.HeadRepo != "" && !strings.EqualFold(pr.HeadRepo, repo) && !pr.MaintainerCanModify
 }
 
-// openJobs lists the PR's requests in states.
+// openJobs lists the PR's requests in states; the shares of a split job (queue.Job.Parent)
+// are not requests: they end with their job.
 func (in *Intake) openJobs(ctx context.Context, repo string, pr int, states ...queue.State) ([]queue.Job, error) {
 	js, err := in.q.List(ctx, queue.Filter{Repo: repo, PR: pr, States: states})
 	if err != nil {
 		return nil, fmt.Errorf("list requests: %w", err)
 	}
-	return js, nil
+	return slices.DeleteFunc(js, func(j queue.Job) bool { return j.Parent != "" }), nil
 }
 
 // approveCommand handles /benchmark-approve: a user with write access approves every

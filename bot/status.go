@@ -111,7 +111,7 @@ func (rp *Reporter) openStatus(ctx context.Context, j queue.Job) report.Status {
 		}
 	case queue.Running:
 		if jp := rp.ev.jobs[j.ID]; jp != nil {
-			s.Progress, s.Done, s.Total = jp.progress, jp.done, jp.total
+			s.Progress, s.Done, s.Total, s.Hosts = jp.progress, jp.done, jp.total, len(jp.hosts)
 		}
 		if j.Attempt > 1 && s.Progress == "" {
 			s.Progress = "second attempt: the runner stopped responding during the first"
@@ -172,7 +172,7 @@ func (rp *Reporter) show(ctx context.Context, id string) error {
 	if err != nil {
 		return fmt.Errorf("get %s: %w", id, err)
 	}
-	if j.State.Terminal() {
+	if j.State.Terminal() || j.Parent != "" { // a share has no comment: its job's shows it
 		return nil
 	}
 	body := report.RenderStatus(rp.openStatus(ctx, j))

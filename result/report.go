@@ -17,6 +17,9 @@ type Progress struct {
 	Done    int    `json:"done"`    // rows finished (measured or failed)
 	Failed  int    `json:"failed"`  // rows finished without a result
 	Note    string `json:"note,omitempty"`
+	// Host, on the progress of a share of a job split over several hosts, is the host
+	// measuring the share; Row, Rows, Done and Failed then count the share's rows.
+	Host string `json:"host,omitempty"`
 }
 
 // A Row is one framework × profile × connection count of a job: its result, or why there is
@@ -34,6 +37,9 @@ type Row struct {
 	// sum 13+42", "build failed", "not ready after 30s"); Err goes under the table. ""
 	// means Err is short enough to be its own cell.
 	Short string `json:"short,omitempty"`
+	// Host is the host that measured the row, set when the job was split over several
+	// hosts (each row wholly on one); "" means the report's Host.
+	Host string `json:"host,omitempty"`
 	// Advisories, on an entry's first row, are the advisory checks its validation missed:
 	// one WARN line each (request, expected, got, contract). They never stop a measurement.
 	Advisories []string `json:"advisories,omitempty"`

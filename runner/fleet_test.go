@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -94,4 +95,131 @@ func mapValues(m map[string]int) []int {
 		out = append(out, v)
 	}
 	return out
+}
+
+// TestFleetSplitsAJob: a job of 24 rows on a pool of three live hosts is split into three
+// shares of 8 rows, one per host, and takes about a third of what it takes one host (the
+// stand-in measurement, 250 ms a row, measured side by side in this test); its report has
+// every row once, in the job's order, each naming the host that measured it. Then a host is
+// killed mid-job: its unfinished share goes back to the line and another host measures it,
+// and the job still ends done with all 24 rows.
+func TestFleetSplitsAJob(t *testing.T) {
+	privateHostLock(t)
+	a := newArenaRemote(t)
+	const rows, standIn = 24, 250 * time.Millisecond
+	var jobRows []profile.Row
+	for c := 1; c <= rows; c++ {
+		jobRows = append(jobRows, profile.Row{Entry: "nethttp", Test: "baseline", Conns: c})
+	}
+	type fleet struct {
+		mem   *queue.Memory
+		stops []context.CancelFunc
+	}
+	start := func(runners int) *fleet {
+		t.Helper()
+		f := &fleet{mem: queue.NewMemory(queue.Options{LeaseTTL: time.Second})}
+		ctx, cancel := context.WithCancel(t.Context())
+		var wg sync.WaitGroup
+		t.Cleanup(func() { cancel(); wg.Wait() })
+		wg.Go(func() { _ = f.mem.RunReaper(ctx, 100*time.Millisecond) })
+		for i := range runners {
+			w := testWorker(t, f.mem, &fakeEngine{}, a.clone(t), t.TempDir())
+			w.cfg.StandIn = standIn
+			w.cfg.Bench.Host = fmt.Sprintf("host-%d", i+1)
+			wctx, stop := context.WithCancel(ctx)
+			f.stops = append(f.stops, stop)
+			wg.Go(func() { w.Run(wctx) })
+		}
+		for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+			if hs, _ := f.mem.Hosts(t.Context()); len(hs) == runners {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("the %d runners did not announce their hosts", runners)
+			}
+		}
+		return f
+	}
+	wait := func(f *fleet, id string) queue.Job {
+		t.Helper()
+		for deadline := time.Now().Add(2 * time.Minute); ; time.Sleep(20 * time.Millisecond) {
+			j, err := f.mem.Get(t.Context(), id)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if j.State.Terminal() {
+				return j
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("job %s still %s after two minutes", id, j.State)
+			}
+		}
+	}
+	measure := func(runners int, kill func(f *fleet)) (time.Duration, queue.Job) {
+		t.Helper()
+		f := start(runners)
+		j := prJob(a, queue.BenchmarkTest, "nethttp")
+		j.Rows = jobRows
+		j.Estimate = rows * standIn
+		stored, _, err := f.mem.Enqueue(t.Context(), j)
+		if err != nil {
+			t.Fatal(err)
+		}
+		began := time.Now()
+		if kill != nil {
+			kill(f)
+		}
+		done := wait(f, stored.ID)
+		return time.Since(began), done
+	}
+	check := func(name string, j queue.Job, hosts int) map[string]int {
+		t.Helper()
+		r := report(t, j)
+		if j.State != queue.Done || len(r.Rows) != rows {
+			t.Fatalf("%s: job %s with %d rows (%s), want done with %d", name, j.State, len(r.Rows), j.Reason, rows)
+		}
+		byHost := map[string]int{}
+		for i, row := range r.Rows {
+			if row.Conns != i+1 {
+				t.Fatalf("%s: row %d has %d connections; want the job's order", name, i+1, row.Conns)
+			}
+			if row.Err == "" || !strings.Contains(row.Err, "stand-in") {
+				t.Errorf("%s: row %d: %q, want the stand-in's not measured", name, i+1, row.Err)
+			}
+			byHost[row.Host]++
+		}
+		if hosts > 1 && (len(byHost) != hosts || byHost[""] > 0) {
+			t.Errorf("%s: rows by host %v, want every row named with one of %d hosts", name, byHost, hosts)
+		}
+		return byHost
+	}
+	one, j1 := measure(1, nil)
+	check("one host", j1, 1)
+	three, j3 := measure(3, nil)
+	byHost := check("three hosts", j3, 3)
+	t.Logf("a %d-row job, %v a row: one host %v, three hosts %v %v (%.2f of one host's time)",
+		rows, standIn, one.Round(time.Millisecond), three.Round(time.Millisecond), byHost, three.Seconds()/one.Seconds())
+	for h, n := range byHost {
+		if n > rows/2 {
+			t.Errorf("host %s measured %d of %d rows, want about a third", h, n, rows)
+		}
+	}
+	if r := report(t, j3); strings.Count(r.Host, "host-") != 3 {
+		t.Errorf("the report's hosts are %q, want the three", r.Host)
+	}
+	if three.Seconds() > 0.6*one.Seconds() {
+		t.Errorf("three hosts took %v, one %v: want about a third, at most 0.6", three, one)
+	}
+
+	// A host killed mid-job: 1 s in, every share runs; the second runner stops without
+	// finishing its share, whose lease lapses; the share runs again on another host.
+	_, jk := measure(3, func(f *fleet) {
+		time.Sleep(time.Second)
+		f.stops[1]()
+	})
+	killed := check("a host killed", jk, 2)
+	if killed["host-2"] > 0 {
+		t.Errorf("rows by host %v: the killed host-2 is named on rows of the report", killed)
+	}
+	t.Logf("with host-2 killed 1 s in: rows by host %v", killed)
 }

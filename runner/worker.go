@@ -38,6 +38,13 @@ type WorkQueue interface {
 	Finish(ctx context.Context, l queue.Lease, o queue.Outcome) (queue.Job, error)
 	Publish(ctx context.Context, e queue.Event) error
 	Announce(ctx context.Context, h queue.Host, ttl time.Duration) error
+
+	// A job with many rows is split into shares over the pool's live hosts (share.go).
+	Hosts(ctx context.Context) ([]queue.Host, error)
+	Enqueue(ctx context.Context, j queue.Job) (queue.Job, *queue.Job, error)
+	ClaimShare(ctx context.Context, pool, parent string) (queue.Lease, error)
+	Get(ctx context.Context, id string) (queue.Job, error)
+	Cancel(ctx context.Context, id, by string) (queue.Job, error)
 }
 
 // WorkerConfig says where a worker takes jobs from and how it runs them. The zero value of
@@ -368,6 +375,21 @@ func (w *Worker) removeLeftoverImages(ctx context.Context) {
 // (ErrQueueUnreachable), or when ctx ended (ctx's error). In every case the job's
 // containers, the images it built and its workspace are removed before RunJob returns.
 func (w *Worker) RunJob(ctx context.Context, l queue.Lease) (queue.Job, error) {
+	if l.Job.Parent != "" {
+		if why := w.parentEnded(ctx, l.Job); why != "" {
+			w.log.Info("share not run", "job", l.Job.ID, "reason", why)
+			return w.finish(ctx, l, queue.Outcome{State: queue.Cancelled, Reason: why})
+		}
+	} else if ids, err := w.shareJobs(ctx, l.Job); err != nil {
+		w.log.Warn("the job could not be split over the pool's hosts; it runs here alone", "job", l.Job.ID, "err", err)
+	} else if len(ids) > 0 {
+		return w.runShared(ctx, l, ids)
+	}
+	return w.runAlone(ctx, l)
+}
+
+// runAlone runs a job (or a share of one) wholly on this host; see RunJob.
+func (w *Worker) runAlone(ctx context.Context, l queue.Lease) (queue.Job, error) {
 	start := time.Now()
 	j := newJobRun(w, l)
 	j.log.Info("job started", "pr", l.Job.PR, "sha", l.Job.SHA, "kind", l.Job.Kind, "attempt", l.Job.Attempt)
@@ -1017,6 +1039,9 @@ func (j *jobRun) rowStart(r result.Row) {
 		Entry: r.Entry, Profile: r.Profile, Conns: r.Conns,
 		Row: j.index, Rows: j.total, Done: j.done, Failed: j.failed,
 	}
+	if j.lease.Job.Parent != "" {
+		j.cur.Host = j.w.cfg.Bench.Host
+	}
 	j.publish(queue.EventProgress, j.cur)
 }
 
@@ -1038,6 +1063,9 @@ func (j *jobRun) rowDone(row result.Row) {
 		row.BuildLog = nil // the tail goes on the entry's first row only
 	}
 	j.committedProfileDiff(row)
+	if j.lease.Job.Parent != "" {
+		row.Host = j.w.cfg.Bench.Host
+	}
 	j.first[row.Entry] = true
 	j.done++
 	// The row event goes without the profile's files; the report keeps them only for the
@@ -1122,7 +1150,9 @@ func (j *jobRun) publish(kind string, v any) {
 	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(j.ctx), 5*time.Second)
 	defer cancel()
-	if err := j.w.q.Publish(ctx, queue.Event{Job: j.lease.Job.ID, Kind: kind, Data: data}); err != nil {
+	// A share's events are its job's: the status comment counts every host's rows.
+	id := text.Or(j.lease.Job.Parent, j.lease.Job.ID)
+	if err := j.w.q.Publish(ctx, queue.Event{Job: id, Kind: kind, Data: data}); err != nil {
 		j.log.Warn("publish event", "kind", kind, "err", err)
 	}
 }

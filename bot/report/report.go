@@ -42,6 +42,9 @@ type Row struct {
 	// count the report has: a fixed-rate row's score is measured against their lowest CPU
 	// per request, p99 and mean latency (and the row's own sides').
 	Scored []*result.Result
+	// Host is the host that measured the row, for a job split over several hosts; "" the
+	// report's one host.
+	Host string
 }
 
 // A Table is one framework's rows, in profile order then connection count.

@@ -362,6 +362,7 @@ func shownRows(rows []result.Row, entries, profiles map[string]string) []result.
 			WebSocket:  row.WebSocket,
 			Bandwidth:  row.Bandwidth,
 			Advisories: row.Advisories,
+			Host:       md.Clip(row.Host, 100),
 		}
 		if row.Result == nil {
 			short := row.Short

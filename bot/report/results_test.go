@@ -325,6 +325,19 @@ func resultsCases() map[string]Results {
 	))
 	cases["multi"] = multi
 
+	// The same rows measured over three hosts (a job split into shares): each table says
+	// which host measured which of its rows.
+	hosts := doneResults()
+	hosts.Command = multi.Command
+	hosts.CommitSHA, hosts.CommitURL = "", ""
+	hosts.Report.Frameworks, hosts.Report.Baselines = multi.Report.Frameworks, multi.Report.Baselines
+	hosts.Report.Rows = slices.Clone(multi.Report.Rows)
+	hosts.Report.Host = "bench-a, bench-b, bench-c"
+	for i := range hosts.Report.Rows {
+		hosts.Report.Rows[i].Host = []string{"bench-a", "bench-b", "bench-c"}[i*3/len(hosts.Report.Rows)]
+	}
+	cases["hosts"] = hosts
+
 	// gin against fasthttp's committed results: +x% (baseline 512), ~0% (baseline 4096,
 	// inside the spread), NEW (fasthttp runs json but has no committed json result) and
 	// n/a (fasthttp does not run upload).

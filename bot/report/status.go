@@ -89,6 +89,9 @@ type Status struct {
 	Progress   string        // running: e.g. "baseline 4096c — 3 of 24"
 	Done       int           // running (and failed): rows finished
 	Total      int           // running (and failed): rows in all
+	// Hosts, running, is how many hosts measure the job's rows, when it was split over
+	// several (0 or 1: one); the estimate of the time left then counts them.
+	Hosts int
 	// Reason says why the request failed, was cancelled, expired or was rejected. It is not
 	// shown when the request was superseded: SupersededHow and SupersededBy say it all (the
 	// queue's reason names the newer request by its internal ID).
@@ -329,7 +332,14 @@ func statusTail(s Status) string {
 		}
 		add("%s.", strings.Join(parts, " · "))
 	case PhaseRunning:
-		if s.Total > 0 {
+		if s.Total > 0 && s.Hosts > 1 {
+			line := fmt.Sprintf("%s %s done on %d hosts", progressBar(s.Done, s.Total), measurementsWord(s.Total), s.Hosts)
+			if s.Estimate > 0 {
+				left := s.Estimate * time.Duration(s.Total-s.Done) / time.Duration(s.Total) / time.Duration(s.Hosts)
+				line += " · " + formatWait(left) + " left"
+			}
+			add("%s", line)
+		} else if s.Total > 0 {
 			add("%s %s done", progressBar(s.Done, s.Total), measurementsWord(s.Total))
 		} else {
 			add("Preparing the run.")

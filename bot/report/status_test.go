@@ -91,6 +91,10 @@ func statusCases() map[string]Status {
 	one.Frameworks, one.Tests, one.Rows, one.Done, one.Total = []string{"gin"}, []string{"json"}, []profile.Row{{Entry: "gin", Test: "json", Conns: 4096}}, 0, 1
 	one.Progress = "json 4096c — 1 of 1"
 	cases["running-one"] = one
+	hosts := baseStatus(PhaseRunning)
+	hosts.Progress = "on 3 hosts — host-a: gin · json 4096c — 2 of 3; host-b: nethttp · baseline 512c — 2 of 3; host-c: nethttp · json 512c — 1 of 2"
+	hosts.Done, hosts.Hosts = 3, 3
+	cases["running-hosts"] = hosts
 	return cases
 }
 

@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/arenabot/arenabot/md"
@@ -69,7 +70,7 @@ func Tables(rows []result.Row, b Baseline) []Table {
 			tables = append(tables, Table{Entry: m.Entry, Display: m.Display, Rule: b.rule()})
 		}
 		tables[i].Advisories = append(tables[i].Advisories, m.Advisories...)
-		row := Row{Profile: m.Profile, Conns: m.Conns, Result: m.Result, Err: m.Err, Short: m.Short, WebSocket: m.WebSocket, Bandwidth: m.Bandwidth}
+		row := Row{Profile: m.Profile, Conns: m.Conns, Result: m.Result, Err: m.Err, Short: m.Short, WebSocket: m.WebSocket, Bandwidth: m.Bandwidth, Host: m.Host}
 		if m.Result != nil {
 			row.Baseline, row.SameRun, row.NotApplicable = b.lookup(m, sameRun)
 			if b.Scored != nil && row.figures().Scored {
@@ -81,8 +82,36 @@ func Tables(rows []result.Row, b Baseline) []Table {
 	paired := pairedAny(tables)
 	for i := range tables {
 		tables[i].Note = b.tableNote(tables[i], paired)
+		if h := hostsNote(tables[i]); h != "" {
+			tables[i].Note = strings.TrimSpace(tables[i].Note + "\n\n" + h)
+		}
 	}
 	return tables
+}
+
+// hostsNote names the host of each row of a table whose rows were measured on hosts named
+// per row (a job split over several hosts): "Measured on `host-a`: baseline 512, 4096;
+// json 512. On `host-b`: …". "" when no row names its host.
+func hostsNote(t Table) string {
+	var hosts []string
+	rows := map[string][]string{}
+	for _, r := range t.Rows {
+		if r.Host == "" {
+			continue
+		}
+		if _, ok := rows[r.Host]; !ok {
+			hosts = append(hosts, r.Host)
+		}
+		rows[r.Host] = append(rows[r.Host], md.Text(r.Profile)+" "+strconv.Itoa(r.Conns))
+	}
+	var parts []string
+	for _, h := range hosts {
+		parts = append(parts, md.Code(md.Clip(h, 100))+": "+strings.Join(rows[h], ", "))
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return "Measured on " + strings.Join(parts, "; on ") + "."
 }
 
 // lookup finds what a row without a base of its own compares with: the --compare entry's

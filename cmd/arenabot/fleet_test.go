@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os/exec"
 	"strings"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/arenabot/arenabot/profile"
 	"github.com/arenabot/arenabot/queue"
+	"github.com/arenabot/arenabot/result"
 )
 
 // TestWorkProcessesShareAPool: three `arenabot work` processes on one pool (their measurement
@@ -18,7 +20,9 @@ import (
 // and CPUs) run three jobs of three pull requests at once. One of them is killed with SIGKILL
 // while all three run: its job's lease lapses, the job goes back to the front of the line
 // and another process runs it to its end; every job ends done, the lost one on its second
-// attempt, and nothing is left running.
+// attempt, and nothing is left running. Then a job of six rows is split over the two
+// runners left (each named by --host-name): it ends done with every row, each naming the
+// host that measured it, and both hosts measured some.
 func TestWorkProcessesShareAPool(t *testing.T) {
 	l := newLoop(t, []string{"nethttp"}, nil)
 	l.envOver = map[string]string{standInEnv: "3s"}
@@ -28,8 +32,8 @@ func TestWorkProcessesShareAPool(t *testing.T) {
 	go l.q.RunReaper(reaper, 200*time.Millisecond) // serve's reaper, which this test has no serve for
 
 	var procs []*exec.Cmd
-	for range 3 {
-		procs = append(procs, l.startWorkProcess("--lite", "--heartbeat", "200ms", "--lease-ttl", "1s"))
+	for i := range 3 {
+		procs = append(procs, l.startWorkProcess("--lite", "--heartbeat", "200ms", "--lease-ttl", "1s", "--host-name", fmt.Sprintf("runner-%d", i+1)))
 	}
 	// The jobs are queued once the three runners wait for them: a runner that started first
 	// (the others waiting for the host lock, which other tests hold) would run them all.
@@ -89,5 +93,38 @@ func TestWorkProcessesShareAPool(t *testing.T) {
 	}
 	if n := running(); n != 0 {
 		t.Errorf("%d jobs still running", n)
+	}
+
+	var rows []profile.Row
+	for c := 1; c <= 6; c++ {
+		rows = append(rows, profile.Row{Entry: "nethttp", Test: "baseline", Conns: c})
+	}
+	big, _, err := l.q.Enqueue(t.Context(), queue.Job{
+		Repo: loopRepo, PR: 1, Requester: "alice", Approver: "maintainer", Kind: queue.Benchmark,
+		Frameworks: []string{"nethttp"}, Tests: []string{"baseline"}, SHA: l.head, Rows: rows,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	started := time.Now()
+	l.waitFor("the six-row job to end", 2*time.Minute, func() bool {
+		j, err := l.q.Get(t.Context(), big.ID)
+		return err == nil && j.State.Terminal()
+	})
+	j, err := l.q.Get(t.Context(), big.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rep result.Report
+	if err := json.Unmarshal(j.Result, &rep); err != nil || j.State != queue.Done || len(rep.Rows) != len(rows) {
+		t.Fatalf("the six-row job ended %s (%s) with %d rows (%v), want done with 6", j.State, j.Reason, len(rep.Rows), err)
+	}
+	byHost := map[string]int{}
+	for _, r := range rep.Rows {
+		byHost[r.Host]++
+	}
+	t.Logf("the six-row job took %v on the two runners left: rows by host %v", time.Since(started).Round(time.Millisecond), byHost)
+	if len(byHost) != 2 || byHost["runner-1"] > 0 || byHost[""] > 0 {
+		t.Errorf("rows by host %v, want the two runners left (runner-2, runner-3), every row named", byHost)
 	}
 }

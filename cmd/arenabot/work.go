@@ -29,6 +29,7 @@ type workConfig struct {
 	RedisTLS  redisconn.TLSFiles
 	Prefix    string
 	Pool      string
+	HostName  string // ARENA_HOST_NAME: the host's name in the pool's registry and its results
 	Remote    string
 	Repos     []string // ARENA_REPOS: the repositories whose jobs it runs (runner.WorkerConfig.Repos)
 	BaseRef   string
@@ -48,6 +49,7 @@ func (c *workConfig) runnerFlags(fs *pflag.FlagSet, getenv func(string) string) 
 	c.hostConfig.flags(fs, getenv)
 	fs.StringVar(&c.Root, "repo-dir", envOr(getenv, "ARENA_REPO_DIR", "."), "a git clone of the arena repository; jobs fetch the PR head and the base branch from its remote (ARENA_REPO_DIR; --root is the same)")
 	fs.StringVar(&c.Pool, "pool", envOr(getenv, "ARENA_POOL", queue.DefaultPool), "the runner pool to take jobs from (ARENA_POOL)")
+	fs.StringVar(&c.HostName, "host-name", getenv("ARENA_HOST_NAME"), "the name this runner's host goes by in its pool's registry, on the status page and in every result it measures; give each host of a pool its own, since a job is split over the pool's hosts by name (ARENA_HOST_NAME; default: the machine's hostname)")
 	fs.StringVar(&c.Remote, "remote", envOr(getenv, "ARENA_REMOTE", "origin"), "the remote of the repository to fetch from (ARENA_REMOTE)")
 	fs.StringVar(&c.BaseRef, "base-ref", envOr(getenv, "ARENA_BASE_REF", "main"), "the branch whose committed results deltas compare against (ARENA_BASE_REF)")
 	fs.StringVar(&c.WorkDir, "work-dir", getenv("ARENA_WORK_DIR"), "where each job's workspace is checked out (ARENA_WORK_DIR; default: <cache-dir>/work)")
@@ -157,6 +159,9 @@ func (c *workConfig) newWorker(ctx context.Context, q runner.WorkQueue, log *slo
 	bench := c.runnerConfig(ctx, dataDir)
 	bench.Commit = "" // set per job: the approved commit
 	c.measureFlags.apply(&bench)
+	if c.HostName != "" {
+		bench.Host = c.HostName
+	}
 	if c.noBuildPids != nil {
 		log.Warn("builds run without a pids limit", "reason", c.noBuildPids.Error())
 	}
