@@ -329,7 +329,8 @@ func checkOutcome(o Outcome) error {
 // order, with positions and ETAs as of now. The running jobs come first, the
 // earliest started first. A waiting job's ETA is when a runner would be free
 // for it, each running job holding one until its estimate is spent and the
-// jobs ahead of it taking the first one free (one runner when none runs).
+// jobs ahead of it taking the first one free (one runner when none runs). The shares of
+// running jobs wait behind the other jobs, as a claim takes them.
 func line(pool string, running []Job, waiting []Job, now time.Time) Line {
 	l := Line{Pool: pool}
 	running = slices.Clone(running)
@@ -344,6 +345,9 @@ func line(pool string, running []Job, waiting []Job, now time.Time) Line {
 		l.Places = append(l.Places, Place{Job: r, Position: len(l.Places) + 1})
 		free = append(free, max(r.Started.Add(r.Estimate).Sub(now), 0))
 	}
+	// Shares of running jobs run after every job that can start (lineState.next).
+	shares := slices.DeleteFunc(slices.Clone(waiting), func(j Job) bool { return j.Parent == "" })
+	waiting = slices.Concat(slices.DeleteFunc(slices.Clone(waiting), func(j Job) bool { return j.Parent != "" }), shares)
 	for _, j := range waiting {
 		i := slices.Index(free, slices.Min(free))
 		p := Place{Job: j, Position: len(l.Places) + 1, ETA: free[i]}

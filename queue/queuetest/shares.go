@@ -36,6 +36,9 @@ func testShares(t *testing.T, newQueue NewQueue) {
 		t.Fatalf("the PR's waiting request is %s after its shares were enqueued, want queued", got.State)
 	}
 	b, _ := enqueue(t, q, Job(2, "p"))
+	if pb, ps := position(t, q, b.ID), position(t, q, shares[0].ID); pb.Position > ps.Position {
+		t.Errorf("the line shows %s at %d behind the share at %d, but it runs first", b.ID, pb.Position, ps.Position)
+	}
 
 	if l := claim(t, q, "p"); l.Job.ID != b.ID {
 		t.Fatalf("an idle runner claimed %s, want %s: a job that can start goes before the shares", l.Job.ID, b.ID)
