@@ -82,6 +82,7 @@ var handlers = map[command.Kind]handler{
 	command.KindBenchmark: (*Intake).request,
 	command.KindMultiple:  (*Intake).request,
 	command.KindTest:      (*Intake).request,
+	command.KindSweep:     (*Intake).sweep,
 	command.KindCancel:    (*Intake).cancelCommand,
 	command.KindApprove:   (*Intake).approveCommand,
 	command.KindHelp:      (*Intake).helpCommand,
@@ -180,6 +181,24 @@ func (in *Intake) request(ctx context.Context, c hook.Comment, cmd command.Comma
 		return &failure{c, cmd.Line, "could not record the request", fmt.Errorf("submit: %w", err)}
 	}
 	return nil
+}
+
+// sweep handles /benchmark-sweep, for maintainers only: it measures every enabled entry, so
+// it is approved by whoever may ask for it, its results are always committed (one commit on
+// the PR's branch) and its Δ compare with the committed results (it measures no base).
+func (in *Intake) sweep(ctx context.Context, c hook.Comment, cmd command.Command) error {
+	perm, err := in.permission(ctx, c.Installation, c.Repo, c.Author)
+	if err != nil {
+		return in.replyOnce(ctx, c, problemText(cmd.Line, "GitHub did not say whether you may ask for a sweep here",
+			"comment "+codeSpan(cmd.Line)+" again in a minute"))
+	}
+	if !canApprove(perm) {
+		return in.replyOnce(ctx, c, problemText(cmd.Line,
+			"a sweep measures every framework of the arena, so only maintainers (write access or more) may ask for one",
+			"ask a maintainer to comment "+codeSpan(cmd.Line)+", or measure the frameworks you need with "+codeSpan("/benchmark-multiple -f <framework>,...")))
+	}
+	cmd.Save, cmd.Baseline = true, command.BaselineCommitted
+	return in.request(ctx, c, cmd)
 }
 
 // enqueueApproved queues the request of a user who may approve it, approved by

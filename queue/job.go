@@ -44,6 +44,9 @@ const (
 	Benchmark         Kind = "benchmark"
 	BenchmarkMultiple Kind = "benchmark-multiple"
 	BenchmarkTest     Kind = "benchmark-test"
+	// BenchmarkSweep measures every enabled entry on every test it subscribes to, for
+	// maintainers; its runner yields its host to any other job between rows.
+	BenchmarkSweep Kind = "benchmark-sweep"
 )
 
 // DefaultPool is the pool of a job enqueued without one.

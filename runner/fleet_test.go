@@ -223,3 +223,76 @@ func TestFleetSplitsAJob(t *testing.T) {
 	}
 	t.Logf("with host-2 killed 1 s in: rows by host %v", killed)
 }
+
+// TestFleetSweepYields: a sweep on one host yields it to a pull request's job between rows:
+// the job queued while the sweep measures starts within about a row (not after the sweep's
+// 12 rows), and the sweep then goes on with the rows it had left, ending done with every row
+// once.
+func TestFleetSweepYields(t *testing.T) {
+	privateHostLock(t)
+	a := newArenaRemote(t)
+	const rows, standIn = 12, 300 * time.Millisecond
+	mem := queue.NewMemory(queue.Options{})
+	ctx, cancel := context.WithCancel(t.Context())
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	defer cancel()
+	w := testWorker(t, mem, &fakeEngine{}, a.clone(t), t.TempDir())
+	w.cfg.StandIn = standIn
+	wg.Go(func() { w.Run(ctx) })
+
+	sweep := prJob(a, queue.BenchmarkSweep, "nethttp")
+	for c := 1; c <= rows; c++ {
+		sweep.Rows = append(sweep.Rows, profile.Row{Entry: "nethttp", Test: "baseline", Conns: c})
+	}
+	sweep.Estimate = rows * standIn
+	stored, _, err := mem.Enqueue(t.Context(), sweep)
+	if err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(4 * standIn) // the sweep measures its first rows
+	gitT(t, a.work, "push", "-q", a.URL, a.PR+":refs/pull/8/head")
+	pr := prJob(a, queue.Benchmark, "nethttp")
+	pr.PR = 8
+	pr.Rows = []profile.Row{{Entry: "nethttp", Test: "baseline", Conns: 512}}
+	prStored, _, err := mem.Enqueue(t.Context(), pr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wait := func(id string) queue.Job {
+		t.Helper()
+		for deadline := time.Now().Add(time.Minute); ; time.Sleep(20 * time.Millisecond) {
+			j, err := mem.Get(t.Context(), id)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if j.State.Terminal() {
+				return j
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("job %s still %s after a minute", id, j.State)
+			}
+		}
+	}
+	pj, sj := wait(prStored.ID), wait(stored.ID)
+	waited := pj.Started.Sub(pj.Queued)
+	t.Logf("the PR's job waited %v behind the sweep (a row is %v); the sweep ended %v after it", waited.Round(time.Millisecond), standIn, sj.Finished.Sub(pj.Finished).Round(time.Millisecond))
+	if pj.State != queue.Done || waited > 5*standIn {
+		t.Errorf("the PR's job ended %s after waiting %v, want done after about one row (%v)", pj.State, waited, standIn)
+	}
+	if !sj.Finished.After(pj.Finished) {
+		t.Errorf("the sweep ended at %v, before the PR's job it should have yielded to (%v)", sj.Finished, pj.Finished)
+	}
+	r := report(t, sj)
+	if sj.State != queue.Done || len(r.Rows) != rows {
+		t.Fatalf("the sweep ended %s (%s) with %d rows, want done with %d", sj.State, sj.Reason, len(r.Rows), rows)
+	}
+	for i, row := range r.Rows {
+		if row.Conns != i+1 {
+			t.Fatalf("the sweep's row %d has %d connections, want the job's order, each row once", i+1, row.Conns)
+		}
+	}
+	if _, err := mem.Get(t.Context(), queue.ShareID(stored.ID, 2)); err != nil {
+		t.Errorf("no second share (the rest after the yield): %v", err)
+	}
+}

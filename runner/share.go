@@ -96,23 +96,14 @@ func (w *Worker) poolHosts(ctx context.Context) int {
 // they are, or else new ones dealt from its rows over the pool's live hosts, enqueued now.
 // nil means the job runs alone.
 func (w *Worker) shareJobs(ctx context.Context, parent queue.Job) ([]string, error) {
-	var ids []string
-	for n := 1; ; n++ {
-		id := queue.ShareID(parent.ID, n)
-		if _, err := w.q.Get(ctx, id); errors.Is(err, queue.ErrNotFound) {
-			break
-		} else if err != nil {
-			return nil, fmt.Errorf("read share %s: %w", id, err)
-		}
-		ids = append(ids, id)
-	}
-	if len(ids) > 0 {
-		return ids, nil
-	}
-	if len(parent.Rows) < 2 {
-		return nil, nil
+	ids, err := w.shareIDs(ctx, parent.ID)
+	if err != nil || len(ids) > 0 {
+		return ids, err
 	}
 	split := splitRows(parent.Rows, w.poolHosts(ctx))
+	if split == nil && parent.Kind == queue.BenchmarkSweep && len(parent.Rows) > 0 {
+		split = [][]profile.Row{parent.Rows} // one share, so that it can yield between rows
+	}
 	for n, rows := range split {
 		s := shareOf(parent, n+1, len(split), rows)
 		if _, _, err := w.q.Enqueue(ctx, s); err != nil && !errors.Is(err, queue.ErrExists) {
@@ -121,6 +112,21 @@ func (w *Worker) shareJobs(ctx context.Context, parent queue.Job) ([]string, err
 		ids = append(ids, s.ID)
 	}
 	return ids, nil
+}
+
+// shareIDs lists the shares of job parent that exist: ShareID 1, 2, … until one is not
+// found. A share that yielded its host added the next.
+func (w *Worker) shareIDs(ctx context.Context, parent string) ([]string, error) {
+	var ids []string
+	for n := 1; ; n++ {
+		id := queue.ShareID(parent, n)
+		if _, err := w.q.Get(ctx, id); errors.Is(err, queue.ErrNotFound) {
+			return ids, nil
+		} else if err != nil {
+			return nil, fmt.Errorf("read share %s: %w", id, err)
+		}
+		ids = append(ids, id)
+	}
 }
 
 // shareOf is share n of m of parent, measuring rows.
@@ -181,6 +187,19 @@ func (w *Worker) runShared(ctx context.Context, l queue.Lease, ids []string) (qu
 			log.Warn("job stopped while its shares run, not finished", "err", cause)
 			return queue.Job{}, cause
 		}
+		if now, err := w.shareIDs(ctx, l.Job.ID); err == nil && len(now) > len(ids) {
+			ids = now // a share that yielded its host queued its remaining rows
+		}
+		if !cancelled && l.Job.Kind == queue.BenchmarkSweep && w.othersWait(ctx) {
+			// A sweep yields this host to the jobs waiting: one of them runs here now.
+			if ol, ok := w.claimOther(ctx); ok {
+				log.Info("the sweep yields this host to a job waiting", "other", ol.Job.ID)
+				if _, err := w.RunJob(ctx, ol); err != nil && ctx.Err() == nil {
+					log.Error("job not finished", "other", ol.Job.ID, "err", err)
+				}
+				continue
+			}
+		}
 		if !cancelled {
 			sl, err := w.q.ClaimShare(ctx, w.cfg.Pool, l.Job.ID)
 			switch {
@@ -225,6 +244,79 @@ func maxShare(rows []profile.Row, n int) int {
 		most = max(most, len(s))
 	}
 	return max(most, len(rows)/max(n, 1))
+}
+
+// othersWait reports whether a job other than a share waits in the worker's pool that may
+// start now (its pull request has no job running): a sweep yields its host to it between
+// rows.
+func (w *Worker) othersWait(ctx context.Context) bool {
+	lines, err := w.q.Status(ctx)
+	if err != nil {
+		return false
+	}
+	for _, ln := range lines {
+		if ln.Pool != w.cfg.Pool {
+			continue
+		}
+		busy := map[string]bool{}
+		for _, j := range ln.Running() {
+			if j.Parent == "" && j.PR != 0 {
+				busy[strings.ToLower(j.Repo)+"#"+fmt.Sprint(j.PR)] = true
+			}
+		}
+		for _, p := range ln.Places {
+			if p.Job.State == queue.Queued && p.Job.Parent == "" && (p.Job.PR == 0 || !busy[strings.ToLower(p.Job.Repo)+"#"+fmt.Sprint(p.Job.PR)]) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// claimOther claims the next job of the pool, waiting a little for it (another host may
+// have taken the job that waited).
+func (w *Worker) claimOther(ctx context.Context) (queue.Lease, bool) {
+	cctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	l, err := w.q.Claim(cctx, w.cfg.Pool)
+	return l, err == nil
+}
+
+// yieldRest queues the rows of share s that it did not report (done) as a new share of its
+// job, which waits behind the jobs the share yielded its host to; it returns the new
+// share's ID.
+func (w *Worker) yieldRest(ctx context.Context, s queue.Job, done []result.Row) (string, error) {
+	measured := map[profile.Row]bool{}
+	for _, r := range done {
+		measured[profile.Row{Entry: r.Entry, Test: r.Profile, Conns: r.Conns}] = true
+	}
+	var rest []profile.Row
+	for _, r := range s.Rows {
+		if !measured[r] {
+			rest = append(rest, r)
+		}
+	}
+	if len(rest) == 0 {
+		return "", nil
+	}
+	for n := 1; n < 10000; n++ {
+		next := shareOf(queue.Job{ID: s.Parent, Repo: s.Repo, PR: s.PR, Requester: s.Requester, Approver: s.Approver,
+			Command: s.Command, Kind: s.Kind, Tests: s.Tests, Save: s.Save, Compare: s.Compare, Baseline: s.Baseline,
+			CPUProfile: s.CPUProfile, SHA: s.SHA, Pool: s.Pool, InstallationID: s.InstallationID,
+			Rows: s.Rows, Estimate: s.Estimate, Created: s.Created, Approved: s.Approved}, n, 0, rest)
+		next.Command = "rest of " + s.Command
+		if _, err := w.q.Get(ctx, next.ID); err == nil {
+			continue
+		} else if !errors.Is(err, queue.ErrNotFound) {
+			return "", err
+		}
+		_, _, err := w.q.Enqueue(ctx, next)
+		if errors.Is(err, queue.ErrExists) {
+			continue
+		}
+		return next.ID, err
+	}
+	return "", errors.New("no free share ID")
 }
 
 // readShares reads the shares and counts those that have not ended.

@@ -45,6 +45,7 @@ type WorkQueue interface {
 	ClaimShare(ctx context.Context, pool, parent string) (queue.Lease, error)
 	Get(ctx context.Context, id string) (queue.Job, error)
 	Cancel(ctx context.Context, id, by string) (queue.Job, error)
+	Status(ctx context.Context) ([]queue.Line, error) // a sweep yields to the jobs waiting
 }
 
 // WorkerConfig says where a worker takes jobs from and how it runs them. The zero value of
@@ -179,6 +180,10 @@ var ErrQueueUnreachable = errors.New("queue unreachable")
 
 // errCancelRequested is the cause of a job context that a /benchmark-cancel ended.
 var errCancelRequested = errors.New("cancel requested")
+
+// errYield is the cause of a sweep share's context ended so that a job waiting takes its
+// host: the share ends with the rows it measured and its other rows go back to the line.
+var errYield = errors.New("yielded to a job waiting")
 
 // The job limit's defaults (WorkerConfig.JobLimitFactor, JobLimitCeiling).
 const (
@@ -411,6 +416,14 @@ func (w *Worker) runAlone(ctx context.Context, l queue.Lease) (queue.Job, error)
 		cancel(err)
 	})
 	defer j.limit.pause()
+	if l.Job.Parent != "" && l.Job.Kind == queue.BenchmarkSweep {
+		j.yield = func() {
+			if w.othersWait(ctx) {
+				j.log.Info("a job waits for a host: the sweep's share stops after this row and queues the rest")
+				cancel(errYield)
+			}
+		}
+	}
 	stopBeat := make(chan struct{})
 	beatDone := make(chan struct{})
 	go func() {
@@ -437,6 +450,19 @@ func (w *Worker) runAlone(ctx context.Context, l queue.Lease) (queue.Job, error)
 	case errors.Is(cause, errCancelRequested):
 		// The queue keeps who cancelled it (Job.CancelledBy).
 		state, reason = queue.Cancelled, ""
+	case errors.Is(cause, errYield):
+		// The rows not measured go back to the line as a new share, before this one ends,
+		// so its job never sees every share ended without them.
+		rest, err := w.yieldRest(ctx, l.Job, j.report.Rows)
+		if err != nil {
+			stopBeating()
+			j.log.Error("the rest of the share could not be queued; the share is not finished, so it runs again", "err", err)
+			return queue.Job{}, fmt.Errorf("yield: %w", err)
+		}
+		j.log.Info("share yielded its host", "rest", rest, "rows", len(j.report.Rows))
+		state, reason = queue.Done, ""
+		j.report.Error = ""
+		j.sortRows()
 	case errors.As(cause, new(*JobLimitError)):
 		// Stopped and cleaned up like a cancel; the reason says which limit and where.
 		reason = j.public(cause.Error())
@@ -567,6 +593,9 @@ type jobRun struct {
 	rank   map[profile.Row]int // position in the job's rows, when it has them
 
 	limit *limiter // the job's wall-clock limit; nil in tests that run a jobRun alone
+	// yield, on a share of a sweep, stops the share after the row just done when another
+	// job waits for a host (errYield); nil for other jobs.
+	yield func()
 
 	// What the job is doing, for the job limit's message (read from its timer).
 	placeMu  sync.Mutex
@@ -1077,6 +1106,9 @@ func (j *jobRun) rowDone(row result.Row) {
 		row.Pprof, row.Flame = files.Pprof, files.Flame
 	}
 	j.report.Rows = append(j.report.Rows, row)
+	if j.yield != nil && j.done < j.total {
+		j.yield()
+	}
 }
 
 // committedProfileDiff gives a profiled row that has no difference from a base profiled in

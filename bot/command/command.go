@@ -94,6 +94,7 @@ const (
 	KindBenchmark Kind = "benchmark"          // one framework
 	KindMultiple  Kind = "benchmark-multiple" // several frameworks in one job
 	KindTest      Kind = "benchmark-test"     // one test across every subscribed framework
+	KindSweep     Kind = "benchmark-sweep"    // every enabled framework on every test it subscribes to
 	KindCancel    Kind = "benchmark-cancel"   // cancel this PR's waiting or running job
 	KindApprove   Kind = "benchmark-approve"  // approve this PR's pending request
 	KindHelp      Kind = "benchmark-help"     // reply with the grammar

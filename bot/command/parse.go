@@ -332,8 +332,8 @@ func (c *Command) positional(w string) error {
 	switch c.Kind {
 	case KindTest:
 		return usage("unexpected argument "+q, "name the test with %s: %s", md.Code("-t"), md.Code("/benchmark-test -t "+a))
-	case KindMultiple:
-		return usage("unexpected argument "+q, "name frameworks with %s and tests with %s: %s", md.Code("-f"), md.Code("-t"), md.Code("/benchmark-multiple -f "+a))
+	case KindMultiple, KindSweep:
+		return usage("unexpected argument "+q, "name frameworks with %s and tests with %s: %s", md.Code("-f"), md.Code("-t"), md.Code(c.Kind.Word()+" -f "+a))
 	}
 	return usage("unexpected argument "+q, "name a test with %s (%s) and a framework with %s (%s)",
 		md.Code("-t"), md.Code("/benchmark -t "+a), md.Code("-f"), md.Code("/benchmark -f "+a))

@@ -37,6 +37,9 @@ var Specs = []Spec{
 	{KindTest, []Use{{flagTest, "<test>", true}, {flagSave, "", false}, {flagBaseline, BaselineCommitted, false}, {flagProfile, "[=all|none]", false}},
 		"measures one test on every framework subscribed to it",
 		"as `/benchmark`", ""},
+	{KindSweep, []Use{{flagFramework, "<framework>,...", false}, {flagTest, "<test>,...", false}},
+		"measures every enabled framework on every test it subscribes to (only those `-f` and `-t` name), spread over the pool's hosts, and commits the results to this PR's branch in one commit; it gives its host to any other request between rows",
+		"maintainers (write access or more)", ""},
 	{KindCancel, nil, "cancels this PR's waiting or running job",
 		"the requester; a maintainer (write access or more) cancels anyone's", ""},
 	{KindApprove, nil, "approves this PR's pending request, as 👍 on the status comment does; " +

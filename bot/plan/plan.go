@@ -298,6 +298,8 @@ func (o Options) Resolve(ctx context.Context, src Source, c command.Command) (Pl
 		p.Targets, err = r.frameworkTargets(c)
 	case command.KindTest:
 		p.Targets, p.Skipped, err = r.testTargets(c)
+	case command.KindSweep:
+		p.Targets, p.Skipped, err = r.sweepTargets(c)
 	default:
 		return Plan{}, fmt.Errorf("plan: %s is not a benchmark command", c.Kind.Word())
 	}
@@ -369,6 +371,75 @@ func (r *resolver) frameworkTargets(c command.Command) ([]Target, error) {
 		targets = append(targets, t)
 	}
 	return targets, nil
+}
+
+// sweepTargets resolves /benchmark-sweep: every enabled entry (of those -f names) on every
+// test it subscribes to that can run (of those -t names). A framework -f names that does not
+// load is an error; an entry found by listing that does not load is skipped, and named.
+func (r *resolver) sweepTargets(c command.Command) ([]Target, []string, error) {
+	for _, t := range c.Tests {
+		if why, bad := selection.CheckTest(t, r.lite); bad {
+			return nil, nil, reasonErr(why)
+		}
+	}
+	var entries []frameworks.Entry
+	var skipped []string
+	if len(c.Frameworks) > 0 {
+		for _, name := range c.Frameworks {
+			e, err := r.loadNamed(name, c)
+			if err != nil {
+				return nil, nil, err
+			}
+			entries = append(entries, e)
+		}
+	} else {
+		names, err := r.entryNames()
+		if err != nil {
+			return nil, nil, err
+		}
+		for _, name := range names {
+			if err := r.ctx.Err(); err != nil {
+				return nil, nil, err
+			}
+			data, err := r.meta(name)
+			if errors.Is(err, fs.ErrNotExist) {
+				continue // a directory without meta.json is not an entry
+			}
+			if err != nil {
+				return nil, nil, err
+			}
+			e, err := parse(name, data, nil)
+			if err == nil && e.Meta.Enabled {
+				e, err = r.loadChecked(name, data)
+			}
+			if err != nil {
+				if !isMetaError(err) {
+					return nil, nil, err
+				}
+				skipped = append(skipped, text.JoinLines(err.Error(), "; "))
+				continue
+			}
+			entries = append(entries, e)
+		}
+	}
+	var targets []Target
+	for _, e := range entries {
+		if !e.Meta.Enabled {
+			continue
+		}
+		if sel := selection.Select(selection.Request{Entries: []frameworks.Entry{e}, Tests: c.Tests, Lite: r.lite}); len(sel.Rows) > 0 {
+			targets = append(targets, targetOf(e, sel))
+		}
+	}
+	if len(targets) == 0 {
+		among := ""
+		if len(c.Frameworks) > 0 {
+			among = " among " + codeList(c.Frameworks)
+		}
+		return nil, skipped, resolveErr("no enabled framework of this PR's head runs "+text.Or(codeList(c.Tests), "any test")+among,
+			"name enabled frameworks with "+md.Code("-f")+" and tests they subscribe to with "+md.Code("-t")+", or leave both out to sweep every enabled framework")
+	}
+	return targets, skipped, nil
 }
 
 // testTargets resolves /benchmark-test: every enabled entry subscribed to the test.
