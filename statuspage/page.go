@@ -184,6 +184,7 @@ type View struct {
 	Awaiting []Job     `json:"awaiting"`
 	Runners  []Runner  `json:"runners"`
 	Hosts    []Hosts   `json:"hosts"`    // per pool its live hosts: the routed pools in the bot's order, then the others by name
+	Splits   []Split   `json:"splits"`   // running jobs split over hosts, sweeps among them
 	Finished []Job     `json:"finished"` // the latest first, at most Finished
 
 	LiveFor       string `json:"live_for"` // a runner is live when seen within this ("1m0s")
@@ -202,11 +203,31 @@ type Counts struct {
 	Hosts       int `json:"hosts"` // live runner hosts
 }
 
-// A Pool is one pool's line: its running job, if any, and the jobs waiting behind it.
+// A Pool is one pool's line: its running jobs (one per runner host that took one) and the
+// jobs waiting behind them.
 type Pool struct {
 	Name    string `json:"name"`
-	Running *Job   `json:"running,omitempty"`
+	Running []Job  `json:"running"`
 	Waiting []Job  `json:"waiting"`
+}
+
+// A Split is a running job split into shares over its pool's hosts (a sweep always is):
+// how far its shares got. A share's rows count as done once it ended with its report.
+type Split struct {
+	Job     Job     `json:"job"`
+	Rows    int     `json:"rows"`
+	Done    int     `json:"done"`
+	Percent int     `json:"percent"`
+	Shares  []Share `json:"shares"`
+}
+
+// A Share is one share of a split job.
+type Share struct {
+	ID    string `json:"id"`
+	State string `json:"state"`
+	Host  string `json:"host,omitempty"` // the live host running it; "" none
+	Rows  int    `json:"rows"`
+	Done  int    `json:"done"` // rows its report has, once it ended
 }
 
 // A Job is one request as the page shows it. Every string but the URLs is shown as
@@ -308,18 +329,23 @@ func (c Config) view(ctx context.Context) (View, error) {
 	if err != nil {
 		return View{}, err
 	}
-	v := View{Now: now, LiveFor: (2 * c.LeaseTTL).String()}
+	v := View{Now: now, LiveFor: (2 * c.LeaseTTL).String(), Splits: []Split{}}
 	inLine := map[string]int{}
 	for _, l := range lines {
 		inLine[l.Pool] = len(l.Places)
-		p := Pool{Name: l.Pool, Waiting: []Job{}}
+		p := Pool{Name: l.Pool, Running: []Job{}, Waiting: []Job{}}
 		for _, pl := range l.Places {
 			j := c.job(pl.Job, now)
 			j.Position = pl.Position
 			if pl.Job.State == queue.Running {
 				j.Progress, j.ETA = progress(pl.Job, now)
-				p.Running = &j
+				p.Running = append(p.Running, j)
 				v.Counts.Running++
+				if pl.Job.Parent == "" {
+					if sp, ok := c.split(ctx, pl.Job, j, hosts); ok {
+						v.Splits = append(v.Splits, sp)
+					}
+				}
 				continue
 			}
 			j.ETA = "next"
@@ -398,6 +424,39 @@ func (c Config) view(ctx context.Context) (View, error) {
 		})
 	}
 	return v, nil
+}
+
+// split reads the shares of a running job (queue.ShareID 1, 2, … until one is missing);
+// false when it has none.
+func (c Config) split(ctx context.Context, q queue.Job, j Job, hosts []queue.Host) (Split, bool) {
+	sp := Split{Job: j, Rows: len(q.Rows), Shares: []Share{}}
+	for n := 1; ; n++ {
+		s, err := c.Queue.Get(ctx, queue.ShareID(q.ID, n))
+		if err != nil {
+			break
+		}
+		sh := Share{ID: s.ID, State: string(s.State), Rows: len(s.Rows)}
+		for _, h := range hosts {
+			if h.Job == s.ID {
+				sh.Host = h.Name
+			}
+		}
+		var rep struct {
+			Rows []json.RawMessage `json:"rows"`
+		}
+		if s.State.Terminal() && json.Unmarshal(s.Result, &rep) == nil {
+			sh.Done = len(rep.Rows)
+			sp.Done += sh.Done
+		}
+		sp.Shares = append(sp.Shares, sh)
+	}
+	if len(sp.Shares) == 0 {
+		return Split{}, false
+	}
+	if sp.Rows > 0 {
+		sp.Percent = min(100*sp.Done/sp.Rows, 100)
+	}
+	return sp, true
 }
 
 // job is what every part of the page shows of a record.

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/arenabot/arenabot/internal/deptest"
+	"github.com/arenabot/arenabot/profile"
 	"github.com/arenabot/arenabot/queue"
 	"github.com/google/go-cmp/cmp"
 )
@@ -178,5 +179,73 @@ func TestFinishedCapped(t *testing.T) {
 	}
 	if len(v.Finished) != Finished || v.Finished[0].ID != "c"+string(rune('a'+Finished+4)) {
 		t.Errorf("finished: %d, first %+v; want %d, the latest first", len(v.Finished), v.Finished[0], Finished)
+	}
+}
+
+// TestSplitJobs: a pool running two jobs lists both; a job split into shares gets its own
+// section, counting the rows of the shares that ended and naming the host of each running
+// share.
+func TestSplitJobs(t *testing.T) {
+	q := queue.NewMemory(queue.Options{})
+	ctx := t.Context()
+	rows := make([]profile.Row, 6)
+	for i := range rows {
+		rows[i] = profile.Row{Entry: "gin", Test: "baseline", Conns: i + 1}
+	}
+	sweep, _, err := q.Enqueue(ctx, queue.Job{Repo: "octo/arena", PR: 1, Kind: queue.BenchmarkSweep, Command: "/benchmark-sweep", Rows: rows})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := q.Enqueue(ctx, queue.Job{Repo: "octo/arena", PR: 2, Kind: queue.Benchmark, Command: "/benchmark -f gin"}); err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		if _, err := q.Claim(ctx, queue.DefaultPool); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for n := 1; n <= 2; n++ {
+		s := queue.Job{ID: queue.ShareID(sweep.ID, n), Parent: sweep.ID, Repo: "octo/arena", PR: 1, Kind: queue.BenchmarkSweep,
+			Command: fmt.Sprintf("share %d of 2 of /benchmark-sweep", n), Rows: rows[(n-1)*3 : n*3]}
+		if _, _, err := q.Enqueue(ctx, s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	l1, err := q.ClaimShare(ctx, queue.DefaultPool, sweep.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := q.Finish(ctx, l1, queue.Outcome{State: queue.Done, Result: []byte(`{"rows":[{},{},{}]}`)}); err != nil {
+		t.Fatal(err)
+	}
+	l2, err := q.ClaimShare(ctx, queue.DefaultPool, sweep.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := q.Announce(ctx, queue.Host{Pool: queue.DefaultPool, Name: "bench-b", Job: l2.Job.ID}, time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	h := Handler(Config{Queue: q})
+	_, body := get(t, h, "/?format=json", "")
+	var v View
+	if err := json.Unmarshal([]byte(body), &v); err != nil {
+		t.Fatal(err)
+	}
+	if len(v.Pools) != 1 || len(v.Pools[0].Running) != 3 {
+		t.Fatalf("pools %+v, want default running the sweep, the PR's job and a share", v.Pools)
+	}
+	if len(v.Splits) != 1 {
+		t.Fatalf("splits %+v, want the sweep", v.Splits)
+	}
+	sp := v.Splits[0]
+	if sp.Job.ID != sweep.ID || sp.Rows != 6 || sp.Done != 3 || sp.Percent != 50 || len(sp.Shares) != 2 ||
+		sp.Shares[0].State != "done" || sp.Shares[1].State != "running" || sp.Shares[1].Host != "bench-b" {
+		t.Errorf("split %+v, want 3 of 6 rows done, share 1 done, share 2 running on bench-b", sp)
+	}
+	_, page := get(t, h, "/", "text/html")
+	for _, want := range []string{"3 running", "3 of 6 rows", `data-share="` + l2.Job.ID + `"`, "on <code>bench-b</code>"} {
+		if !strings.Contains(page, want) {
+			t.Errorf("the page lacks %s", want)
+		}
 	}
 }
