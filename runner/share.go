@@ -100,7 +100,13 @@ func (w *Worker) shareJobs(ctx context.Context, parent queue.Job) ([]string, err
 	if err != nil || len(ids) > 0 {
 		return ids, err
 	}
-	split := splitRows(parent.Rows, w.poolHosts(ctx))
+	n := w.poolHosts(ctx)
+	if parent.Kind == queue.BenchmarkSweep {
+		// A sweep's shares are small, so that each stays well inside a job's time limit and
+		// the hosts that finish first take the next.
+		n = max(n, (len(parent.Rows)+SweepShareRows-1)/SweepShareRows)
+	}
+	split := splitRows(parent.Rows, n)
 	if split == nil && parent.Kind == queue.BenchmarkSweep && len(parent.Rows) > 0 {
 		split = [][]profile.Row{parent.Rows} // one share, so that it can yield between rows
 	}
@@ -113,6 +119,10 @@ func (w *Worker) shareJobs(ctx context.Context, parent queue.Job) ([]string, err
 	}
 	return ids, nil
 }
+
+// SweepShareRows is about the most rows a share of a sweep holds: a sweep is split into at
+// least its rows over this many shares, whatever the number of hosts.
+const SweepShareRows = 24
 
 // shareIDs lists the shares of job parent that exist: ShareID 1, 2, … until one is not
 // found. A share that yielded its host added the next.

@@ -33,7 +33,7 @@ var updateDocs = flag.Bool("update-docs", false, "rewrite the generated parts of
 const docsRoot = "../.."
 
 // docCommands are the subcommands whose --help docs/cli.md holds, in main's usage order.
-var docCommands = []string{"bench", "build", "validate", "serve", "work", "doctor", "queue", "site"}
+var docCommands = []string{"bench", "build", "validate", "serve", "work", "doctor", "queue", "sweep", "site"}
 
 // A commandHelp is one subcommand's --help text and the ARENA_ variables its parser read.
 type commandHelp struct {

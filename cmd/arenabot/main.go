@@ -44,6 +44,9 @@ commands:
         check this host for what work and serve need: ok, warn or FAIL per check, with the fix
   queue status | list | cancel <job-id> | drain <pool>
         inspect and manage the job queue (needs ARENA_REDIS_URL)
+  sweep --pr N [-f framework,...] [-t test,...]
+        queue a sweep of every enabled entry at the PR's head, spread over the pool's hosts
+        (needs ARENA_REDIS_URL); the bot commits the results to the PR's branch
   site [--root DIR] [--out DIR]
         rebuild the leaderboard files (site/data) from every entry's results
 
@@ -101,6 +104,12 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 			return reportParse(err, stdout, stderr)
 		}
 		return queueCommand(ctx, cfg, stdout)
+	case "sweep":
+		cfg, err := parseSweep(args[1:], getenv, stderr)
+		if err != nil {
+			return reportParse(err, stdout, stderr)
+		}
+		return sweepCommand(ctx, cfg, stdout)
 	case "site":
 		cfg, err := parseSite(args[1:], getenv, stderr)
 		if err != nil {
