@@ -1,5 +1,5 @@
 // Package metrics reads the queue's gauges for Prometheus at scrape time: the jobs per pool
-// and state, the requests awaiting approval and how long ago each pool's runner was seen. It
+// and state (and apart, the shares of split jobs), the requests awaiting approval and how long ago each pool's runner was seen. It
 // is apart from queue so that the queue itself depends on its stores' clients only.
 package metrics
 
@@ -17,7 +17,7 @@ import (
 type Collector struct {
 	q                   queue.Reader
 	now                 func() time.Time
-	jobs, pending, seen *prometheus.Desc
+	jobs, shares, pending, seen *prometheus.Desc
 }
 
 var _ prometheus.Collector = Collector{}
@@ -27,15 +27,17 @@ var _ prometheus.Collector = Collector{}
 func NewCollector(q queue.Reader, now func() time.Time) Collector {
 	return Collector{
 		q: q, now: now,
-		jobs:    prometheus.NewDesc("arena_queue_jobs", "Jobs in the queue by pool and state.", []string{"pool", "state"}, nil),
+		jobs:    prometheus.NewDesc("arena_queue_jobs", "Requests in the queue by pool and state (not counting the shares of split jobs).", []string{"pool", "state"}, nil),
+		shares:  prometheus.NewDesc("arena_queue_shares", "Shares of split jobs in the queue by pool and state.", []string{"pool", "state"}, nil),
 		pending: prometheus.NewDesc("arena_pending_requests", "Requests awaiting approval.", nil, nil),
 		seen:    prometheus.NewDesc("arena_runner_last_seen_seconds", "Seconds since a runner of the pool last claimed or heart-beat; +Inf when none ever was.", []string{"pool"}, nil),
 	}
 }
 
-// Describe sends the descriptions of the three gauges.
+// Describe sends the descriptions of the four gauges.
 func (c Collector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- c.jobs
+	ch <- c.shares
 	ch <- c.pending
 	ch <- c.seen
 }
@@ -48,12 +50,17 @@ func (c Collector) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.NewInvalidMetric(c.jobs, err)
 	} else {
 		for _, l := range lines {
-			counts := map[queue.State]int{}
+			jobs, shares := map[queue.State]int{}, map[queue.State]int{}
 			for _, p := range l.Places {
-				counts[p.Job.State]++
+				if p.Job.Parent != "" {
+					shares[p.Job.State]++
+				} else {
+					jobs[p.Job.State]++
+				}
 			}
 			for _, st := range []queue.State{queue.Queued, queue.Running} {
-				ch <- prometheus.MustNewConstMetric(c.jobs, prometheus.GaugeValue, float64(counts[st]), l.Pool, string(st))
+				ch <- prometheus.MustNewConstMetric(c.jobs, prometheus.GaugeValue, float64(jobs[st]), l.Pool, string(st))
+				ch <- prometheus.MustNewConstMetric(c.shares, prometheus.GaugeValue, float64(shares[st]), l.Pool, string(st))
 			}
 		}
 	}

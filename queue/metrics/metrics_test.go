@@ -35,6 +35,12 @@ func TestCollector(t *testing.T) {
 	if _, err := q.Claim(ctx, queue.DefaultPool); err != nil {
 		t.Fatal(err)
 	}
+	// j1 is split: two shares wait; they count apart from the requests.
+	for n := 1; n <= 2; n++ {
+		if _, _, err := q.Enqueue(ctx, queue.Job{ID: queue.ShareID("j1", n), Parent: "j1", Repo: "octo/arena", PR: 3, Kind: queue.Benchmark, SHA: "abc"}); err != nil {
+			t.Fatal(err)
+		}
+	}
 	now = now.Add(42 * time.Second)
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(NewCollector(q, clock))
@@ -50,6 +56,9 @@ func TestCollector(t *testing.T) {
 		`arena_runner_last_seen_seconds{pool="big"} +Inf` + "\n",
 		`arena_queue_jobs{pool="default",state="running"} 1` + "\n",
 		`arena_queue_jobs{pool="big",state="queued"} 1` + "\n",
+		`arena_queue_jobs{pool="default",state="queued"} 0` + "\n",
+		`arena_queue_shares{pool="default",state="queued"} 2` + "\n",
+		`arena_queue_shares{pool="default",state="running"} 0` + "\n",
 	} {
 		if !strings.Contains(body, want) {
 			t.Errorf("/metrics lacks %q:\n%s", want, body)
