@@ -127,8 +127,13 @@ const SweepShareRows = 24
 // shareIDs lists the shares of job parent that exist: ShareID 1, 2, … until one is not
 // found. A share that yielded its host added the next.
 func (w *Worker) shareIDs(ctx context.Context, parent string) ([]string, error) {
+	return w.shareIDsFrom(ctx, parent, 1)
+}
+
+// shareIDsFrom lists the shares of job parent from ShareID n on, until one is not found.
+func (w *Worker) shareIDsFrom(ctx context.Context, parent string, from int) ([]string, error) {
 	var ids []string
-	for n := 1; ; n++ {
+	for n := from; ; n++ {
 		id := queue.ShareID(parent, n)
 		if _, err := w.q.Get(ctx, id); errors.Is(err, queue.ErrNotFound) {
 			return ids, nil
@@ -188,7 +193,8 @@ func (w *Worker) runShared(ctx context.Context, l queue.Lease, ids []string) (qu
 		}
 	}()
 	w.publishFor(ctx, l.Job.ID, queue.EventProgress, result.Progress{Rows: len(l.Job.Rows),
-		Note: fmt.Sprintf("measuring on up to %d hosts of pool %s, %d rows each or fewer", len(ids), w.cfg.Pool, maxShare(l.Job.Rows, len(ids)))})
+		Note: fmt.Sprintf("split into %d %s of at most %d rows, which the hosts of pool %s take as they come free",
+			len(ids), map[bool]string{true: "share", false: "shares"}[len(ids) == 1], maxShare(l.Job.Rows, len(ids)), w.cfg.Pool)})
 
 	for {
 		cause := context.Cause(jobCtx)
@@ -197,8 +203,8 @@ func (w *Worker) runShared(ctx context.Context, l queue.Lease, ids []string) (qu
 			log.Warn("job stopped while its shares run, not finished", "err", cause)
 			return queue.Job{}, cause
 		}
-		if now, err := w.shareIDs(ctx, l.Job.ID); err == nil && len(now) > len(ids) {
-			ids = now // a share that yielded its host queued its remaining rows
+		if more, err := w.shareIDsFrom(ctx, l.Job.ID, len(ids)+1); err == nil {
+			ids = append(ids, more...) // a share that yielded its host queued its remaining rows
 		}
 		if !cancelled && l.Job.Kind == queue.BenchmarkSweep && w.othersWait(ctx) {
 			// A sweep yields this host to the jobs waiting: one of them runs here now.
@@ -225,6 +231,14 @@ func (w *Worker) runShared(ctx context.Context, l queue.Lease, ids []string) (qu
 			}
 		}
 		shares, open, err := w.readShares(ctx, ids)
+		if err == nil && open == 0 {
+			// A share that yielded queued its rest before it ended: read after its end,
+			// the rest is found here.
+			if more, merr := w.shareIDsFrom(ctx, l.Job.ID, len(ids)+1); merr != nil || len(more) > 0 {
+				ids = append(ids, more...)
+				continue
+			}
+		}
 		if err != nil {
 			log.Warn("read shares", "err", err)
 		} else if open == 0 {

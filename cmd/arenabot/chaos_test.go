@@ -4,14 +4,15 @@ package main
 // processes (with Redis, or the embedded store and `serve --runner`), the fake GitHub
 // injecting faults, and real Docker: random interleavings of commands, edits, deletes,
 // cancels, 👍/👎 by users with and without permission, runner SIGKILL and SIGTERM with
-// restarts, serve restarts (with Redis, two serve replicas take the deliveries, and one of
-// them is killed and restarted), Redis restarts (kill -9, then the AOF), GitHub 5xx bursts,
+// restarts (with Redis, two runners, each a host of its own, split each two-row request into
+// two shares, and a host is killed while it runs one), serve restarts (with Redis, two serve
+// replicas take the deliveries, and one of them is killed and restarted), Redis restarts (kill -9, then the AOF), GitHub 5xx bursts,
 // secondary limits (403 and 429 with Retry-After), slow answers and connection resets.
 // Each scenario then settles (the faults stop having anything left to hit, the runner
 // empties the queue, unapproved requests expire) and the suite checks:
 //
-//  1. every queue record has exactly one final reply, and no final reply is of a request
-//     without a record;
+//  1. every queue record has exactly one final reply (a share of a split job none: its
+//     job's holds its rows), and no final reply is of a request without a record;
 //  2. every record ended, and its status comment (at most one, the one it names) is headed
 //     by its end's phase and is the body the bot last wrote (its digest is the record's
 //     Shown);
@@ -20,9 +21,9 @@ package main
 //  4. no job was measured to completion twice (the runners' "job finished" log lines);
 //  5. no container of a job is left (docker ps -a by the job label);
 //  6. no results commit is duplicated;
-//  7. a pool never had more than one running job (a scenario has one runner, and a pool
-//     runs one job per runner) and one waiting (the queue's gauges on /metrics, sampled
-//     through the scenario).
+//  7. a pool never had more than one running request (a scenario's requests are all of one
+//     pull request, which runs one at a time) and one waiting, nor more shares running than
+//     runners (the queue's gauges on /metrics, sampled through the scenario).
 //
 // A scenario is named after its seed; its trace is logged when it fails, and
 //
@@ -87,7 +88,8 @@ func TestChaos(t *testing.T) {
 		t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) {
 			if *chaosDry {
 				c := &chaos{loop: &loop{t: t, gh: githubtest.New(t)}, seed: seed, r: rand.New(rand.NewPCG(uint64(seed), 0x5eed)),
-					useRedis: seed%2 == 0, start: time.Now(), runs: 2, dry: true, pickR: rand.New(rand.NewPCG(uint64(seed), 0x2e9))}
+					useRedis: seed%2 == 0, start: time.Now(), runs: 2, dry: true, pickR: rand.New(rand.NewPCG(uint64(seed), 0x2e9)),
+					hostR: rand.New(rand.NewPCG(uint64(seed), 0x4057))}
 				c.serveP = make([]*serveProc, 1+int(1-seed%2)) // two replicas with Redis
 				c.gh.AddRepo("octo", "arena")
 				c.logf("store %s", c.store())
@@ -126,8 +128,15 @@ type chaos struct {
 	serveP []*serveProc
 	urls   []string
 	pickR  *rand.Rand
-	work   *exec.Cmd     // the runner process (Redis only; the embedded store runs it in serve)
-	workUp chan struct{} // closed at the runner's first log line: its signal handler is installed
+	// works are the runner processes (Redis only; the embedded store runs one in serve): two,
+	// each a host of its own (--host-name), so a request of two rows is split into two
+	// shares, one per host. Runner kills pick one with hostR (a generator of its own, so a
+	// seed replays the same events as with one runner).
+	works   []*exec.Cmd
+	workUps []chan struct{} // each closed at its runner's first log line: its signal handler is installed
+	hostR   *rand.Rand
+	// killedShare is set once a runner was killed while it ran a share (killShareHost).
+	killedShare bool
 
 	trace    []string
 	posted   []int64 // every comment delivered, for edits and deletes
@@ -135,10 +144,11 @@ type chaos struct {
 	runs     int     // benchmark requests left that may run
 	dry      bool    // -chaos.dry: no processes, no deliveries, no waits
 
-	sampleMu sync.Mutex
-	peak     map[string]int // "pool/state" → the most the gauges showed
-	stopSamp chan struct{}
-	sampDone chan struct{}
+	sampleMu  sync.Mutex
+	peak      map[string]int // "pool/state" → the most the requests gauge showed
+	sharePeak map[string]int // "pool/state" → the most the shares gauge showed
+	stopSamp  chan struct{}
+	sampDone  chan struct{}
 }
 
 func newChaos(t *testing.T, seed int64) *chaos {
@@ -146,7 +156,7 @@ func newChaos(t *testing.T, seed int64) *chaos {
 	// head and base build from the same context, which the host's build cache keeps.
 	l := newLoop(t, []string{"nethttp"}, nil)
 	c := &chaos{loop: l, seed: seed, r: rand.New(rand.NewPCG(uint64(seed), 0x5eed)), useRedis: seed%2 == 0,
-		start: time.Now(), runs: 2, peak: map[string]int{}}
+		start: time.Now(), runs: 2, peak: map[string]int{}, sharePeak: map[string]int{}}
 	l.gh.SetPermission(loopRepo, "maintainer", "write") // carol (the author) and dave have none
 	// Request IDs (r and the comment's ID) of their own, so the containers checked at the
 	// end are this scenario's and not another test's on the same engine.
@@ -158,6 +168,7 @@ func newChaos(t *testing.T, seed int64) *chaos {
 	}
 	c.logf("store %s", c.store())
 	c.pickR = rand.New(rand.NewPCG(uint64(seed), 0x2e9))
+	c.hostR = rand.New(rand.NewPCG(uint64(seed), 0x4057))
 	replicas := 1
 	if c.useRedis {
 		replicas = 2
@@ -167,7 +178,15 @@ func newChaos(t *testing.T, seed int64) *chaos {
 		c.startServe(i)
 	}
 	if c.useRedis {
-		c.startWorker()
+		c.works, c.workUps = make([]*exec.Cmd, chaosRunners), make([]chan struct{}, chaosRunners)
+		for i := range chaosRunners {
+			c.startWorker(i)
+		}
+		// A job is split over the hosts live when it starts: both announce first.
+		c.waitFor("the runners to announce their hosts", lockWait, func() bool {
+			hs, err := c.q.Hosts(t.Context())
+			return err == nil && len(hs) == chaosRunners
+		})
 	}
 	c.stopSamp, c.sampDone = make(chan struct{}), make(chan struct{})
 	go c.sample()
@@ -208,10 +227,13 @@ func (c *chaos) replica() int {
 	return c.pickR.IntN(len(c.serveP))
 }
 
-// startWorker starts `arenabot work` as a child process running main(), so SIGTERM meets
-// the real signal handling.
-func (c *chaos) startWorker() {
-	raw, _ := json.Marshal(append(append([]string{"work"}, c.workArgs()...), "--lite", "--lease-ttl", "2s"))
+// chaosRunners is how many runner processes a Redis scenario runs.
+const chaosRunners = 2
+
+// startWorker starts runner i, `arenabot work` as a child process running main(), so SIGTERM
+// meets the real signal handling.
+func (c *chaos) startWorker(i int) {
+	raw, _ := json.Marshal(append(append([]string{"work"}, c.workArgs()...), "--lite", "--lease-ttl", "2s", "--host-name", c.hostName(i)))
 	cmd := exec.Command(arenabotBinary(c.t), "-test.run=^$")
 	cmd.Env = append(os.Environ(), helperMainEnv+"="+string(raw))
 	for k, v := range c.env() {
@@ -226,7 +248,42 @@ func (c *chaos) startWorker() {
 		cmd.Process.Kill()
 		cmd.Wait()
 	})
-	c.work, c.workUp = cmd, up.up
+	c.works[i], c.workUps[i] = cmd, up.up
+}
+
+// hostName is runner i's host name.
+func (c *chaos) hostName(i int) string { return fmt.Sprintf("chaos-%d-host-%d", c.seed, i) }
+
+// killShareHost waits for a share of a split job to run on a host (the Redis scenarios'
+// requests have two rows, split over the two runners) and kills that host's runner with
+// SIGKILL mid-share, then starts it again: the share's lease lapses and it runs again.
+func (c *chaos) killShareHost() {
+	ctx := c.t.Context()
+	for deadline := time.Now().Add(90 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+		hosts, err := c.q.Hosts(ctx)
+		if err != nil {
+			continue
+		}
+		for _, h := range hosts {
+			if h.Job == "" {
+				continue
+			}
+			j, err := c.q.Get(ctx, h.Job)
+			if err != nil || j.Parent == "" || j.State != queue.Running {
+				continue
+			}
+			for i := range c.works {
+				if c.hostName(i) == h.Name {
+					c.logf("runner %d (%s): SIGKILL while it runs share %s of %s, then a new runner", i, h.Name, j.ID, j.Parent)
+					c.stopWorker(i, syscall.SIGKILL)
+					c.startWorker(i)
+					c.killedShare = true
+					return
+				}
+			}
+		}
+	}
+	c.logf("no share ran on a host within 90s: no host killed mid-share")
 }
 
 // firstWrite passes writes on to w and closes up at the first. main installs the SIGTERM
@@ -259,17 +316,17 @@ func (c *chaos) stopServe(i int, sig syscall.Signal) {
 	}
 }
 
-func (c *chaos) stopWorker(sig syscall.Signal) {
+func (c *chaos) stopWorker(i int, sig syscall.Signal) {
 	if sig == syscall.SIGTERM {
 		select {
-		case <-c.workUp:
+		case <-c.workUps[i]:
 		case <-time.After(2 * time.Minute):
 			c.t.Fatalf("work wrote nothing in 2m; its SIGTERM handling cannot be tested")
 		}
 	}
-	c.work.Process.Signal(sig)
+	c.works[i].Process.Signal(sig)
 	done := make(chan error, 1)
-	go func() { done <- c.work.Wait() }()
+	go func() { done <- c.works[i].Wait() }()
 	select {
 	case err := <-done:
 		if sig == syscall.SIGTERM && err != nil {
@@ -283,7 +340,7 @@ func (c *chaos) stopWorker(sig syscall.Signal) {
 // sample reads the queue's gauges from serve's /metrics until the scenario's checks.
 func (c *chaos) sample() {
 	defer close(c.sampDone)
-	line := regexp.MustCompile(`^arena_queue_jobs\{pool="([^"]*)",state="([^"]*)"\} (\d+)`)
+	line := regexp.MustCompile(`^arena_queue_(jobs|shares)\{pool="([^"]*)",state="([^"]*)"\} (\d+)`)
 	client := &http.Client{Timeout: 2 * time.Second}
 	for {
 		select {
@@ -301,9 +358,13 @@ func (c *chaos) sample() {
 		sc := bufio.NewScanner(resp.Body)
 		for sc.Scan() {
 			if m := line.FindStringSubmatch(sc.Text()); m != nil {
-				n, _ := strconv.Atoi(m[3])
+				n, _ := strconv.Atoi(m[4])
+				peak := c.peak
+				if m[1] == "shares" {
+					peak = c.sharePeak
+				}
 				c.sampleMu.Lock()
-				c.peak[m[1]+"/"+m[2]] = max(c.peak[m[1]+"/"+m[2]], n)
+				peak[m[2]+"/"+m[3]] = max(peak[m[2]+"/"+m[3]], n)
 				c.sampleMu.Unlock()
 			}
 		}
@@ -367,8 +428,12 @@ func (c *chaos) statusOf() (githubtest.Comment, bool) {
 }
 
 func (c *chaos) run(events int) {
-	// The first event is a request, so every scenario measures something.
+	// The first event is a request, so every scenario measures something; with Redis, a
+	// host is then killed while it runs a share of it.
 	c.request()
+	if c.useRedis && !c.dry {
+		c.killShareHost()
+	}
 	for range events - 1 {
 		c.sleep(time.Duration(c.r.IntN(800)) * time.Millisecond)
 		c.event()
@@ -377,7 +442,11 @@ func (c *chaos) run(events int) {
 
 func (c *chaos) request() {
 	user := c.pick("maintainer", "carol")
-	id := c.say(user, "/benchmark -f nethttp -t baseline"+c.pick("", " --save"))
+	tests := "baseline"
+	if c.useRedis {
+		tests = "baseline,json" // two rows: a share for each of the two hosts
+	}
+	id := c.say(user, "/benchmark -f nethttp -t "+tests+c.pick("", " --save"))
 	c.requests = append(c.requests, id)
 	c.runs--
 }
@@ -420,10 +489,11 @@ func (c *chaos) event() {
 	case k == 11:
 		if c.useRedis {
 			sig := []syscall.Signal{syscall.SIGKILL, syscall.SIGTERM}[c.r.IntN(2)]
-			c.logf("runner: %v, then a new runner", sig)
+			i := c.hostR.IntN(chaosRunners)
+			c.logf("runner %d: %v, then a new runner", i, sig)
 			if !c.dry {
-				c.stopWorker(sig)
-				c.startWorker()
+				c.stopWorker(i, sig)
+				c.startWorker(i)
 			}
 			return
 		}
@@ -503,7 +573,7 @@ func (c *chaos) settle() {
 		busy := false
 		for sc.Scan() {
 			l := sc.Text()
-			if (strings.HasPrefix(l, "arena_queue_jobs{") || strings.HasPrefix(l, "arena_pending_requests ") ||
+			if (strings.HasPrefix(l, "arena_queue_jobs{") || strings.HasPrefix(l, "arena_queue_shares{") || strings.HasPrefix(l, "arena_pending_requests ") ||
 				strings.HasPrefix(l, "arena_webhook_recovering ")) && !strings.HasSuffix(l, " 0") {
 				busy = true
 			}
@@ -536,8 +606,8 @@ func (c *chaos) settle() {
 	for i := range c.serveP {
 		c.stopServe(i, syscall.SIGTERM)
 	}
-	if c.useRedis {
-		c.stopWorker(syscall.SIGTERM)
+	for i := range c.works {
+		c.stopWorker(i, syscall.SIGTERM)
 	}
 }
 
@@ -585,9 +655,22 @@ func (c *chaos) check() {
 	jobs := c.records()
 	byID := map[string]queue.Job{}
 	saves := 0
+	shares := 0
 	for _, j := range jobs {
 		byID[j.ID] = j
 		c.logf("record %s: %s (attempt %d) %q", j.ID, j.State, j.Attempt, j.Command)
+		if j.Parent != "" {
+			// A share of a split job: the bot posts nothing for it; its job's reply holds
+			// its rows. It ended, as everything did.
+			shares++
+			if !j.State.Terminal() {
+				t.Errorf("invariant 2: share %s is still %s after settling", j.ID, j.State)
+			}
+			if len(holding(report.Marker(j.ID))) > 0 || len(holding(report.EndingMarker(j.ID))) > 0 {
+				t.Errorf("invariant 1: share %s got a comment of its own", j.ID)
+			}
+			continue
+		}
 		// 1. Exactly one final reply.
 		finals := append(holding(report.ResultsMarker(j.ID, 1)), holding(report.EndingMarker(j.ID))...)
 		if len(finals) != 1 {
@@ -683,7 +766,7 @@ func (c *chaos) check() {
 	if n > saves {
 		t.Errorf("invariant 6: %d results commits for %d requests with --save that ended done", n, saves)
 	}
-	// 7. One running and one waiting per pool.
+	// 7. One running and one waiting per pool, and at most a share per runner running.
 	c.sampleMu.Lock()
 	defer c.sampleMu.Unlock()
 	for k, v := range c.peak {
@@ -691,7 +774,15 @@ func (c *chaos) check() {
 			t.Errorf("invariant 7: the queue's gauges showed %d jobs %s at once, want at most 1", v, k)
 		}
 	}
-	c.logf("peaks %v; %d records, %d bot comments, %d results commits", c.peak, len(jobs), len(bots), n)
+	for k, v := range c.sharePeak {
+		if strings.HasSuffix(k, "/running") && v > max(len(c.works), 1) {
+			t.Errorf("invariant 7: the queue's gauges showed %d shares running at once, with %d runners", v, len(c.works))
+		}
+	}
+	if c.useRedis && (!c.killedShare || shares == 0) {
+		t.Errorf("the scenario never killed a host mid-share (%d shares): choose a seed whose first request is approved at once", shares)
+	}
+	c.logf("peaks %v, shares %v; %d records (%d shares), %d bot comments, %d results commits", c.peak, c.sharePeak, len(jobs), shares, len(bots), n)
 }
 
 func chaosBodies(cs []githubtest.Comment) string {

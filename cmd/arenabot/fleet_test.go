@@ -17,12 +17,13 @@ import (
 
 // TestWorkProcessesShareAPool: three `arenabot work` processes on one pool (their measurement
 // a stand-in of 3 s a row, runner.WorkerConfig.StandIn, since one machine has one set of ports
-// and CPUs) run three jobs of three pull requests at once. One of them is killed with SIGKILL
-// while all three run: its job's lease lapses, the job goes back to the front of the line
+// and CPUs) and a fourth measuring on the real engine run four jobs of four pull requests at
+// once, the real runner's measured. One of them is killed with SIGKILL
+// while all four run: its job's lease lapses, the job goes back to the front of the line
 // and another process runs it to its end; every job ends done, the lost one on its second
-// attempt, and nothing is left running. Then a job of six rows is split over the two
-// runners left (each named by --host-name): it ends done with every row, each naming the
-// host that measured it, and both hosts measured some.
+// attempt, and nothing is left running. Then a job of six rows is split over the runners
+// left (each named by --host-name): it ends done with every row, each naming the host that
+// measured it, never the killed one.
 func TestWorkProcessesShareAPool(t *testing.T) {
 	l := newLoop(t, []string{"nethttp"}, nil)
 	l.envOver = map[string]string{standInEnv: "3s"}
@@ -35,10 +36,13 @@ func TestWorkProcessesShareAPool(t *testing.T) {
 	for i := range 3 {
 		procs = append(procs, l.startWorkProcess("--lite", "--heartbeat", "200ms", "--lease-ttl", "1s", "--host-name", fmt.Sprintf("runner-%d", i+1)))
 	}
-	// The jobs are queued once the three runners wait for them: a runner that started first
+	// Beside them, one runner measuring on the real engine.
+	l.envOver = nil
+	l.startWorkProcess("--lite", "--heartbeat", "200ms", "--lease-ttl", "5s", "--host-name", "real-runner")
+	// The jobs are queued once the four runners wait for them: a runner that started first
 	// (the others waiting for the host lock, which other tests hold) would run them all.
-	l.waitFor("three runners to wait for jobs", lockWait, func() bool {
-		return strings.Count(l.logs.String(), `"msg":"waiting for jobs"`) >= 3
+	l.waitFor("four runners to wait for jobs", lockWait, func() bool {
+		return strings.Count(l.logs.String(), `"msg":"waiting for jobs"`) >= 4
 	})
 	var ids []string
 	for pr := 1; pr <= jobs; pr++ {
@@ -60,7 +64,7 @@ func TestWorkProcessesShareAPool(t *testing.T) {
 		}
 		return len(lines[0].Running())
 	}
-	l.waitFor("three jobs to run at once", time.Minute, func() bool { return running() == 3 })
+	l.waitFor("four jobs to run at once", time.Minute, func() bool { return running() == 4 })
 	if err := procs[0].Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
@@ -74,14 +78,28 @@ func TestWorkProcessesShareAPool(t *testing.T) {
 		}
 		return true
 	})
-	retried := 0
+	retried, real := 0, 0
 	for _, id := range ids {
 		j, err := l.q.Get(t.Context(), id)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if j.State != queue.Done || !strings.Contains(string(j.Result), "not measured: a stand-in") {
-			t.Errorf("job %s (PR %d) ended %s (%s), want done with its row stood in for", id, j.PR, j.State, j.Reason)
+		var rep result.Report
+		if err := json.Unmarshal(j.Result, &rep); err != nil || len(rep.Rows) != 1 {
+			t.Fatalf("job %s (PR %d): %d rows (%v), want 1", id, j.PR, len(rep.Rows), err)
+		}
+		switch row := rep.Rows[0]; {
+		case j.State != queue.Done:
+			t.Errorf("job %s (PR %d) ended %s (%s), want done", id, j.PR, j.State, j.Reason)
+		case rep.Host == "real-runner":
+			real++
+			if row.Result == nil || row.Result.RPS <= 0 {
+				t.Errorf("job %s (PR %d), on the real runner: %+v, want measured", id, j.PR, row)
+			} else {
+				t.Logf("job %s (PR %d) measured on the real engine: %d RPS", id, j.PR, row.Result.RPS)
+			}
+		case !strings.Contains(row.Err, "not measured: a stand-in"):
+			t.Errorf("job %s (PR %d) on %s: %q, want its row stood in for", id, j.PR, rep.Host, row.Err)
 		}
 		if j.Attempt == 2 {
 			retried++
@@ -90,6 +108,9 @@ func TestWorkProcessesShareAPool(t *testing.T) {
 	}
 	if retried != 1 {
 		t.Errorf("%d jobs ran a second time, want the one the killed runner held", retried)
+	}
+	if real == 0 {
+		t.Errorf("no job was measured on the real runner")
 	}
 	if n := running(); n != 0 {
 		t.Errorf("%d jobs still running", n)
@@ -123,8 +144,8 @@ func TestWorkProcessesShareAPool(t *testing.T) {
 	for _, r := range rep.Rows {
 		byHost[r.Host]++
 	}
-	t.Logf("the six-row job took %v on the two runners left: rows by host %v", time.Since(started).Round(time.Millisecond), byHost)
-	if len(byHost) != 2 || byHost["runner-1"] > 0 || byHost[""] > 0 {
-		t.Errorf("rows by host %v, want the two runners left (runner-2, runner-3), every row named", byHost)
+	t.Logf("the six-row job took %v on the runners left: rows by host %v", time.Since(started).Round(time.Millisecond), byHost)
+	if len(byHost) < 2 || byHost["runner-1"] > 0 || byHost[""] > 0 {
+		t.Errorf("rows by host %v, want them spread over the runners left (runner-2, runner-3, real-runner), every row named", byHost)
 	}
 }
