@@ -81,20 +81,17 @@ func waitFor(t *testing.T, ctx context.Context, cond string, within time.Duratio
 // queue, hostile strings are text (no element of theirs exists, no alert ran), the page
 // picks up a new job without navigating, at 375 px wide it does not scroll sideways, and
 // with scripts off it shows every job all the same.
-func TestBrowser(t *testing.T) {
-	chromium := needChromium(t)
-	start := time.Now()
-	q, clk := seed(t)
-	srv := httptest.NewServer(Handler(Config{Queue: q, Now: clk.Now, Refresh: 300 * time.Millisecond}))
-	defer srv.Close()
+// newBrowser starts chromium for the test: its context, a step that must succeed, and a
+// full-page screenshot saved under screenshotDir.
+func newBrowser(t *testing.T, chromium string) (context.Context, func(string, chromedp.Action[chromedp.Void]), func(string)) {
+	t.Helper()
 	shots := screenshotDir(t)
-
 	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(chromium), chromedp.NoSandbox, chromedp.Headless,
 		chromedp.Flag("disable-gpu", true), chromedp.WindowSize(1280, 900))
 	actx, cancelAlloc := chromedp.NewExecAllocator(t.Context(), opts...)
-	defer cancelAlloc()
+	t.Cleanup(cancelAlloc)
 	ctx, cancel := chromedp.NewContext(actx, chromedp.WithLogf(t.Logf))
-	defer cancel()
+	t.Cleanup(cancel)
 	// The first Run starts the browser; it lives as long as ctx, so the timeout is per step.
 	must := func(name string, a chromedp.Action[chromedp.Void]) {
 		t.Helper()
@@ -114,6 +111,16 @@ func TestBrowser(t *testing.T) {
 		}
 		t.Logf("screenshot: %s", p)
 	}
+	return ctx, must, save
+}
+
+func TestBrowser(t *testing.T) {
+	chromium := needChromium(t)
+	start := time.Now()
+	q, clk := seed(t)
+	srv := httptest.NewServer(Handler(Config{Queue: q, Now: clk.Now, Refresh: 300 * time.Millisecond}))
+	defer srv.Close()
+	ctx, must, save := newBrowser(t, chromium)
 
 	// Any alert, confirm or prompt an injected script called would be counted.
 	must("trap dialogs", chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
@@ -236,7 +243,7 @@ func TestBrowser(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(shots, "noscript-375.png"), png, 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(screenshotDir(t), "noscript-375.png"), png, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	t.Logf("browser test took %v", time.Since(start).Round(time.Millisecond))
@@ -250,4 +257,30 @@ func fits(s string) bool {
 		return false
 	}
 	return inner == 375 && scroll <= inner
+}
+
+// TestBrowserFleet: the page of a fleet at work (seedFleet) as a browser shows it: both
+// routed pools with their hosts, every running job of pool default, and the sweep split over
+// two hosts with its shares; saved as fleet.png.
+func TestBrowserFleet(t *testing.T) {
+	chromium := needChromium(t)
+	q, sweep, _ := seedFleet(t)
+	srv := httptest.NewServer(Handler(Config{Queue: q, Pools: []string{queue.DefaultPool, "big"}}))
+	defer srv.Close()
+	ctx, must, save := newBrowser(t, chromium)
+	must("emulate desktop", chromedp.EmulateViewport(1280, 900))
+	must("load", chromedp.Steps(chromedp.Navigate(srv.URL+"/"), chromedp.WaitVisible("#splits")))
+	if n := eval[int](t, ctx, `document.querySelectorAll("#hosts .host").length`); n != 3 {
+		t.Errorf("%d hosts shown, want bench-a, bench-b and big-1", n)
+	}
+	if n := eval[int](t, ctx, `document.querySelectorAll("#splits .share").length`); n != 2 {
+		t.Errorf("%d shares shown, want 2", n)
+	}
+	if got := eval[string](t, ctx, `document.querySelector("#splits h3").dataset.job`); got != sweep.ID {
+		t.Errorf("the split shown is %q, want the sweep %s", got, sweep.ID)
+	}
+	if got := eval[string](t, ctx, `document.querySelector("#splits progress").value + ""`); got != "50" {
+		t.Errorf("the sweep's progress bar is at %s, want 50", got)
+	}
+	save("fleet.png")
 }

@@ -204,7 +204,7 @@ type Counts struct {
 }
 
 // A Pool is one pool's line: its running jobs (one per runner host that took one) and the
-// jobs waiting behind them.
+// jobs waiting behind them; the shares of split jobs are under Splits.
 type Pool struct {
 	Name    string `json:"name"`
 	Running []Job  `json:"running"`
@@ -335,6 +335,9 @@ func (c Config) view(ctx context.Context) (View, error) {
 		inLine[l.Pool] = len(l.Places)
 		p := Pool{Name: l.Pool, Running: []Job{}, Waiting: []Job{}}
 		for _, pl := range l.Places {
+			if pl.Job.Parent != "" {
+				continue // a share shows under its job's split
+			}
 			j := c.job(pl.Job, now)
 			j.Position = pl.Position
 			if pl.Job.State == queue.Running {
@@ -370,6 +373,7 @@ func (c Config) view(ctx context.Context) (View, error) {
 	}
 	v.Counts.Awaiting = len(v.Awaiting)
 
+	ended = slices.DeleteFunc(ended, func(j queue.Job) bool { return j.Parent != "" })
 	slices.SortStableFunc(ended, func(a, b queue.Job) int { return b.Finished.Compare(a.Finished) })
 	v.Finished = []Job{}
 	for _, ej := range ended[:min(len(ended), Finished)] {

@@ -182,17 +182,18 @@ func TestFinishedCapped(t *testing.T) {
 	}
 }
 
-// TestSplitJobs: a pool running two jobs lists both; a job split into shares gets its own
-// section, counting the rows of the shares that ended and naming the host of each running
-// share.
-func TestSplitJobs(t *testing.T) {
+// seedFleet fills a queue with a fleet at work: in pool default, a sweep of six rows split
+// into two shares (the first ended with three rows, the second runs on bench-b), beside a
+// pull request's job, on hosts bench-a and bench-b; pool big has one idle host, big-1.
+func seedFleet(t *testing.T) (*queue.Memory, queue.Job, queue.Lease) {
+	t.Helper()
 	q := queue.NewMemory(queue.Options{})
 	ctx := t.Context()
 	rows := make([]profile.Row, 6)
 	for i := range rows {
 		rows[i] = profile.Row{Entry: "gin", Test: "baseline", Conns: i + 1}
 	}
-	sweep, _, err := q.Enqueue(ctx, queue.Job{Repo: "octo/arena", PR: 1, Kind: queue.BenchmarkSweep, Command: "/benchmark-sweep", Rows: rows})
+	sweep, _, err := q.Enqueue(ctx, queue.Job{Repo: "octo/arena", PR: 1, Kind: queue.BenchmarkSweep, Command: "/benchmark-sweep", Rows: rows, Frameworks: []string{"gin"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -222,17 +223,31 @@ func TestSplitJobs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := q.Announce(ctx, queue.Host{Pool: queue.DefaultPool, Name: "bench-b", Job: l2.Job.ID}, time.Minute); err != nil {
-		t.Fatal(err)
+	for _, h := range []queue.Host{
+		{Pool: queue.DefaultPool, Name: "bench-a", CPU: "AMD EPYC 9454P 48-Core", Cores: "48", Threads: "96", ServerCPUs: "0-23", LoadgenCPUs: "24-47", Job: sweep.ID},
+		{Pool: queue.DefaultPool, Name: "bench-b", CPU: "AMD EPYC 9454P 48-Core", Cores: "48", Threads: "96", ServerCPUs: "0-23", LoadgenCPUs: "24-47", Job: l2.Job.ID},
+		{Pool: "big", Name: "big-1", CPU: "AMD EPYC 9754 128-Core", Cores: "128", Threads: "256", ServerCPUs: "0-63", LoadgenCPUs: "64-127"},
+	} {
+		if err := q.Announce(ctx, h, time.Minute); err != nil {
+			t.Fatal(err)
+		}
 	}
-	h := Handler(Config{Queue: q})
+	return q, sweep, l2
+}
+
+// TestSplitJobs: a pool running two jobs lists both; a job split into shares gets its own
+// section, counting the rows of the shares that ended and naming the host of each running
+// share.
+func TestSplitJobs(t *testing.T) {
+	q, sweep, l2 := seedFleet(t)
+	h := Handler(Config{Queue: q, Pools: []string{queue.DefaultPool, "big"}})
 	_, body := get(t, h, "/?format=json", "")
 	var v View
 	if err := json.Unmarshal([]byte(body), &v); err != nil {
 		t.Fatal(err)
 	}
-	if len(v.Pools) != 1 || len(v.Pools[0].Running) != 3 {
-		t.Fatalf("pools %+v, want default running the sweep, the PR's job and a share", v.Pools)
+	if len(v.Pools) != 1 || len(v.Pools[0].Running) != 2 || len(v.Finished) != 0 {
+		t.Fatalf("pools %+v, finished %+v: want default running the sweep and the PR's job, its shares shown under the split only", v.Pools, v.Finished)
 	}
 	if len(v.Splits) != 1 {
 		t.Fatalf("splits %+v, want the sweep", v.Splits)
@@ -242,8 +257,11 @@ func TestSplitJobs(t *testing.T) {
 		sp.Shares[0].State != "done" || sp.Shares[1].State != "running" || sp.Shares[1].Host != "bench-b" {
 		t.Errorf("split %+v, want 3 of 6 rows done, share 1 done, share 2 running on bench-b", sp)
 	}
+	if len(v.Hosts) != 2 || len(v.Hosts[0].Hosts) != 2 || v.Hosts[1].Pool != "big" || len(v.Hosts[1].Hosts) != 1 {
+		t.Errorf("hosts %+v, want default's two and big's one", v.Hosts)
+	}
 	_, page := get(t, h, "/", "text/html")
-	for _, want := range []string{"3 running", "3 of 6 rows", `data-share="` + l2.Job.ID + `"`, "on <code>bench-b</code>"} {
+	for _, want := range []string{"2 running", "3 of 6 rows", `data-share="` + l2.Job.ID + `"`, "on <code>bench-b</code>", "Pool <code>big</code>: 1 host"} {
 		if !strings.Contains(page, want) {
 			t.Errorf("the page lacks %s", want)
 		}
