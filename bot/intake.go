@@ -82,7 +82,7 @@ var handlers = map[command.Kind]handler{
 	command.KindBenchmark: (*Intake).request,
 	command.KindMultiple:  (*Intake).request,
 	command.KindTest:      (*Intake).request,
-	command.KindSweep:     (*Intake).sweep,
+	command.KindSweep:     (*Intake).request,
 	command.KindCancel:    (*Intake).cancelCommand,
 	command.KindApprove:   (*Intake).approveCommand,
 	command.KindHelp:      (*Intake).helpCommand,
@@ -120,12 +120,20 @@ func (in *Intake) failReply(ctx context.Context, c hook.Comment, line, problem s
 	}
 }
 
-// request handles /benchmark, /benchmark-multiple and /benchmark-test: the plan is
+// request handles /benchmark, /benchmark-multiple, /benchmark-test and /benchmark-sweep: the plan is
 // resolved at the PR head and the request recorded. A requester with write access is
 // approved at once, so its status comment never asks for approval.
 func (in *Intake) request(ctx context.Context, c hook.Comment, cmd command.Command) error {
 	if err := in.gh.React(ctx, c.Installation, c.Repo, c.CommentID, "eyes"); err != nil {
 		in.log.Warn("react", "repo", c.Repo, "comment", c.CommentID, "err", err)
+	}
+	if cmd.Kind == command.KindSweep {
+		// A sweep measures every enabled entry: maintainers only, approved by whoever asks
+		// (below), its results always committed, its Δ against the committed results.
+		if perm, err := in.permission(ctx, c.Installation, c.Repo, c.Author); err != nil || !canApprove(perm) {
+			return in.replyOnce(ctx, c, sweepRefusal(cmd.Line, err))
+		}
+		cmd.Save, cmd.Baseline = true, command.BaselineCommitted
 	}
 	pr, err := in.gh.PullRequest(ctx, c.Installation, c.Repo, c.Number)
 	if err != nil {
@@ -183,22 +191,15 @@ func (in *Intake) request(ctx context.Context, c hook.Comment, cmd command.Comma
 	return nil
 }
 
-// sweep handles /benchmark-sweep, for maintainers only: it measures every enabled entry, so
-// it is approved by whoever may ask for it, its results are always committed (one commit on
-// the PR's branch) and its Δ compare with the committed results (it measures no base).
-func (in *Intake) sweep(ctx context.Context, c hook.Comment, cmd command.Command) error {
-	perm, err := in.permission(ctx, c.Installation, c.Repo, c.Author)
+// sweepRefusal is the reply to a /benchmark-sweep its author may not ask for: err is the
+// permission lookup's failure, nil when the author lacks write access.
+func sweepRefusal(line string, err error) string {
 	if err != nil {
-		return in.replyOnce(ctx, c, problemText(cmd.Line, "GitHub did not say whether you may ask for a sweep here",
-			"comment "+codeSpan(cmd.Line)+" again in a minute"))
+		return problemText(line, "GitHub did not say whether you may ask for a sweep here", "comment "+codeSpan(line)+" again in a minute")
 	}
-	if !canApprove(perm) {
-		return in.replyOnce(ctx, c, problemText(cmd.Line,
-			"a sweep measures every framework of the arena, so only maintainers (write access or more) may ask for one",
-			"ask a maintainer to comment "+codeSpan(cmd.Line)+", or measure the frameworks you need with "+codeSpan("/benchmark-multiple -f <framework>,...")))
-	}
-	cmd.Save, cmd.Baseline = true, command.BaselineCommitted
-	return in.request(ctx, c, cmd)
+	return problemText(line,
+		"a sweep measures every framework of the arena, so only maintainers (write access or more) may ask for one",
+		"ask a maintainer to comment "+codeSpan(line)+", or measure the frameworks you need with "+codeSpan("/benchmark-multiple -f <framework>,..."))
 }
 
 // enqueueApproved queues the request of a user who may approve it, approved by

@@ -75,17 +75,28 @@ func unitsBy(rows []profile.Row, key func(profile.Row) string) [][]profile.Row {
 	return units
 }
 
+// shareQueue is the queue as the shares of split jobs use it: the pool's hosts and line,
+// the shares' records and their events.
+type shareQueue struct {
+	q    WorkQueue
+	pool string
+	log  *slog.Logger
+}
+
+// shares is the worker's shareQueue.
+func (w *Worker) shares() shareQueue { return shareQueue{q: w.q, pool: w.cfg.Pool, log: w.log} }
+
 // poolHosts counts the live hosts of the worker's pool, this one included: the hosts a job
 // may be split over. An error counts one, so the job runs alone.
-func (w *Worker) poolHosts(ctx context.Context) int {
-	hosts, err := w.q.Hosts(ctx)
+func (sq shareQueue) poolHosts(ctx context.Context) int {
+	hosts, err := sq.q.Hosts(ctx)
 	if err != nil {
-		w.log.Warn("live hosts unknown; the job runs on this host alone", "err", err)
+		sq.log.Warn("live hosts unknown; the job runs on this host alone", "err", err)
 		return 1
 	}
 	n := 0
 	for _, h := range hosts {
-		if h.Pool == w.cfg.Pool {
+		if h.Pool == sq.pool {
 			n++
 		}
 	}
@@ -96,11 +107,12 @@ func (w *Worker) poolHosts(ctx context.Context) int {
 // they are, or else new ones dealt from its rows over the pool's live hosts, enqueued now.
 // nil means the job runs alone.
 func (w *Worker) shareJobs(ctx context.Context, parent queue.Job) ([]string, error) {
-	ids, err := w.shareIDs(ctx, parent.ID)
+	sq := w.shares()
+	ids, err := sq.shareIDs(ctx, parent.ID)
 	if err != nil || len(ids) > 0 {
 		return ids, err
 	}
-	n := w.poolHosts(ctx)
+	n := sq.poolHosts(ctx)
 	if parent.Kind == queue.BenchmarkSweep {
 		// A sweep's shares are small, so that each stays well inside a job's time limit and
 		// the hosts that finish first take the next.
@@ -126,16 +138,16 @@ const SweepShareRows = 24
 
 // shareIDs lists the shares of job parent that exist: ShareID 1, 2, … until one is not
 // found. A share that yielded its host added the next.
-func (w *Worker) shareIDs(ctx context.Context, parent string) ([]string, error) {
-	return w.shareIDsFrom(ctx, parent, 1)
+func (sq shareQueue) shareIDs(ctx context.Context, parent string) ([]string, error) {
+	return sq.shareIDsFrom(ctx, parent, 1)
 }
 
 // shareIDsFrom lists the shares of job parent from ShareID n on, until one is not found.
-func (w *Worker) shareIDsFrom(ctx context.Context, parent string, from int) ([]string, error) {
+func (sq shareQueue) shareIDsFrom(ctx context.Context, parent string, from int) ([]string, error) {
 	var ids []string
 	for n := from; ; n++ {
 		id := queue.ShareID(parent, n)
-		if _, err := w.q.Get(ctx, id); errors.Is(err, queue.ErrNotFound) {
+		if _, err := sq.q.Get(ctx, id); errors.Is(err, queue.ErrNotFound) {
 			return ids, nil
 		} else if err != nil {
 			return nil, fmt.Errorf("read share %s: %w", id, err)
@@ -171,7 +183,7 @@ func shareOf(parent queue.Job, n, m int, rows []profile.Row) queue.Job {
 // and its next runner finds the shares as they are).
 func (w *Worker) runShared(ctx context.Context, l queue.Lease, ids []string) (queue.Job, error) {
 	start := time.Now()
-	log := w.log.With("job", l.Job.ID)
+	log, sq := w.log.With("job", l.Job.ID), w.shares()
 	log.Info("job split into shares over the pool's hosts", "shares", len(ids), "rows", len(l.Job.Rows))
 	jobCtx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
@@ -189,10 +201,10 @@ func (w *Worker) runShared(ctx context.Context, l queue.Lease, ids []string) (qu
 		<-jobCtx.Done()
 		if errors.Is(context.Cause(jobCtx), errCancelRequested) {
 			log.Info("cancel requested; cancelling the job's shares")
-			w.cancelShares(ctx, ids, log)
+			sq.cancelShares(ctx, ids, log)
 		}
 	}()
-	w.publishFor(ctx, l.Job.ID, queue.EventProgress, result.Progress{Rows: len(l.Job.Rows),
+	sq.publishFor(ctx, l.Job.ID, queue.EventProgress, result.Progress{Rows: len(l.Job.Rows),
 		Note: fmt.Sprintf("split into %d %s of at most %d rows, which the hosts of pool %s take as they come free",
 			len(ids), map[bool]string{true: "share", false: "shares"}[len(ids) == 1], maxShare(l.Job.Rows, len(ids)), w.cfg.Pool)})
 
@@ -203,12 +215,12 @@ func (w *Worker) runShared(ctx context.Context, l queue.Lease, ids []string) (qu
 			log.Warn("job stopped while its shares run, not finished", "err", cause)
 			return queue.Job{}, cause
 		}
-		if more, err := w.shareIDsFrom(ctx, l.Job.ID, len(ids)+1); err == nil {
+		if more, err := sq.shareIDsFrom(ctx, l.Job.ID, len(ids)+1); err == nil {
 			ids = append(ids, more...) // a share that yielded its host queued its remaining rows
 		}
-		if !cancelled && l.Job.Kind == queue.BenchmarkSweep && w.othersWait(ctx) {
+		if !cancelled && l.Job.Kind == queue.BenchmarkSweep && sq.othersWait(ctx) {
 			// A sweep yields this host to the jobs waiting: one of them runs here now.
-			if ol, ok := w.claimOther(ctx); ok {
+			if ol, ok := sq.claimOther(ctx); ok {
 				log.Info("the sweep yields this host to a job waiting", "other", ol.Job.ID)
 				if _, err := w.RunJob(ctx, ol); err != nil && ctx.Err() == nil {
 					log.Error("job not finished", "other", ol.Job.ID, "err", err)
@@ -230,11 +242,11 @@ func (w *Worker) runShared(ctx context.Context, l queue.Lease, ids []string) (qu
 				log.Warn("claim a share", "err", err)
 			}
 		}
-		shares, open, err := w.readShares(ctx, ids)
+		shares, open, err := sq.readShares(ctx, ids)
 		if err == nil && open == 0 {
 			// A share that yielded queued its rest before it ended: read after its end,
 			// the rest is found here.
-			if more, merr := w.shareIDsFrom(ctx, l.Job.ID, len(ids)+1); merr != nil || len(more) > 0 {
+			if more, merr := sq.shareIDsFrom(ctx, l.Job.ID, len(ids)+1); merr != nil || len(more) > 0 {
 				ids = append(ids, more...)
 				continue
 			}
@@ -273,13 +285,13 @@ func maxShare(rows []profile.Row, n int) int {
 // othersWait reports whether a job other than a share waits in the worker's pool that may
 // start now (its pull request has no job running): a sweep yields its host to it between
 // rows.
-func (w *Worker) othersWait(ctx context.Context) bool {
-	lines, err := w.q.Status(ctx)
+func (sq shareQueue) othersWait(ctx context.Context) bool {
+	lines, err := sq.q.Status(ctx)
 	if err != nil {
 		return false
 	}
 	for _, ln := range lines {
-		if ln.Pool != w.cfg.Pool {
+		if ln.Pool != sq.pool {
 			continue
 		}
 		busy := map[string]bool{}
@@ -299,17 +311,17 @@ func (w *Worker) othersWait(ctx context.Context) bool {
 
 // claimOther claims the next job of the pool, waiting a little for it (another host may
 // have taken the job that waited).
-func (w *Worker) claimOther(ctx context.Context) (queue.Lease, bool) {
+func (sq shareQueue) claimOther(ctx context.Context) (queue.Lease, bool) {
 	cctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 	defer cancel()
-	l, err := w.q.Claim(cctx, w.cfg.Pool)
+	l, err := sq.q.Claim(cctx, sq.pool)
 	return l, err == nil
 }
 
 // yieldRest queues the rows of share s that it did not report (done) as a new share of its
 // job, which waits behind the jobs the share yielded its host to; it returns the new
 // share's ID.
-func (w *Worker) yieldRest(ctx context.Context, s queue.Job, done []result.Row) (string, error) {
+func (sq shareQueue) yieldRest(ctx context.Context, s queue.Job, done []result.Row) (string, error) {
 	measured := map[profile.Row]bool{}
 	for _, r := range done {
 		measured[profile.Row{Entry: r.Entry, Test: r.Profile, Conns: r.Conns}] = true
@@ -329,12 +341,12 @@ func (w *Worker) yieldRest(ctx context.Context, s queue.Job, done []result.Row) 
 			CPUProfile: s.CPUProfile, SHA: s.SHA, Pool: s.Pool, InstallationID: s.InstallationID,
 			Rows: s.Rows, Estimate: s.Estimate, Created: s.Created, Approved: s.Approved}, n, 0, rest)
 		next.Command = "rest of " + s.Command
-		if _, err := w.q.Get(ctx, next.ID); err == nil {
+		if _, err := sq.q.Get(ctx, next.ID); err == nil {
 			continue
 		} else if !errors.Is(err, queue.ErrNotFound) {
 			return "", err
 		}
-		_, _, err := w.q.Enqueue(ctx, next)
+		_, _, err := sq.q.Enqueue(ctx, next)
 		if errors.Is(err, queue.ErrExists) {
 			continue
 		}
@@ -344,11 +356,11 @@ func (w *Worker) yieldRest(ctx context.Context, s queue.Job, done []result.Row) 
 }
 
 // readShares reads the shares and counts those that have not ended.
-func (w *Worker) readShares(ctx context.Context, ids []string) ([]queue.Job, int, error) {
+func (sq shareQueue) readShares(ctx context.Context, ids []string) ([]queue.Job, int, error) {
 	var out []queue.Job
 	open := 0
 	for _, id := range ids {
-		s, err := w.q.Get(ctx, id)
+		s, err := sq.q.Get(ctx, id)
 		if err != nil {
 			return nil, 0, err
 		}
@@ -362,31 +374,31 @@ func (w *Worker) readShares(ctx context.Context, ids []string) ([]queue.Job, int
 
 // cancelShares cancels the shares that have not ended: a waiting one ends at once, a
 // running one's runner sees the cancel on its next heartbeat and finishes it.
-func (w *Worker) cancelShares(ctx context.Context, ids []string, log *slog.Logger) {
+func (sq shareQueue) cancelShares(ctx context.Context, ids []string, log *slog.Logger) {
 	for _, id := range ids {
-		if _, err := w.q.Cancel(ctx, id, ""); err != nil && !errors.Is(err, queue.ErrFinished) {
+		if _, err := sq.q.Cancel(ctx, id, ""); err != nil && !errors.Is(err, queue.ErrFinished) {
 			log.Warn("cancel share", "share", id, "err", err)
 		}
 	}
 }
 
 // publishFor sends an event for a job (best effort, as jobRun.publish).
-func (w *Worker) publishFor(ctx context.Context, job, kind string, v any) {
+func (sq shareQueue) publishFor(ctx context.Context, job, kind string, v any) {
 	data, err := json.Marshal(v)
 	if err != nil {
 		return
 	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 	defer cancel()
-	if err := w.q.Publish(ctx, queue.Event{Job: job, Kind: kind, Data: data}); err != nil {
-		w.log.Warn("publish event", "job", job, "kind", kind, "err", err)
+	if err := sq.q.Publish(ctx, queue.Event{Job: job, Kind: kind, Data: data}); err != nil {
+		sq.log.Warn("publish event", "job", job, "kind", kind, "err", err)
 	}
 }
 
 // parentEnded says why a share is not run: the job it is a share of has ended (a share
 // left in line by a job that was cancelled or failed). "" when the job still runs.
-func (w *Worker) parentEnded(ctx context.Context, s queue.Job) string {
-	p, err := w.q.Get(ctx, s.Parent)
+func (sq shareQueue) parentEnded(ctx context.Context, s queue.Job) string {
+	p, err := sq.q.Get(ctx, s.Parent)
 	switch {
 	case errors.Is(err, queue.ErrNotFound):
 		return "the job it is a share of is gone"

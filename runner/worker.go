@@ -381,7 +381,7 @@ func (w *Worker) removeLeftoverImages(ctx context.Context) {
 // containers, the images it built and its workspace are removed before RunJob returns.
 func (w *Worker) RunJob(ctx context.Context, l queue.Lease) (queue.Job, error) {
 	if l.Job.Parent != "" {
-		if why := w.parentEnded(ctx, l.Job); why != "" {
+		if why := w.shares().parentEnded(ctx, l.Job); why != "" {
 			w.log.Info("share not run", "job", l.Job.ID, "reason", why)
 			return w.finish(ctx, l, queue.Outcome{State: queue.Cancelled, Reason: why})
 		}
@@ -418,7 +418,7 @@ func (w *Worker) runAlone(ctx context.Context, l queue.Lease) (queue.Job, error)
 	defer j.limit.pause()
 	if l.Job.Parent != "" && l.Job.Kind == queue.BenchmarkSweep {
 		j.yield = func() {
-			if w.othersWait(ctx) {
+			if w.shares().othersWait(ctx) {
 				j.log.Info("a job waits for a host: the sweep's share stops after this row and queues the rest")
 				cancel(errYield)
 			}
@@ -453,7 +453,7 @@ func (w *Worker) runAlone(ctx context.Context, l queue.Lease) (queue.Job, error)
 	case errors.Is(cause, errYield):
 		// The rows not measured go back to the line as a new share, before this one ends,
 		// so its job never sees every share ended without them.
-		rest, err := w.yieldRest(ctx, l.Job, j.report.Rows)
+		rest, err := w.shares().yieldRest(ctx, l.Job, j.report.Rows)
 		if err != nil {
 			stopBeating()
 			j.log.Error("the rest of the share could not be queued; the share is not finished, so it runs again", "err", err)

@@ -15,8 +15,8 @@ import (
 
 // A Collector reads a queue's gauges when it is scraped.
 type Collector struct {
-	q                   queue.Reader
-	now                 func() time.Time
+	q                           queue.Reader
+	now                         func() time.Time
 	jobs, shares, pending, seen *prometheus.Desc
 }
 
