@@ -89,6 +89,23 @@ func TestFleetRunsSideBySide(t *testing.T) {
 	}
 }
 
+// waitEnded waits up to two minutes for a job to end and returns it.
+func waitEnded(t *testing.T, q *queue.Memory, id string) queue.Job {
+	t.Helper()
+	for deadline := time.Now().Add(2 * time.Minute); ; time.Sleep(20 * time.Millisecond) {
+		j, err := q.Get(t.Context(), id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if j.State.Terminal() {
+			return j
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("job %s still %s after two minutes", id, j.State)
+		}
+	}
+}
+
 func mapValues(m map[string]int) []int {
 	var out []int
 	for _, v := range m {
@@ -140,21 +157,6 @@ func TestFleetSplitsAJob(t *testing.T) {
 		}
 		return f
 	}
-	wait := func(f *fleet, id string) queue.Job {
-		t.Helper()
-		for deadline := time.Now().Add(2 * time.Minute); ; time.Sleep(20 * time.Millisecond) {
-			j, err := f.mem.Get(t.Context(), id)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if j.State.Terminal() {
-				return j
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("job %s still %s after two minutes", id, j.State)
-			}
-		}
-	}
 	measure := func(runners int, kill func(f *fleet)) (time.Duration, queue.Job) {
 		t.Helper()
 		f := start(runners)
@@ -169,7 +171,7 @@ func TestFleetSplitsAJob(t *testing.T) {
 		if kill != nil {
 			kill(f)
 		}
-		done := wait(f, stored.ID)
+		done := waitEnded(t, f.mem, stored.ID)
 		return time.Since(began), done
 	}
 	check := func(name string, j queue.Job, hosts int) map[string]int {
@@ -259,22 +261,7 @@ func TestFleetSweepYields(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	wait := func(id string) queue.Job {
-		t.Helper()
-		for deadline := time.Now().Add(time.Minute); ; time.Sleep(20 * time.Millisecond) {
-			j, err := mem.Get(t.Context(), id)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if j.State.Terminal() {
-				return j
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("job %s still %s after a minute", id, j.State)
-			}
-		}
-	}
-	pj, sj := wait(prStored.ID), wait(stored.ID)
+	pj, sj := waitEnded(t, mem, prStored.ID), waitEnded(t, mem, stored.ID)
 	waited := pj.Started.Sub(pj.Queued)
 	t.Logf("the PR's job waited %v behind the sweep (a row is %v); the sweep ended %v after it", waited.Round(time.Millisecond), standIn, sj.Finished.Sub(pj.Finished).Round(time.Millisecond))
 	if pj.State != queue.Done || waited > 5*standIn {

@@ -393,33 +393,10 @@ func (r *resolver) sweepTargets(c command.Command) ([]Target, []string, error) {
 			entries = append(entries, e)
 		}
 	} else {
-		names, err := r.entryNames()
+		var err error
+		entries, skipped, _, err = r.headEntries(func(e frameworks.Entry) bool { return e.Meta.Enabled })
 		if err != nil {
 			return nil, nil, err
-		}
-		for _, name := range names {
-			if err := r.ctx.Err(); err != nil {
-				return nil, nil, err
-			}
-			data, err := r.meta(name)
-			if errors.Is(err, fs.ErrNotExist) {
-				continue // a directory without meta.json is not an entry
-			}
-			if err != nil {
-				return nil, nil, err
-			}
-			e, err := parse(name, data, nil)
-			if err == nil && e.Meta.Enabled {
-				e, err = r.loadChecked(name, data)
-			}
-			if err != nil {
-				if !isMetaError(err) {
-					return nil, nil, err
-				}
-				skipped = append(skipped, text.JoinLines(err.Error(), "; "))
-				continue
-			}
-			entries = append(entries, e)
 		}
 	}
 	var targets []Target
@@ -442,6 +419,45 @@ func (r *resolver) sweepTargets(c command.Command) ([]Target, []string, error) {
 	return targets, skipped, nil
 }
 
+// headEntries loads the entries of the head that keep accepts (judged on their meta.json alone),
+// their layout checked. An entry whose meta.json or layout is not valid is left out: its
+// error (one line) is in skipped and its name in skippedNames.
+func (r *resolver) headEntries(keep func(frameworks.Entry) bool) (entries []frameworks.Entry, skipped, skippedNames []string, err error) {
+	names, err := r.entryNames()
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	for _, name := range names {
+		if err := r.ctx.Err(); err != nil {
+			return nil, nil, nil, err
+		}
+		data, err := r.meta(name)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue // a directory without meta.json is not an entry
+		}
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		e, err := parse(name, data, nil)
+		if err == nil {
+			if !keep(e) {
+				continue
+			}
+			e, err = r.loadChecked(name, data)
+		}
+		if err != nil {
+			if !isMetaError(err) {
+				return nil, nil, nil, err
+			}
+			skipped = append(skipped, text.JoinLines(err.Error(), "; "))
+			skippedNames = append(skippedNames, name)
+			continue
+		}
+		entries = append(entries, e)
+	}
+	return entries, skipped, skippedNames, nil
+}
+
 // testTargets resolves /benchmark-test: every enabled entry subscribed to the test.
 func (r *resolver) testTargets(c command.Command) ([]Target, []string, error) {
 	if len(c.Tests) != 1 {
@@ -451,45 +467,18 @@ func (r *resolver) testTargets(c command.Command) ([]Target, []string, error) {
 	if why, bad := selection.CheckTest(test, r.lite); bad {
 		return nil, nil, reasonErr(why)
 	}
-	names, err := r.entryNames()
+	// The selection says whether the entry runs the test (enabled, subscribed); only then is
+	// its layout checked.
+	subscriber := func(e frameworks.Entry) selection.Selection {
+		return selection.Select(selection.Request{Entries: []frameworks.Entry{e}, Tests: c.Tests, Lite: r.lite, Subscribers: true})
+	}
+	entries, skipped, skippedNames, err := r.headEntries(func(e frameworks.Entry) bool { return len(subscriber(e).Rows) > 0 })
 	if err != nil {
 		return nil, nil, err
 	}
 	var targets []Target
-	var skipped, skippedNames []string
-	for _, name := range names {
-		if err := r.ctx.Err(); err != nil {
-			return nil, nil, err
-		}
-		data, err := r.meta(name)
-		if errors.Is(err, fs.ErrNotExist) {
-			continue // a directory without meta.json is not an entry
-		}
-		if err != nil {
-			return nil, nil, err
-		}
-		// The selection says whether the entry runs the test (enabled, subscribed); only
-		// then is its layout checked.
-		e, err := parse(name, data, nil)
-		var sel selection.Selection
-		if err == nil {
-			sel = selection.Select(selection.Request{Entries: []frameworks.Entry{e}, Tests: c.Tests, Lite: r.lite, Subscribers: true})
-			if len(sel.Rows) > 0 {
-				e, err = r.loadChecked(name, data)
-			}
-		}
-		if err != nil {
-			if !isMetaError(err) {
-				return nil, nil, err
-			}
-			skipped = append(skipped, text.JoinLines(err.Error(), "; "))
-			skippedNames = append(skippedNames, name)
-			continue
-		}
-		if len(sel.Rows) == 0 {
-			continue
-		}
-		targets = append(targets, targetOf(e, sel))
+	for _, e := range entries {
+		targets = append(targets, targetOf(e, subscriber(e)))
 	}
 	if len(targets) == 0 {
 		why := selection.Reason{Cause: selection.NoEntry, Test: test, Named: true}
