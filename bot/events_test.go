@@ -412,3 +412,22 @@ func TestSplitJobOnHosts(t *testing.T) {
 		}
 	}
 }
+
+// TestLinksFollowTheGitHub: with the bot on a GitHub Enterprise Server (Config.WebURL), the
+// reply's links point at it, never at github.com.
+func TestLinksFollowTheGitHub(t *testing.T) {
+	e := setupEvents(t, func(c *Config) { c.WebURL = "https://ghe.example.com" })
+	j := e.request("/benchmark -f nethttp -t baseline")
+	l := e.claim()
+	rep := nethttpOnly()
+	e.finish(l, queue.Done, "", &rep)
+	e.drain()
+	replies := e.replies(j.ID)
+	if len(replies) != 1 {
+		t.Fatalf("replies = %d, want 1", len(replies))
+	}
+	want := fmt.Sprintf("https://ghe.example.com/%s/pull/%d#issuecomment-%d", j.Repo, j.PR, j.StatusCommentID)
+	if body := replies[0].Body; !strings.Contains(body, want) || strings.Contains(body, "https://github.com/") {
+		t.Errorf("the reply does not link %s only:\n%s", want, body)
+	}
+}

@@ -34,6 +34,24 @@ import (
 // DefaultBaseURL is the public GitHub API.
 const DefaultBaseURL = "https://api.github.com/"
 
+// WebURL is the web root of the GitHub whose REST API root is apiURL, ending in a slash:
+// https://github.com/ for api.github.com, https://ghe.example.com/ for GitHub Enterprise
+// Server's https://ghe.example.com/api/v3/, and the API root itself otherwise (a GitHub whose
+// API and pages share a root, as the tests' fake does). An address that does not parse
+// gives https://github.com/.
+func WebURL(apiURL string) string {
+	u, err := url.Parse(strings.TrimSpace(apiURL))
+	if err != nil || u.Host == "" || (u.Scheme != "https" && u.Scheme != "http") {
+		return "https://github.com/"
+	}
+	if strings.EqualFold(u.Hostname(), "api.github.com") {
+		return "https://github.com/"
+	}
+	path := strings.TrimSuffix(u.Path, "/")
+	path = strings.TrimSuffix(path, "/api/v3")
+	return u.Scheme + "://" + u.Host + path + "/"
+}
+
 var (
 	// ErrNotFound is wrapped by errors for a pull request, file, directory, comment or
 	// branch that does not exist (HTTP 404).

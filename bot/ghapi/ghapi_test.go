@@ -682,3 +682,23 @@ func appClientWith(t *testing.T, s *githubtest.Server, mod func(*Config)) *Clien
 	}
 	return c
 }
+
+// TestWebURL: the web root follows the API root: github.com's, GitHub Enterprise Server's
+// (the API under /api/v3), and a GitHub whose API and pages share a root.
+func TestWebURL(t *testing.T) {
+	for api, want := range map[string]string{
+		"https://api.github.com/":         "https://github.com/",
+		"https://api.github.com":          "https://github.com/",
+		"https://ghe.example.com/api/v3/": "https://ghe.example.com/",
+		"https://ghe.example.com/api/v3":  "https://ghe.example.com/",
+		"https://ex.com/git/api/v3/":      "https://ex.com/git/",
+		"http://127.0.0.1:8099":           "http://127.0.0.1:8099/",
+		"http://127.0.0.1:8099/":          "http://127.0.0.1:8099/",
+		"not a url":                       "https://github.com/",
+		"ftp://ghe.example.com/api/v3/":   "https://github.com/",
+	} {
+		if got := WebURL(api); got != want {
+			t.Errorf("WebURL(%q) = %q, want %q", api, got, want)
+		}
+	}
+}

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -389,6 +390,22 @@ func TestLoopServeRunnerLite(t *testing.T) {
 		t.Errorf("fasthttp baseline 512: %v, want measured", cells)
 	}
 	l.planIsMeasured(rows, "fasthttp/baseline/512")
+	// Links follow the GitHub serve talks to, here the fake at an address of its own (the
+	// reply links https addresses only, so it has none to the fake; TestLinksFollowTheGitHub
+	// checks them).
+	web := strings.TrimSuffix(l.gh.URL, "/") + "/" + loopRepo + "/pull/" + strconv.Itoa(loopPR)
+	if strings.Contains(final.Body, "https://github.com/") {
+		t.Errorf("the reply links github.com, not the GitHub in use (%s):\n%s", l.gh.URL, final.Body)
+	}
+	resp, err := http.Get(l.botURL + "/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	page, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if !strings.Contains(string(page), `href="`+web) || strings.Contains(string(page), "https://github.com/") {
+		t.Errorf("the status page's links do not point at the GitHub in use (%s)", l.gh.URL)
+	}
 }
 
 // planIsMeasured waits for the status comment to say the job is done and checks that its

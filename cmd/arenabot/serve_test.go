@@ -38,7 +38,7 @@ func TestParseServe(t *testing.T) {
 		check   func(t *testing.T, c serveConfig)
 	}{
 		{name: "defaults", env: base, check: func(t *testing.T, c serveConfig) {
-			if c.Listen != ":8080" || c.Depth != 1 || c.ApprovalPoll != 15*time.Second || c.ApprovalTTL != 72*time.Hour || string(c.Secret) != "s3cret" || c.APIURL != "https://api.github.com/" {
+			if c.Listen != ":8080" || c.Depth != 1 || c.ApprovalPoll != 15*time.Second || c.ApprovalTTL != 72*time.Hour || string(c.Secret) != "s3cret" || c.APIURL != "https://api.github.com/" || c.WebURL != "https://github.com/" {
 				t.Errorf("defaults = %+v", c)
 			}
 		}},
@@ -86,6 +86,17 @@ func TestParseServe(t *testing.T) {
 			}
 		}},
 		{name: "leader ttl too short", env: base, args: []string{"--leader-ttl", "10ms"}, wantErr: "--leader-ttl 10ms: want at least 100ms"},
+		{name: "links follow the GitHub", env: with("ARENA_GITHUB_API_URL", "https://ghe.example.com/api/v3/"), check: func(t *testing.T, c serveConfig) {
+			if c.WebURL != "https://ghe.example.com/" || c.botConfig().WebURL != c.WebURL {
+				t.Errorf("web root %q, bot's %q; want https://ghe.example.com/", c.WebURL, c.botConfig().WebURL)
+			}
+		}},
+		{name: "web root given", env: with("ARENA_GITHUB_WEB_URL", "https://code.example.com/"), check: func(t *testing.T, c serveConfig) {
+			if c.WebURL != "https://code.example.com/" {
+				t.Errorf("web root %q", c.WebURL)
+			}
+		}},
+		{name: "bad web root", env: base, args: []string{"--github-web-url", "ghe.example.com"}, wantErr: `--github-web-url "ghe.example.com" is not a web address`},
 		{name: "bad pool name", env: with("ARENA_POOLS", "default,big hosts!"), wantErr: `ARENA_POOLS: pool "hosts!" is not a pool name`},
 		{name: "runner's pool not routed to", env: with("ARENA_POOLS", "big", "ARENA_POOL", "default"), args: []string{"--runner"}, wantErr: `pool "default" (ARENA_POOL), which ARENA_POOLS (big) does not route to`},
 	} {

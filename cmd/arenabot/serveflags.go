@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/url"
 	"os"
 	"strconv"
 	"strings"
@@ -22,6 +23,7 @@ type serveConfig struct {
 	Listen     string
 	Secret     []byte
 	APIURL     string
+	WebURL     string // the GitHub's web root, for links in replies and on the status page
 	Token      string
 	AppID      int64
 	PrivateKey []byte
@@ -80,6 +82,7 @@ func parseServe(args []string, getenv func(string) string, stderr io.Writer) (se
 	fs.StringVar(&c.Listen, "listen", envOr(getenv, "ARENA_LISTEN", ":8080"), "address of the HTTP server (ARENA_LISTEN)")
 	fs.StringVar(&secretFile, "webhook-secret-file", "", "file holding the webhook secret (default: ARENA_WEBHOOK_SECRET; a flag names a file because flag values show in ps)")
 	fs.StringVar(&c.APIURL, "github-api-url", envOr(getenv, "ARENA_GITHUB_API_URL", ghapi.DefaultBaseURL), "GitHub REST API root (ARENA_GITHUB_API_URL)")
+	fs.StringVar(&c.WebURL, "github-web-url", getenv("ARENA_GITHUB_WEB_URL"), "the GitHub's web root, which links in replies and on the status page point at (ARENA_GITHUB_WEB_URL; default: from the API root: https://github.com/ for api.github.com, https://ghe.example.com/ for GitHub Enterprise's https://ghe.example.com/api/v3/)")
 	fs.StringVar(&appID, "github-app-id", getenv("ARENA_GITHUB_APP_ID"), "GitHub App id (ARENA_GITHUB_APP_ID)")
 	fs.StringVar(&keyFile, "github-private-key-file", getenv("ARENA_GITHUB_PRIVATE_KEY_FILE"), "GitHub App private key, PEM (ARENA_GITHUB_PRIVATE_KEY_FILE)")
 	fs.StringVar(&c.BotLogin, "bot-login", envOr(getenv, "ARENA_BOT_LOGIN", ""), "the bot's own login, e.g. arenabot[bot]; serve learns it from GitHub at start (GET /app or GET /user) and refuses to start when this differs (ARENA_BOT_LOGIN)")
@@ -112,6 +115,11 @@ func parseServe(args []string, getenv func(string) string, stderr io.Writer) (se
 		return c, fmt.Errorf("serve: unexpected argument %q; serve takes flags only", fs.Arg(0))
 	}
 	c.Token = getenv("ARENA_GITHUB_TOKEN")
+	if c.WebURL == "" {
+		c.WebURL = ghapi.WebURL(c.APIURL)
+	} else if u, err := url.Parse(c.WebURL); err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
+		return c, fmt.Errorf("serve: --github-web-url %q is not a web address; give the GitHub's root, e.g. https://ghe.example.com/", c.WebURL)
+	}
 	var err error
 	if c.Repos, err = parseRepos("serve", repos); err != nil {
 		return c, err
@@ -222,5 +230,6 @@ func (c serveConfig) botConfig() bot.Config {
 		ProgressEvery: c.ProgressEvery,
 		Lite:          c.Work.Lite,
 		Pools:         c.Pools,
+		WebURL:        c.WebURL,
 	}
 }
