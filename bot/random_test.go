@@ -856,7 +856,7 @@ func (e *rEnv) writesSince(mark int) []githubtest.Call {
 		if strings.HasPrefix(c.Path, probePrefix) || c.Status >= 300 {
 			continue
 		}
-		if c.Method == http.MethodPost && strings.HasSuffix(c.Path, "/comments") || c.Method == http.MethodPatch {
+		if c.Method == http.MethodPost && strings.HasSuffix(c.Path, "/comments") || c.Method == http.MethodPatch && strings.Contains(c.Path, "/comments/") {
 			out = append(out, c)
 		}
 	}
@@ -1045,6 +1045,35 @@ func (e *rEnv) check() {
 		}
 		last[m] = in.Body
 	}
+	// 5. Every request that got a check run leaves its latest one completed, with the
+	// conclusion its ending calls for.
+	latest := map[string]githubtest.CheckRun{}
+	for _, c := range e.gh.CheckRuns(repo) {
+		latest[c.ExternalID] = c // created in order: the last is the latest
+	}
+	for id, c := range latest {
+		j, ok := records[id]
+		if !ok {
+			t.Errorf("invariant 5: check run %d is of %s, which has no record", c.ID, id)
+			continue
+		}
+		e.stats["check runs "+c.Conclusion]++
+		if c.Status != "completed" || c.Conclusion != wantConclusion(j) && wantConclusion(j) != "" {
+			t.Errorf("invariant 5: the check run of %s (%s) is %s %s %q, want completed %s", id, j.State, c.Status, c.Conclusion, c.Title, wantConclusion(j))
+		}
+	}
+}
+
+// wantConclusion is the conclusion a record's ending calls for; "" when it depends on the
+// results (done) or on why it failed.
+func wantConclusion(j queue.Job) string {
+	switch j.State {
+	case queue.Cancelled, queue.Superseded, queue.Rejected:
+		return "cancelled"
+	case queue.Expired:
+		return "timed_out"
+	}
+	return ""
 }
 
 // coverage counts what the round's faults hit and how its records ended, for the summary.

@@ -85,14 +85,17 @@ func (rp *finisher) finalReply(ctx context.Context, kind string, j queue.Job, p 
 	}
 	tm.Reply, tm.Parts = time.Since(p.received), len(parts)
 
+	s := rp.finalStatus(ctx, kind, j, res)
+	if firstID != 0 {
+		s.ResultsURL = rp.commentURL(j.Repo, j.PR, firstID)
+	}
 	if j.StatusCommentID != 0 {
-		s := rp.finalStatus(ctx, kind, j, res)
-		if firstID != 0 {
-			s.ResultsURL = rp.commentURL(j.Repo, j.PR, firstID)
-		}
 		if err := rp.writeStatus(ctx, j, report.RenderStatus(s)); err != nil {
 			return settled, err
 		}
+	}
+	if err := rp.writeCheck(ctx, j, report.CheckOf(s, &res, rp.recordURL(j))); err != nil {
+		return settled, err
 	}
 	tm.Total = time.Since(p.received)
 	rp.log.Info("final reply", "job", j.ID, "event", kind, "state", j.State, "repo", j.Repo, "pr", j.PR,
@@ -452,10 +455,18 @@ func (rp *finisher) endingReply(ctx context.Context, kind string, j queue.Job, p
 		}
 	}
 	tm.Reply, tm.Parts = time.Since(p.received), 1
+	s := rp.finalStatus(ctx, kind, j, report.Results{})
 	if j.StatusCommentID != 0 {
-		if err := rp.writeStatus(ctx, j, report.RenderStatus(rp.finalStatus(ctx, kind, j, report.Results{}))); err != nil {
+		if err := rp.writeStatus(ctx, j, report.RenderStatus(s)); err != nil {
 			return err
 		}
+	}
+	var res *report.Results
+	if kind == queue.EventLost {
+		res = &report.Results{State: "lost"}
+	}
+	if err := rp.writeCheck(ctx, j, report.CheckOf(s, res, rp.recordURL(j))); err != nil {
+		return err
 	}
 	tm.Total = time.Since(p.received)
 	rp.log.Info("final reply", "job", j.ID, "event", kind, "state", j.State, "repo", j.Repo, "pr", j.PR,

@@ -175,8 +175,19 @@ func (rp *Reporter) show(ctx context.Context, id string) error {
 	if j.State.Terminal() || j.Parent != "" { // a share has no comment: its job's shows it
 		return nil
 	}
-	body := report.RenderStatus(rp.openStatus(ctx, j))
-	return rp.writeStatus(ctx, j, body)
+	s := rp.openStatus(ctx, j)
+	if err := rp.writeStatus(ctx, j, report.RenderStatus(s)); err != nil {
+		return err
+	}
+	return rp.writeCheck(ctx, j, report.CheckOf(s, nil, rp.recordURL(j)))
+}
+
+// recordURL links the request's status comment, "" when it has none.
+func (rp *core) recordURL(j queue.Job) string {
+	if j.StatusCommentID == 0 {
+		return ""
+	}
+	return rp.commentURL(j.Repo, j.PR, j.StatusCommentID)
 }
 
 // write puts body in j's status comment unless it shows it already, creating the comment

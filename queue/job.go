@@ -124,6 +124,7 @@ type Job struct {
 	HeadMoved string `json:"head_moved,omitempty"` // the PR's head when it moved after the ack
 	ETag      string `json:"etag,omitempty"`       // of the status comment's reactions, for conditional polling
 	Shown     string `json:"shown,omitempty"`      // digest of the status comment as last written
+	Check     string `json:"check,omitempty"`      // the bot's check run on the commit as last written: "<id> <digest>"
 
 	// How the job ended, as structured fields (the queue sets them).
 	SupersededBy string `json:"superseded_by,omitempty"` // superseded: the ID of the job that took its place
@@ -258,6 +259,7 @@ type Amendment struct {
 	HeadMoved       *string
 	ETag            *string
 	Shown           *string
+	Check           *string
 }
 
 // A Runner is what the queue knows of a pool's runners.

@@ -463,6 +463,9 @@ func amend(j *Job, a Amendment) (visible bool) {
 	if a.Shown != nil {
 		j.Shown = *a.Shown
 	}
+	if a.Check != nil {
+		j.Check = *a.Check
+	}
 	return visible
 }
 

@@ -480,7 +480,7 @@ func recordJob(m map[string]string) (Job, error) {
 		j.StatusCommentID, _ = strconv.ParseInt(v, 10, 64)
 	}
 	for field, p := range map[string]*string{
-		"head_moved": &j.HeadMoved, "etag": &j.ETag, "shown": &j.Shown, "approver": &j.Approver,
+		"head_moved": &j.HeadMoved, "etag": &j.ETag, "shown": &j.Shown, "check": &j.Check, "approver": &j.Approver,
 		"superseded_by": &j.SupersededBy, "cancelled_by": &j.CancelledBy, "rejected_by": &j.RejectedBy,
 	} {
 		if v, ok := m[field]; ok {

@@ -522,7 +522,7 @@ func recordFields(j Job) map[string]string {
 		cancel = "1"
 	}
 	return map[string]string{
-		"status_comment_id": scid, "head_moved": j.HeadMoved, "etag": j.ETag, "shown": j.Shown,
+		"status_comment_id": scid, "head_moved": j.HeadMoved, "etag": j.ETag, "shown": j.Shown, "check": j.Check,
 		"approver": j.Approver, "superseded_by": j.SupersededBy, "cancelled_by": j.CancelledBy, "rejected_by": j.RejectedBy,
 		"approved": timeField(j.Approved), "queued": timeField(j.Queued), "started": timeField(j.Started), "finished": timeField(j.Finished),
 		"state": string(j.State), "reason": j.Reason, "attempt": strconv.Itoa(j.Attempt), "fence": strconv.FormatInt(j.Fence, 10),

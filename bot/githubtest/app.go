@@ -68,7 +68,7 @@ func (s *Server) identity(req *http.Request, seg []string) *response {
 				"id": in.id, "app_id": 1234, "app_slug": s.slug(), "target_type": "Organization",
 				"account":              map[string]any{"login": in.account, "type": "Organization"},
 				"repository_selection": "selected", "access_tokens_url": s.srv.URL + "/app/installations/" + strconv.FormatInt(in.id, 10) + "/access_tokens",
-				"permissions": map[string]string{"contents": "write", "issues": "write", "metadata": "read", "pull_requests": "write"},
+				"permissions": map[string]string{"contents": "write", "issues": "write", "metadata": "read", "pull_requests": "write", "checks": "write"},
 			})
 		}
 		resp := answer(http.StatusOK, nil)
@@ -118,7 +118,7 @@ func (s *Server) app() *response {
 		"id": 1234, "node_id": "A_kwHOAAAAAAAAAAE", "name": "Arenabot",
 		"owner":       map[string]any{"login": "arena", "type": "Organization"},
 		"description": "Benchmarks pull requests", "external_url": "https://example.com", "html_url": "https://github.com/apps/" + s.slug(),
-		"permissions": map[string]string{"contents": "write", "issues": "write", "metadata": "read", "pull_requests": "write"},
+		"permissions": map[string]string{"contents": "write", "issues": "write", "metadata": "read", "pull_requests": "write", "checks": "write"},
 		"events":      []string{"issue_comment", "pull_request"}, "installations_count": len(s.installs),
 	}
 	if sl := s.slug(); sl != "" {

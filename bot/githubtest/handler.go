@@ -230,6 +230,8 @@ func (s *Server) handle(req *http.Request, p string, body []byte) *response {
 		return s.contents(r, strings.Join(rest[1:], "/"), req.URL.Query().Get("ref"))
 	case rest[0] == "git" && len(rest) >= 2:
 		return s.git(r, m, rest[1:], body)
+	case rest[0] == "check-runs":
+		return s.checkRuns(r, m, rest, body)
 	}
 	return notFound()
 }

@@ -142,6 +142,7 @@ type repo struct {
 	commits     map[string]*commitObj
 	created     []string          // commit SHAs created through the API, in order
 	refs        map[string]string // branch → SHA
+	checks      []*CheckRun       // the check runs, in the order created
 }
 
 type treeEntry struct {

@@ -224,7 +224,9 @@ func pack(pieces []piece, budget int) []string {
 }
 
 // resultsPieces renders the reply as blocks, each but a table at most budget bytes.
-func resultsPieces(r Results, budget int) []piece {
+// resultsTables are the reply's tables of r's rows, as shown (names clipped), with the
+// baseline their Δ compare with and the entries' names as shown → as in the report.
+func resultsTables(r Results) (Baseline, []Table, map[string]string) {
 	rep := r.Report
 	// Names as shown → as in the report, for the baseline lookup.
 	entries, profiles := map[string]string{}, map[string]string{}
@@ -255,7 +257,12 @@ func resultsPieces(r Results, budget int) []piece {
 		rule := stats.Rule(*rep.Rule)
 		base.Rule = &rule
 	}
-	tables := Tables(rows, base)
+	return base, Tables(rows, base), entries
+}
+
+func resultsPieces(r Results, budget int) []piece {
+	rep := r.Report
+	base, tables, entries := resultsTables(r)
 
 	pieces := []piece{{text: resultsHeader(r, base, tables)}}
 	if strings.TrimSpace(rep.Error) != "" {

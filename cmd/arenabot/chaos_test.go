@@ -259,7 +259,8 @@ func (c *chaos) hostName(i int) string { return fmt.Sprintf("chaos-%d-host-%d", 
 // SIGKILL mid-share, then starts it again: the share's lease lapses and it runs again.
 func (c *chaos) killShareHost() {
 	ctx := c.t.Context()
-	for deadline := time.Now().Add(90 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+	// The runners may first wait for the host lock other tests hold.
+	for deadline := time.Now().Add(lockWait + 2*time.Minute); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
 		hosts, err := c.q.Hosts(ctx)
 		if err != nil {
 			continue
@@ -283,7 +284,7 @@ func (c *chaos) killShareHost() {
 			}
 		}
 	}
-	c.logf("no share ran on a host within 90s: no host killed mid-share")
+	c.logf("no share ran on a host in time: no host killed mid-share")
 }
 
 // firstWrite passes writes on to w and closes up at the first. main installs the SIGTERM

@@ -493,8 +493,8 @@ func testAmend(t *testing.T, newQueue NewQueue) {
 		t.Errorf("updated event job: comment %d, %s", got.StatusCommentID, got.State)
 	}
 	amend(a.ID, queue.Amendment{StatusCommentID: 9001}) // no change
-	j = amend(a.ID, queue.Amendment{ETag: str(`W/"abc"`), Shown: str("sha256:1")})
-	if j.ETag != `W/"abc"` || j.Shown != "sha256:1" || j.StatusCommentID != 9001 || updates(a.ID) != 1 {
+	j = amend(a.ID, queue.Amendment{ETag: str(`W/"abc"`), Shown: str("sha256:1"), Check: str("77 sha256:2")})
+	if j.ETag != `W/"abc"` || j.Shown != "sha256:1" || j.Check != "77 sha256:2" || j.StatusCommentID != 9001 || updates(a.ID) != 1 {
 		t.Errorf("ETag and shown set: %+v, %d updates; want no new update", j, updates(a.ID))
 	}
 	j = amend(a.ID, queue.Amendment{HeadMoved: str("fedcba9876543210fedcba9876543210fedcba98")})
@@ -506,7 +506,7 @@ func testAmend(t *testing.T, newQueue NewQueue) {
 		t.Errorf("same head again: %d updates, want 2", n)
 	}
 	want := a
-	want.StatusCommentID, want.ETag, want.Shown = 9001, `W/"def"`, "sha256:1"
+	want.StatusCommentID, want.ETag, want.Shown, want.Check = 9001, `W/"def"`, "sha256:1", "77 sha256:2"
 	want.HeadMoved = "fedcba9876543210fedcba9876543210fedcba98"
 	if diff := cmp.Diff(want, get(t, q, a.ID)); diff != "" {
 		t.Errorf("Get after Amend (-want +got):\n%s", diff)

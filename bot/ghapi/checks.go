@@ -1,0 +1,79 @@
+package ghapi
+
+import (
+	"context"
+	"time"
+
+	"github.com/google/go-github/v60/github"
+)
+
+// A CheckRun is what the bot's check run on a commit shows (the Checks API).
+type CheckRun struct {
+	Name       string // "arenabot"
+	HeadSHA    string // the commit it is on; create only
+	ExternalID string // the request's ID
+	DetailsURL string // where its full record is: the request's status comment or reply
+	Status     string // "queued", "in_progress" or "completed"
+	// Conclusion, when completed: "success", "failure", "neutral", "cancelled", "timed_out"
+	// or "action_required".
+	Conclusion string
+	Title      string // the output's title: one line
+	Summary    string // the output's summary: Markdown, at most 65535 characters
+}
+
+// checkTextMax is the most characters GitHub keeps in a check run output's summary.
+const checkTextMax = 65535
+
+func (r CheckRun) output() *github.CheckRunOutput {
+	summary := r.Summary
+	if len(summary) > checkTextMax {
+		summary = summary[:checkTextMax-20] + "\n\n(cut)"
+	}
+	return &github.CheckRunOutput{Title: github.String(r.Title), Summary: github.String(summary)}
+}
+
+// CreateCheckRun creates a check run on r.HeadSHA and returns its ID.
+func (c *Client) CreateCheckRun(ctx context.Context, inst int64, repo string, r CheckRun) (int64, error) {
+	owner, name, gh, err := c.prep(inst, repo)
+	if err != nil {
+		return 0, err
+	}
+	opts := github.CreateCheckRunOptions{
+		Name: r.Name, HeadSHA: r.HeadSHA, Status: github.String(r.Status), Output: r.output(),
+	}
+	if r.ExternalID != "" {
+		opts.ExternalID = github.String(r.ExternalID)
+	}
+	if r.DetailsURL != "" {
+		opts.DetailsURL = github.String(r.DetailsURL)
+	}
+	if r.Status == "completed" {
+		opts.Conclusion = github.String(r.Conclusion)
+		opts.CompletedAt = &github.Timestamp{Time: time.Now()}
+	}
+	run, _, err := gh.Checks.CreateCheckRun(ctx, owner, name, opts)
+	if err != nil {
+		return 0, wrap(err, "create check run on %s@%s", repo, r.HeadSHA)
+	}
+	return run.GetID(), nil
+}
+
+// UpdateCheckRun sets check run id to r (its name, status, conclusion and output).
+func (c *Client) UpdateCheckRun(ctx context.Context, inst int64, repo string, id int64, r CheckRun) error {
+	owner, name, gh, err := c.prep(inst, repo)
+	if err != nil {
+		return err
+	}
+	opts := github.UpdateCheckRunOptions{Name: r.Name, Status: github.String(r.Status), Output: r.output()}
+	if r.DetailsURL != "" {
+		opts.DetailsURL = github.String(r.DetailsURL)
+	}
+	if r.Status == "completed" {
+		opts.Conclusion = github.String(r.Conclusion)
+		opts.CompletedAt = &github.Timestamp{Time: time.Now()}
+	}
+	if _, _, err := gh.Checks.UpdateCheckRun(ctx, owner, name, id, opts); err != nil {
+		return wrap(err, "update check run %d of %s", id, repo)
+	}
+	return nil
+}
