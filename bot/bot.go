@@ -113,6 +113,9 @@ type Config struct {
 	// WebURL is the web root links point at; "" means https://github.com/ (set it for
 	// GitHub Enterprise).
 	WebURL string
+	// Checks writes each request's check run on its commit (ghapi.NewChecks of the client);
+	// nil writes none.
+	Checks CheckRuns
 
 	// ProgressEvery is the least time between two edits of a running job's status comment
 	// by RunEvents (a few seconds: progress, not a live feed).

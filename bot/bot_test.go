@@ -77,7 +77,7 @@ func setupWith(t *testing.T, mod func(*Config)) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg := Config{WebhookSecret: []byte(secret), Now: e.clock}
+	cfg := Config{WebhookSecret: []byte(secret), Now: e.clock, Checks: ghapi.NewChecks(c)}
 	if mod != nil {
 		mod(&cfg)
 	}

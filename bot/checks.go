@@ -20,7 +20,7 @@ const CheckName = "arenabot"
 // is to run again, since GitHub keeps a completed run completed; otherwise it is updated.
 // The record keeps the run's ID, status and digest (queue.Job.Check).
 func (rp *core) writeCheck(ctx context.Context, j queue.Job, c report.Check) error {
-	if j.SHA == "" || j.Parent != "" {
+	if rp.cfg.Checks == nil || j.SHA == "" || j.Parent != "" {
 		return nil
 	}
 	run := ghapi.CheckRun{Name: CheckName, HeadSHA: j.SHA, ExternalID: j.ID, Status: c.Status, Conclusion: c.Conclusion,
@@ -35,9 +35,9 @@ func (rp *core) writeCheck(ctx context.Context, j queue.Job, c report.Check) err
 	}
 	var err error
 	if id == 0 || status == "completed" && c.Status != "completed" {
-		id, err = rp.gh.CreateCheckRun(ctx, j.InstallationID, j.Repo, run)
+		id, err = rp.cfg.Checks.CreateCheckRun(ctx, j.InstallationID, j.Repo, run)
 	} else {
-		err = rp.gh.UpdateCheckRun(ctx, j.InstallationID, j.Repo, id, run)
+		err = rp.cfg.Checks.UpdateCheckRun(ctx, j.InstallationID, j.Repo, id, run)
 	}
 	if err != nil {
 		return fmt.Errorf("check run of %s: %w", j.ID, err)

@@ -27,9 +27,15 @@ type GitHub interface {
 	// CommitFiles commits files on top of branch in one commit and returns its SHA, or the
 	// head's when the head holds the files already (see ghapi.Client.CommitFiles).
 	CommitFiles(ctx context.Context, inst int64, repo, branch, message string, files map[string][]byte) (sha string, err error)
+}
+
+// CheckRuns writes the bot's check runs (Config.Checks); ghapi.Checks implements it.
+type CheckRuns interface {
 	CreateCheckRun(ctx context.Context, inst int64, repo string, r ghapi.CheckRun) (int64, error)
 	UpdateCheckRun(ctx context.Context, inst int64, repo string, id int64, r ghapi.CheckRun) error
 }
+
+var _ CheckRuns = ghapi.Checks{}
 
 var _ GitHub = (*ghapi.Client)(nil)
 

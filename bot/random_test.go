@@ -201,6 +201,7 @@ func randRound(t *testing.T, seed int64, all *randStats) {
 	// final event parked just before a jump past the approval TTL is given up at its next
 	// failure, as designed; that is not what this test looks for.
 	e.cfg = Config{WebhookSecret: []byte(secret), Now: e.clock, FinalRetryFor: 365 * 24 * time.Hour}
+	e.cfg.Checks = ghapi.NewChecks(e.client)
 	e.bot = New(e.cfg, e.client, e.q, e.log)
 
 	t0 := time.Now()
@@ -462,6 +463,7 @@ func (e *rEnv) stepRestart() {
 	if dirty > 0 {
 		e.stats["restarts with a status comment to render"]++
 	}
+	e.cfg.Checks = ghapi.NewChecks(e.client)
 	e.bot = New(e.cfg, e.client, e.q, e.log)
 	e.restarts++
 	e.logf("restart: a new Bot on the same GitHub client and queue")

@@ -59,7 +59,9 @@ func (e *evEnv) restart(q queue.Queue) *Bot {
 	if q == nil {
 		q = e.q
 	}
-	e.bot = New(e.cfg, c, q, slog.New(slog.NewTextHandler(e.t.Output(), nil)))
+	cfg := e.cfg
+	cfg.Checks = ghapi.NewChecks(c)
+	e.bot = New(cfg, c, q, slog.New(slog.NewTextHandler(e.t.Output(), nil)))
 	return e.bot
 }
 

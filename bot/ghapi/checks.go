@@ -32,9 +32,15 @@ func (r CheckRun) output() *github.CheckRunOutput {
 	return &github.CheckRunOutput{Title: github.String(r.Title), Summary: github.String(summary)}
 }
 
+// Checks writes check runs through a Client (the Checks API).
+type Checks struct{ c *Client }
+
+// NewChecks returns the check-run writer of c.
+func NewChecks(c *Client) Checks { return Checks{c: c} }
+
 // CreateCheckRun creates a check run on r.HeadSHA and returns its ID.
-func (c *Client) CreateCheckRun(ctx context.Context, inst int64, repo string, r CheckRun) (int64, error) {
-	owner, name, gh, err := c.prep(inst, repo)
+func (k Checks) CreateCheckRun(ctx context.Context, inst int64, repo string, r CheckRun) (int64, error) {
+	owner, name, gh, err := k.c.prep(inst, repo)
 	if err != nil {
 		return 0, err
 	}
@@ -59,8 +65,8 @@ func (c *Client) CreateCheckRun(ctx context.Context, inst int64, repo string, r 
 }
 
 // UpdateCheckRun sets check run id to r (its name, status, conclusion and output).
-func (c *Client) UpdateCheckRun(ctx context.Context, inst int64, repo string, id int64, r CheckRun) error {
-	owner, name, gh, err := c.prep(inst, repo)
+func (k Checks) UpdateCheckRun(ctx context.Context, inst int64, repo string, id int64, r CheckRun) error {
+	owner, name, gh, err := k.c.prep(inst, repo)
 	if err != nil {
 		return err
 	}

@@ -23,7 +23,8 @@ package main
 //  6. no results commit is duplicated;
 //  7. a pool never had more than one running request (a scenario's requests are all of one
 //     pull request, which runs one at a time) and one waiting, nor more shares running than
-//     runners (the queue's gauges on /metrics, sampled through the scenario).
+//     runners (the queue's gauges on /metrics, sampled through the scenario);
+//  8. every request leaves its check run completed.
 //
 // A scenario is named after its seed; its trace is logged when it fails, and
 //
@@ -778,6 +779,19 @@ func (c *chaos) check() {
 	for k, v := range c.sharePeak {
 		if strings.HasSuffix(k, "/running") && v > max(len(c.works), 1) {
 			t.Errorf("invariant 7: the queue's gauges showed %d shares running at once, with %d runners", v, len(c.works))
+		}
+	}
+	// 8. Every request leaves its check run completed.
+	latest := map[string]githubtest.CheckRun{}
+	for _, cr := range c.gh.CheckRuns(loopRepo) {
+		latest[cr.ExternalID] = cr
+	}
+	for id, j := range byID {
+		if j.Parent != "" {
+			continue
+		}
+		if cr, ok := latest[id]; !ok || cr.Status != "completed" {
+			t.Errorf("invariant 8: the check run of %s (%s) is %+v, want one completed", id, j.State, cr)
 		}
 	}
 	if c.useRedis && (!c.killedShare || shares == 0) {

@@ -65,6 +65,7 @@ func serve(ctx context.Context, c serveConfig, stderr io.Writer) (err error) {
 	bc := c.botConfig()
 	bc.OnReply = bot.ReplyMetrics(reg)
 	bc.InboxStore = st.inbox // accepted deliveries survive a restart
+	bc.Checks = ghapi.NewChecks(gh)
 	b := bot.New(bc, gh, q, log.With("component", "bot"))
 	bot.IntakeMetrics(reg, b.Intake)
 	var worker *runner.Worker
