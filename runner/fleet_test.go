@@ -283,3 +283,67 @@ func TestFleetSweepYields(t *testing.T) {
 		t.Errorf("no second share (the rest after the yield): %v", err)
 	}
 }
+
+// TestFleetCancelSplitJob: a cancel of a job split over three hosts cancels its shares: the
+// running ones stop on their next heartbeat, and the job ends cancelled, once, with the rows
+// measured before the cancel, long before its rows would all have run.
+func TestFleetCancelSplitJob(t *testing.T) {
+	privateHostLock(t)
+	a := newArenaRemote(t)
+	const rows, standIn = 24, 250 * time.Millisecond
+	mem := queue.NewMemory(queue.Options{})
+	ctx, cancel := context.WithCancel(t.Context())
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	defer cancel()
+	for i := range 3 {
+		w := testWorker(t, mem, &fakeEngine{}, a.clone(t), t.TempDir())
+		w.cfg.StandIn = standIn
+		w.cfg.Bench.Host = fmt.Sprintf("host-%d", i+1)
+		wg.Go(func() { w.Run(ctx) })
+	}
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		if hs, _ := mem.Hosts(t.Context()); len(hs) == 3 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the runners did not announce their hosts")
+		}
+	}
+	j := prJob(a, queue.BenchmarkTest, "nethttp")
+	for c := 1; c <= rows; c++ {
+		j.Rows = append(j.Rows, profile.Row{Entry: "nethttp", Test: "baseline", Conns: c})
+	}
+	stored, _, err := mem.Enqueue(t.Context(), j)
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		if _, err := mem.Get(t.Context(), queue.ShareID(stored.ID, 3)); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the job was not split into three shares")
+		}
+	}
+	time.Sleep(4 * standIn)
+	if _, err := mem.Cancel(t.Context(), stored.ID, "alice"); err != nil {
+		t.Fatal(err)
+	}
+	done := waitEnded(t, mem, stored.ID)
+	took := time.Since(start)
+	r := report(t, done)
+	t.Logf("cancelled after %v: ended %s in %v with %d rows", 4*standIn, done.State, took.Round(time.Millisecond), len(r.Rows))
+	if done.State != queue.Cancelled || done.CancelledBy != "alice" {
+		t.Errorf("the job ended %s (by %q), want cancelled by alice", done.State, done.CancelledBy)
+	}
+	if took > rows*standIn/3 {
+		t.Errorf("the cancelled job took %v, as long as its rows would on three hosts", took)
+	}
+	for n := 1; n <= 3; n++ {
+		if s, err := mem.Get(t.Context(), queue.ShareID(stored.ID, n)); err != nil || s.State != queue.Cancelled {
+			t.Errorf("share %d: %s (%v), want cancelled", n, s.State, err)
+		}
+	}
+}

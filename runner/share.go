@@ -201,7 +201,11 @@ func (w *Worker) runShared(ctx context.Context, l queue.Lease, ids []string) (qu
 		<-jobCtx.Done()
 		if errors.Is(context.Cause(jobCtx), errCancelRequested) {
 			log.Info("cancel requested; cancelling the job's shares")
-			sq.cancelShares(ctx, ids, log)
+			all, err := sq.shareIDs(ctx, l.Job.ID) // read again: the loop adds to its own list
+			if err != nil {
+				log.Warn("read shares", "err", err)
+			}
+			sq.cancelShares(ctx, all, log)
 		}
 	}()
 	sq.publishFor(ctx, l.Job.ID, queue.EventProgress, result.Progress{Rows: len(l.Job.Rows),
