@@ -390,12 +390,10 @@ func TestLoopServeRunnerLite(t *testing.T) {
 		t.Errorf("fasthttp baseline 512: %v, want measured", cells)
 	}
 	l.planIsMeasured(rows, "fasthttp/baseline/512")
-	// Links follow the GitHub serve talks to, here the fake at an address of its own (the
-	// reply links https addresses only, so it has none to the fake; TestLinksFollowTheGitHub
-	// checks them).
-	web := strings.TrimSuffix(l.gh.URL, "/") + "/" + loopRepo + "/pull/" + strconv.Itoa(loopPR)
-	if strings.Contains(final.Body, "https://github.com/") {
-		t.Errorf("the reply links github.com, not the GitHub in use (%s):\n%s", l.gh.URL, final.Body)
+	// Links follow the GitHub serve is configured for (ARENA_GITHUB_WEB_URL), not github.com.
+	web := loopWebURL + loopRepo + "/pull/" + strconv.Itoa(loopPR)
+	if !strings.Contains(final.Body, web+"#issuecomment-") || strings.Contains(final.Body, "https://github.com/") {
+		t.Errorf("the reply's links do not all point at %s:\n%s", loopWebURL, final.Body)
 	}
 	resp, err := http.Get(l.botURL + "/")
 	if err != nil {
@@ -404,7 +402,7 @@ func TestLoopServeRunnerLite(t *testing.T) {
 	page, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
 	if !strings.Contains(string(page), `href="`+web) || strings.Contains(string(page), "https://github.com/") {
-		t.Errorf("the status page's links do not point at the GitHub in use (%s)", l.gh.URL)
+		t.Errorf("the status page's links do not point at %s", loopWebURL)
 	}
 }
 

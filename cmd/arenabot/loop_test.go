@@ -34,6 +34,9 @@ const (
 	loopRepo   = "octo/arena"
 	loopPR     = 1
 	loopBranch = "feature"
+	// loopWebURL is the web root of the loop's GitHub (ARENA_GITHUB_WEB_URL): the fake
+	// answers on http, and the bot links https addresses only.
+	loopWebURL = "https://ghe.example.com/"
 	loopSecret = "loop-secret"
 )
 
@@ -171,6 +174,7 @@ func (l *loop) env() map[string]string {
 		"ARENA_WEBHOOK_SECRET": loopSecret, "ARENA_GITHUB_TOKEN": "tok", "ARENA_GITHUB_API_URL": l.gh.URL,
 		"ARENA_REDIS_URL": l.redisURL, "ARENA_LISTEN": "127.0.0.1:0", "ARENA_BOT_LOGIN": "arenabot[bot]", "ARENA_REPOS": loopRepo,
 		"ARENA_APPROVAL_POLL": "100ms", "ARENA_PROGRESS_EVERY": "1s", "ARENA_STATE_DIR": l.stateDir,
+		"ARENA_GITHUB_WEB_URL": loopWebURL,
 	}
 	maps.Copy(env, l.envOver)
 	return env
