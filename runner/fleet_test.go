@@ -89,6 +89,43 @@ func TestFleetRunsSideBySide(t *testing.T) {
 	}
 }
 
+// startFleet starts n runners on mem (named host-1, host-2, …), each measuring with the
+// stand-in of standIn a row, and waits until every one announced its host: a job is split
+// over the hosts live when it starts. It returns each runner's stop; all stop with the test.
+func startFleet(t *testing.T, mem *queue.Memory, a *arenaRemote, n int, standIn time.Duration) []context.CancelFunc {
+	t.Helper()
+	ctx, cancel := context.WithCancel(t.Context())
+	var wg sync.WaitGroup
+	t.Cleanup(func() { cancel(); wg.Wait() })
+	var stops []context.CancelFunc
+	for i := range n {
+		w := testWorker(t, mem, &fakeEngine{}, a.clone(t), t.TempDir())
+		w.cfg.StandIn = standIn
+		w.cfg.Bench.Host = fmt.Sprintf("host-%d", i+1)
+		wctx, stop := context.WithCancel(ctx)
+		stops = append(stops, stop)
+		wg.Go(func() { w.Run(wctx) })
+	}
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		if hs, _ := mem.Hosts(t.Context()); len(hs) == n {
+			return stops
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the %d runners did not announce their hosts", n)
+		}
+	}
+}
+
+// baselineRows are n rows of nethttp's baseline, at 1 to n connections: the stand-in takes
+// the same time for each.
+func baselineRows(n int) []profile.Row {
+	var rows []profile.Row
+	for c := 1; c <= n; c++ {
+		rows = append(rows, profile.Row{Entry: "nethttp", Test: "baseline", Conns: c})
+	}
+	return rows
+}
+
 // waitEnded waits up to two minutes for a job to end and returns it.
 func waitEnded(t *testing.T, q *queue.Memory, id string) queue.Job {
 	t.Helper()
@@ -124,10 +161,7 @@ func TestFleetSplitsAJob(t *testing.T) {
 	privateHostLock(t)
 	a := newArenaRemote(t)
 	const rows, standIn = 24, 250 * time.Millisecond
-	var jobRows []profile.Row
-	for c := 1; c <= rows; c++ {
-		jobRows = append(jobRows, profile.Row{Entry: "nethttp", Test: "baseline", Conns: c})
-	}
+	jobRows := baselineRows(rows)
 	type fleet struct {
 		mem   *queue.Memory
 		stops []context.CancelFunc
@@ -136,25 +170,10 @@ func TestFleetSplitsAJob(t *testing.T) {
 		t.Helper()
 		f := &fleet{mem: queue.NewMemory(queue.Options{LeaseTTL: time.Second})}
 		ctx, cancel := context.WithCancel(t.Context())
-		var wg sync.WaitGroup
-		t.Cleanup(func() { cancel(); wg.Wait() })
-		wg.Go(func() { _ = f.mem.RunReaper(ctx, 100*time.Millisecond) })
-		for i := range runners {
-			w := testWorker(t, f.mem, &fakeEngine{}, a.clone(t), t.TempDir())
-			w.cfg.StandIn = standIn
-			w.cfg.Bench.Host = fmt.Sprintf("host-%d", i+1)
-			wctx, stop := context.WithCancel(ctx)
-			f.stops = append(f.stops, stop)
-			wg.Go(func() { w.Run(wctx) })
-		}
-		for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(20 * time.Millisecond) {
-			if hs, _ := f.mem.Hosts(t.Context()); len(hs) == runners {
-				break
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("the %d runners did not announce their hosts", runners)
-			}
-		}
+		done := make(chan struct{})
+		t.Cleanup(func() { cancel(); <-done })
+		go func() { defer close(done); _ = f.mem.RunReaper(ctx, 100*time.Millisecond) }()
+		f.stops = startFleet(t, f.mem, a, runners, standIn)
 		return f
 	}
 	measure := func(runners int, kill func(f *fleet)) (time.Duration, queue.Job) {
@@ -235,18 +254,10 @@ func TestFleetSweepYields(t *testing.T) {
 	a := newArenaRemote(t)
 	const rows, standIn = 12, 300 * time.Millisecond
 	mem := queue.NewMemory(queue.Options{})
-	ctx, cancel := context.WithCancel(t.Context())
-	var wg sync.WaitGroup
-	defer wg.Wait()
-	defer cancel()
-	w := testWorker(t, mem, &fakeEngine{}, a.clone(t), t.TempDir())
-	w.cfg.StandIn = standIn
-	wg.Go(func() { w.Run(ctx) })
+	startFleet(t, mem, a, 1, standIn)
 
 	sweep := prJob(a, queue.BenchmarkSweep, "nethttp")
-	for c := 1; c <= rows; c++ {
-		sweep.Rows = append(sweep.Rows, profile.Row{Entry: "nethttp", Test: "baseline", Conns: c})
-	}
+	sweep.Rows = baselineRows(rows)
 	sweep.Estimate = rows * standIn
 	stored, _, err := mem.Enqueue(t.Context(), sweep)
 	if err != nil {
@@ -292,28 +303,9 @@ func TestFleetCancelSplitJob(t *testing.T) {
 	a := newArenaRemote(t)
 	const rows, standIn = 24, 250 * time.Millisecond
 	mem := queue.NewMemory(queue.Options{})
-	ctx, cancel := context.WithCancel(t.Context())
-	var wg sync.WaitGroup
-	defer wg.Wait()
-	defer cancel()
-	for i := range 3 {
-		w := testWorker(t, mem, &fakeEngine{}, a.clone(t), t.TempDir())
-		w.cfg.StandIn = standIn
-		w.cfg.Bench.Host = fmt.Sprintf("host-%d", i+1)
-		wg.Go(func() { w.Run(ctx) })
-	}
-	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(20 * time.Millisecond) {
-		if hs, _ := mem.Hosts(t.Context()); len(hs) == 3 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the runners did not announce their hosts")
-		}
-	}
+	startFleet(t, mem, a, 3, standIn)
 	j := prJob(a, queue.BenchmarkTest, "nethttp")
-	for c := 1; c <= rows; c++ {
-		j.Rows = append(j.Rows, profile.Row{Entry: "nethttp", Test: "baseline", Conns: c})
-	}
+	j.Rows = baselineRows(rows)
 	stored, _, err := mem.Enqueue(t.Context(), j)
 	if err != nil {
 		t.Fatal(err)
