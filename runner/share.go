@@ -456,7 +456,9 @@ func mergeShares(job queue.Job, shares []queue.Job, logTail int) (result.Report,
 			}
 			rep.ScoreBests[k] = v
 		}
-		rep.FrameworksFile = cmpOr(rep.FrameworksFile, r.FrameworksFile)
+		if rep.FrameworksFile == nil {
+			rep.FrameworksFile = r.FrameworksFile
+		}
 		if rep.Current == nil {
 			rep.Current = r.Current
 		}
@@ -506,12 +508,4 @@ func mergeShares(job queue.Job, shares []queue.Job, logTail int) (result.Report,
 		return rep, queue.Done, fmt.Sprintf("%d of %d rows failed", rep.Failed(), len(rep.Rows))
 	}
 	return rep, queue.Done, ""
-}
-
-// cmpOr returns a when it is not nil, else b.
-func cmpOr[M ~map[K]V, K comparable, V any](a, b M) M {
-	if a != nil {
-		return a
-	}
-	return b
 }

@@ -3,12 +3,14 @@ package report
 import (
 	"cmp"
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 
 	"github.com/arenabot/arenabot/md"
 	"github.com/arenabot/arenabot/result"
 	"github.com/arenabot/arenabot/stats"
+	"github.com/arenabot/arenabot/text"
 )
 
 // A Verdict is a request's gate over its measured rows, each judged on its primary figure
@@ -70,15 +72,8 @@ func Judge(tables []Table) Verdict {
 				Cell: rule.Cell(d) + " worse", Rel: d.Rel})
 		}
 	}
-	slices.SortStableFunc(v.Worse, func(a, b Judged) int { return cmp.Compare(abs(b.Rel), abs(a.Rel)) })
+	slices.SortStableFunc(v.Worse, func(a, b Judged) int { return cmp.Compare(math.Abs(b.Rel), math.Abs(a.Rel)) })
 	return v
-}
-
-func abs(x float64) float64 {
-	if x < 0 {
-		return -x
-	}
-	return x
 }
 
 // A Check is the bot's check run on a request's commit as the request's phase asks for it.
@@ -139,7 +134,7 @@ func CheckOf(s Status, res *Results, recordURL string) Check {
 	default:
 		c = Check{Status: "completed", Conclusion: "neutral", Title: string(s.Phase)}
 	}
-	c.Title = text1(c.Title, 120)
+	c.Title = text.Clip(c.Title, 120)
 	var b strings.Builder
 	b.WriteString("**Command:** " + md.Code(s.Command) + "\n")
 	if c.Summary != "" {
@@ -183,13 +178,4 @@ func doneCheck(res *Results) Check {
 	}
 	return Check{Status: "completed", Conclusion: "success", Title: fmt.Sprintf("No row got worse: %d compared", v.Compared),
 		Summary: fmt.Sprintf("None of the %d rows compared got worse on the figure its profile is judged by (%d got better).", v.Compared, v.Better)}
-}
-
-// text1 is s on one line, cut to about n characters.
-func text1(s string, n int) string {
-	s = strings.Join(strings.Fields(s), " ")
-	if len([]rune(s)) > n {
-		s = string([]rune(s)[:n-1]) + "…"
-	}
-	return s
 }

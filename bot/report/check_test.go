@@ -1,6 +1,7 @@
 package report
 
 import (
+	"math"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -39,7 +40,7 @@ func TestJudge(t *testing.T) {
 		t.Fatalf("verdict %+v: nothing compared in a job measured against its base", v)
 	}
 	for i := 1; i < len(v.Worse); i++ {
-		if abs(v.Worse[i].Rel) > abs(v.Worse[i-1].Rel) {
+		if math.Abs(v.Worse[i].Rel) > math.Abs(v.Worse[i-1].Rel) {
 			t.Errorf("worse rows not largest first: %+v", v.Worse)
 		}
 	}
