@@ -116,6 +116,9 @@ type Worker struct {
 	eng Engine
 	cfg WorkerConfig
 	log *slog.Logger
+	// cleaned: RemoveLeftovers ran (work runs it before its host checks), so Run, which
+	// runs it first otherwise, does not take the host lock a second time for it.
+	cleaned bool
 }
 
 // NewWorker returns a worker over a queue and a Docker engine.
@@ -289,7 +292,9 @@ func (w *Worker) Run(ctx context.Context) error {
 	beaconDone.Go(func() { beacon.run(beaconCtx) })
 	defer beaconDone.Wait()
 	defer stopBeacon()
-	w.RemoveLeftovers(ctx)
+	if !w.cleaned {
+		w.RemoveLeftovers(ctx)
+	}
 	w.log.Info("waiting for jobs", "pool", w.cfg.Pool)
 	backoff := time.Second
 	for {
@@ -319,8 +324,13 @@ func (w *Worker) Run(ctx context.Context) error {
 
 // RemoveLeftovers removes what a worker that stopped mid-job left: containers, job-labelled
 // images and workspaces. Run does it first; work also does it before it checks the host, so a
-// killed runner's server still holding 8080 is removed, not taken for a port in use.
+// killed runner's server still holding 8080 is removed, not taken for a port in use. A
+// worker whose measurement is stood in for (WorkerConfig.StandIn) leaves nothing on the
+// host and takes no host lock: it removes nothing.
 func (w *Worker) RemoveLeftovers(ctx context.Context) {
+	if w.cfg.StandIn > 0 {
+		return
+	}
 	unlock, err := host.LockHost(ctx, func(holder string) {
 		w.log.Info("waiting for another arenabot run on this host to finish", "holder", holder)
 	})
@@ -328,6 +338,7 @@ func (w *Worker) RemoveLeftovers(ctx context.Context) {
 		return
 	}
 	defer unlock()
+	w.cleaned = true
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()
 	if n, err := w.eng.RemoveLabeled(ctx, build.LabelManaged, "true"); err != nil {
