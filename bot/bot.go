@@ -113,6 +113,9 @@ type Config struct {
 	// WebURL is the web root links point at; "" means https://github.com/ (set it for
 	// GitHub Enterprise).
 	WebURL string
+	// QueueDepth is the queue's Options.Depth (ARENA_QUEUE_DEPTH), which the settings in
+	// force show where a repository's settings file does not set queue_depth.
+	QueueDepth int
 	// Checks writes each request's check run on its commit (ghapi.NewChecks of the client);
 	// nil writes none.
 	Checks CheckRuns
@@ -149,6 +152,9 @@ func (cfg Config) withDefaults() Config {
 	}
 	if cfg.Pool == "" {
 		cfg.Pool = queue.DefaultPool
+	}
+	if cfg.QueueDepth <= 0 {
+		cfg.QueueDepth = 1
 	}
 	if len(cfg.Pools) == 0 {
 		cfg.Pools = []string{cfg.Pool}
@@ -197,10 +203,11 @@ func (cfg Config) withDefaults() Config {
 
 // core is what the three parts share: the configuration, GitHub, the queue and the log.
 type core struct {
-	cfg Config
-	gh  GitHub
-	q   queue.Queue
-	log *slog.Logger
+	cfg  Config
+	gh   GitHub
+	q    queue.Queue
+	log  *slog.Logger
+	good goodSettings // each repository's last valid settings file
 }
 
 // Bot is the three parts wired together, as serve runs them. Its methods are safe for

@@ -10,7 +10,7 @@ func TestDeps(t *testing.T) {
 	deptest.Check(t, deptest.Rules{
 		Module: []string{"text",
 			"frameworks", "queue", "profile", "profile/selection", "result", "stats",
-			"bot/command", "bot/hook", "bot/ghapi", "md", "bot/plan", "bot/route", "bot/report", "internal/clock",
+			"bot/command", "bot/hook", "bot/ghapi", "md", "bot/plan", "bot/route", "bot/report", "internal/clock", "settings",
 		},
 		Banned: map[string]string{
 			"github.com/arenabot/arenabot/runner":         "the bot never imports the runner: the data it shares with it lives in profile/, result/ and stats/",

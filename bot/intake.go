@@ -88,9 +88,16 @@ var handlers = map[command.Kind]handler{
 	command.KindHelp:      (*Intake).helpCommand,
 }
 
-// helpCommand replies with the grammar and the tests a request may name.
+// helpCommand replies with the grammar, the tests a request may name and the settings in
+// force: the settings file on the pull request's base branch (the default branch when the
+// pull request cannot be read).
 func (in *Intake) helpCommand(ctx context.Context, c hook.Comment, _ command.Command) error {
-	return in.replyOnce(ctx, c, command.Help()+"\n"+plan.HelpTests())
+	ref := ""
+	if pr, err := in.gh.PullRequest(ctx, c.Installation, c.Repo, c.Number); err == nil {
+		ref = pr.BaseRef
+	}
+	st := in.settings(ctx, c.Installation, c.Repo, ref)
+	return in.replyOnce(ctx, c, command.Help()+"\n"+plan.HelpTests()+"\n"+settingsHelp(st, in.operator()))
 }
 
 // replyMarker keys a reply to the comment it answers, so a retried event never
@@ -142,6 +149,7 @@ func (in *Intake) request(ctx context.Context, c hook.Comment, cmd command.Comma
 	if pr.State != "" && pr.State != "open" {
 		return in.replyOnce(ctx, c, problemText(cmd.Line, "this pull request is "+pr.State, "benchmarks run on open pull requests only; reopen it and comment again"))
 	}
+	st := in.settings(ctx, c.Installation, c.Repo, pr.BaseRef)
 	src := source{gh: in.gh, inst: c.Installation, repo: c.Repo, pr: c.Number, sha: pr.HeadSHA}
 	p, err := plan.Options{Lite: in.cfg.Lite}.Resolve(ctx, src, cmd)
 	if err != nil {
@@ -150,13 +158,20 @@ func (in *Intake) request(ctx context.Context, c hook.Comment, cmd command.Comma
 		}
 		return &failure{c, cmd.Line, "could not read the pull request's files from GitHub", fmt.Errorf("resolve: %w", err)}
 	}
-	dec := pickPool(ctx, in.q, in.cfg.Pools, in.log, p)
+	pools := in.cfg.Pools
+	if st.File.Pools != nil {
+		pools = st.File.Pools
+	}
+	dec := pickPool(ctx, in.q, pools, in.log, p)
 	if p = p.Keep(dec.Runs); p.Rows() == 0 {
 		return in.replyOnce(ctx, c, problemText(cmd.Line, "no live runner host can run this request: "+dec.Reasons(),
 			"ask a maintainer to add a runner host with that many CPUs to a pool, or request other tests with `-t`"))
 	}
 	perm, _ := in.permission(ctx, c.Installation, c.Repo, c.Author) // unknown: it waits for approval
-	pl := payload{Command: cmd, Plan: p, RouteNote: dec.Note()}
+	pl := payload{Command: cmd, Plan: p, RouteNote: dec.Note(), Gate: st.File.Gate, SettingsWarning: st.Warning}
+	if short := st.File.Short(); st.Source != "" && len(short) > 0 {
+		pl.Settings = st.Source + ": " + strings.Join(short, ", ")
+	}
 	if cmd.Save && forkWithoutEdits(pr, c.Repo) {
 		pl.ForkNote = "This pull request comes from a fork that does not allow edits by maintainers, so `--save` cannot commit to it: the result files will be posted as a patch instead. Tick \"Allow edits by maintainers\" to have them committed."
 	}
@@ -178,8 +193,9 @@ func (in *Intake) request(ctx context.Context, c hook.Comment, cmd command.Comma
 		CPUProfile:     p.CPUProfile,
 		InstallationID: c.Installation, CommentID: c.CommentID, Estimate: p.Estimate,
 		Created: now, Expires: now.Add(in.cfg.ApprovalTTL), Payload: raw,
+		Tuning: st.File.Tuning(), Depth: st.File.Depth,
 	}
-	if canApprove(perm) {
+	if canApprove(perm) || st.File.IsTrusted(c.Author) {
 		if err := in.enqueueApproved(ctx, j); err != nil {
 			return &failure{c, cmd.Line, "could not queue the request", err}
 		}

@@ -13,6 +13,7 @@ import (
 	"github.com/arenabot/arenabot/bot/command"
 	"github.com/arenabot/arenabot/bot/plan"
 	"github.com/arenabot/arenabot/bot/report"
+	"github.com/arenabot/arenabot/profile"
 	"github.com/arenabot/arenabot/queue"
 )
 
@@ -24,6 +25,14 @@ type payload struct {
 	ForkNote string          `json:"fork_note,omitempty"`
 	// RouteNote names the tests the ack refused because no live runner host can run them.
 	RouteNote string `json:"route_note,omitempty"`
+	// Gate is what the request's check is judged on, from the repository's settings file
+	// in force at the ack; nil is profile.DefaultGate.
+	Gate profile.Gate `json:"gate,omitempty"`
+	// Settings says what the settings file in force sets (settings.File.Short), after the
+	// file's name; SettingsWarning that the file on the base branch is not valid and what
+	// applies instead.
+	Settings        string `json:"settings,omitempty"`
+	SettingsWarning string `json:"settings_warning,omitempty"`
 }
 
 // payloadOf decodes a record's payload; a record without one (an operator's job) gives
@@ -53,6 +62,7 @@ func baseStatus(j queue.Job) report.Status {
 		RequestID: j.ID, Phase: phaseOf(j.State), Command: j.Command, Requester: j.Requester,
 		Approver: j.Approver, SHA: j.SHA, HeadMoved: j.HeadMoved, Estimate: j.Estimate,
 		ForkNote: p.ForkNote, RouteNote: p.RouteNote, Frameworks: j.Frameworks, Tests: j.Tests,
+		Settings: p.Settings, SettingsWarning: p.SettingsWarning, Gate: p.Gate,
 	}
 	if len(p.Plan.Targets) > 0 {
 		s.Frameworks, s.Tests = nil, nil

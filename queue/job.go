@@ -111,6 +111,13 @@ type Job struct {
 	// nothing for it.
 	Parent string `json:"parent,omitempty"`
 
+	// Tuning is what the repository's settings file sets for the runner over its own
+	// flags (the change-or-noise rule, the job budget); nil keeps the runner's.
+	Tuning *Tuning `json:"tuning,omitempty"`
+	// Depth is how many jobs the job's pull request may have waiting in its pool's line
+	// (the repository's settings file); 0 means Options.Depth.
+	Depth int `json:"depth,omitempty"`
+
 	// Payload is the bot's own description of the request (its plan, notes for
 	// the status comment), opaque to the queue.
 	Payload json.RawMessage `json:"payload,omitempty"`
@@ -148,6 +155,16 @@ type Job struct {
 
 	// Result is what the runner reported through Finish (JSON, opaque to the queue).
 	Result json.RawMessage `json:"result,omitempty"`
+}
+
+// Tuning is what an arena's settings file sets for its jobs over the runner's flags; a nil
+// field keeps the runner's own.
+type Tuning struct {
+	MinEffect *float64       `json:"min_effect,omitempty"` // 0.02: a change is at least 2%
+	Target    *float64       `json:"target,omitempty"`     // 0.02: a row stops at ±2%
+	MinRuns   *int           `json:"min_runs,omitempty"`   // runs a side, at least
+	MaxRuns   *int           `json:"max_runs,omitempty"`   // runs a side, at most
+	Budget    *time.Duration `json:"budget,omitempty"`     // the job budget; 0: no limit
 }
 
 // A Lease is a runner's hold on its running job of a pool. Token proves

@@ -297,7 +297,7 @@ func (t *step) create(c command) (*Job, error) {
 func (t *step) lineup(j Job) {
 	l := t.line()
 	same := sameWaiting(l.Waiting, t.s.PRs, prKey(j))
-	if len(same) < max(t.s.Depth, 1) || j.Parent != "" { // a share displaces none
+	if len(same) < max(depthOf(j, t.s.Depth), 1) || j.Parent != "" { // a share displaces none
 		l.Waiting = append(l.Waiting, j.ID)
 	} else {
 		oldID := l.Waiting[same[0]]
@@ -338,6 +338,15 @@ func lineupJob(c command, s scene) *Job {
 		return s.Jobs[c.ID]
 	}
 	return nil
+}
+
+// depthOf is the number of waiting places of j's pull request: its own (the repository's
+// settings), else the queue's.
+func depthOf(j Job, depth int) int {
+	if j.Depth > 0 {
+		return j.Depth
+	}
+	return depth
 }
 
 // displaced returns the ID of the job that lining up a job of pull request key

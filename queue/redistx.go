@@ -298,7 +298,7 @@ func (t *redisTxn) others(ctx context.Context, cmd command) error {
 		}
 	case opApprove, opEnqueue:
 		if j := lineupJob(cmd, t.s); j != nil && t.s.PRs != nil {
-			heads = []string{displaced(l.Waiting, t.s.PRs, prKey(*j), t.s.Depth)}
+			heads = []string{displaced(l.Waiting, t.s.PRs, prKey(*j), depthOf(*j, t.s.Depth))}
 		}
 	case opReap:
 		for _, r := range l.Runs {

@@ -73,9 +73,10 @@ func TestWorkerMeasuresAgainstTheMergeBase(t *testing.T) {
 	head := a.PR
 	w := testWorker(t, q, eng, a.clone(t), data)
 	// Two runs a side, an interval never narrow enough and a budget spent at once: every
-	// row stops after its minimum, for the budget.
-	w.cfg.Bench.Rule = stats.Rule{MinEffect: 0.02, Target: 1e-9, MinRuns: 2, MaxRuns: 3}
-	w.cfg.Bench.Budget = time.Nanosecond
+	// row stops after its minimum, for the budget. The job's repository's settings file
+	// sets them (queue.Tuning) over the runner's own rule, whose minimum effect stays.
+	w.cfg.Bench.Rule = stats.Rule{MinEffect: 0.05, Target: 0.02, MinRuns: 3, MaxRuns: 10}
+	w.cfg.Bench.Budget = time.Hour
 	// 2 s runs: 512 connections on a machine busy with the whole suite can take most of a
 	// 1 s run to connect.
 	w.cfg.Bench.Duration = 2 * time.Second
@@ -84,12 +85,13 @@ func TestWorkerMeasuresAgainstTheMergeBase(t *testing.T) {
 
 	j := prJob(a, queue.BenchmarkMultiple, "twin", "broken")
 	j.Rows = []profile.Row{{Entry: "twin", Test: "baseline", Conns: 512}, {Entry: "broken", Test: "baseline", Conns: 512}}
+	j.Tuning = &queue.Tuning{Target: new(1e-9), MinRuns: new(2), MaxRuns: new(3), Budget: new(time.Nanosecond)}
 	done, err := w.RunJob(t.Context(), claim(t, q, j))
 	if err != nil {
 		t.Fatal(err)
 	}
 	r := report(t, done)
-	if r.MergeBase != a.Main || r.Rule == nil || r.Rule.MinRuns != 2 || r.AgainstCommitted {
+	if r.MergeBase != a.Main || r.Rule == nil || r.Rule.MinRuns != 2 || r.Rule.MaxRuns != 3 || r.Rule.MinEffect != 0.05 || r.AgainstCommitted {
 		t.Errorf("report: merge base %s (want main's %s), rule %+v, against committed %v", r.MergeBase, a.Main, r.Rule, r.AgainstCommitted)
 	}
 	if len(r.Rows) != 2 || r.Rows[0].Result == nil || r.Rows[1].Result != nil {
@@ -226,5 +228,23 @@ func TestWorkerBaseLacksTheTest(t *testing.T) {
 	}
 	if b := r.Rows[1].Result.Base; b != nil || len(r.Rows[1].Result.Runs) != 1 {
 		t.Errorf("json: base %+v, %d runs; want none and the row's 1 run alone", b, len(r.Rows[1].Result.Runs))
+	}
+}
+
+// TestTuned: a job's tuning overrides the runner's rule and budget field by field, from the
+// default rule when the runner set none, and a max_runs below the min_runs in force is
+// raised to it.
+func TestTuned(t *testing.T) {
+	rule, budget := tuned(stats.Rule{}, time.Hour, nil)
+	if rule != (stats.Rule{}) || budget != time.Hour {
+		t.Errorf("no tuning: %+v %v, want the runner's own", rule, budget)
+	}
+	rule, budget = tuned(stats.Rule{}, time.Hour, &queue.Tuning{MinEffect: new(0.05), Budget: new(time.Duration(0))})
+	if want := (stats.Rule{MinEffect: 0.05, Target: stats.DefaultRule.Target, MinRuns: stats.DefaultRule.MinRuns, MaxRuns: stats.DefaultRule.MaxRuns}); rule != want || budget != 0 {
+		t.Errorf("min effect and no budget: %+v %v, want %+v and 0", rule, budget, want)
+	}
+	rule, _ = tuned(stats.Rule{MinEffect: 0.02, Target: 0.02, MinRuns: 3, MaxRuns: 10}, 0, &queue.Tuning{MinRuns: new(12)})
+	if rule.MinRuns != 12 || rule.MaxRuns != 12 {
+		t.Errorf("min runs 12 over max 10: %d–%d, want 12–12", rule.MinRuns, rule.MaxRuns)
 	}
 }

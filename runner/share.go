@@ -165,6 +165,7 @@ func shareOf(parent queue.Job, n, m int, rows []profile.Row) queue.Job {
 		Kind:    parent.Kind, Tests: parent.Tests, Save: parent.Save, Compare: parent.Compare,
 		Baseline: parent.Baseline, CPUProfile: parent.CPUProfile, SHA: parent.SHA, Pool: parent.Pool,
 		InstallationID: parent.InstallationID, Rows: rows, Created: parent.Created, Approved: parent.Approved,
+		Tuning: parent.Tuning,
 	}
 	for _, r := range rows {
 		if !slices.Contains(s.Frameworks, r.Entry) {

@@ -25,6 +25,7 @@ import (
 	"github.com/arenabot/arenabot/runner/build"
 	"github.com/arenabot/arenabot/runner/host"
 	"github.com/arenabot/arenabot/runner/measure"
+	"github.com/arenabot/arenabot/stats"
 	"github.com/arenabot/arenabot/text"
 
 	"github.com/arenabot/arenabot/internal/clock"
@@ -759,6 +760,7 @@ func (j *jobRun) standIn(ctx context.Context, plan measure.Plan, failed []result
 func (j *jobRun) bencher(ctx context.Context, root string, plan measure.Plan) (*measure.Bencher, error) {
 	job, cfg := j.lease.Job, j.w.cfg
 	bc := cfg.Bench
+	bc.Rule, bc.Budget = tuned(bc.Rule, bc.Budget, job.Tuning)
 	facts := j.w.facts(ctx)
 	bc.HostFacts = &facts
 	if !bc.Lite {
@@ -788,6 +790,32 @@ func (j *jobRun) bencher(ctx context.Context, root string, plan measure.Plan) (*
 		j.report.Rule = &rule
 	}
 	return b, nil
+}
+
+// tuned is the rule and budget of a job whose repository's settings file sets some of them
+// (queue.Tuning) over the runner's own; a file's max_runs under the runner's min_runs (or
+// the other way round) raises max_runs to min_runs.
+func tuned(rule stats.Rule, budget time.Duration, t *queue.Tuning) (stats.Rule, time.Duration) {
+	if t == nil {
+		return rule, budget
+	}
+	if rule == (stats.Rule{}) {
+		rule = stats.DefaultRule
+	}
+	overwrite(&rule.MinEffect, t.MinEffect)
+	overwrite(&rule.Target, t.Target)
+	overwrite(&rule.MinRuns, t.MinRuns)
+	overwrite(&rule.MaxRuns, t.MaxRuns)
+	overwrite(&budget, t.Budget)
+	rule.MaxRuns = max(rule.MaxRuns, rule.MinRuns)
+	return rule, budget
+}
+
+// overwrite sets *dst to *v when v is set.
+func overwrite[T any](dst, v *T) {
+	if v != nil {
+		*dst = *v
+	}
 }
 
 // pipeline is the job's Pipeline over b: its phases and its notes of another run holding

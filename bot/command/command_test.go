@@ -333,7 +333,7 @@ func TestHelp(t *testing.T) {
 		"`NEW`", "`~0% (±2.4%)`",
 		// The queue: one deep per pull request, as the arena's.
 		"### Queue\n\nApproved requests run in the order they were approved, one at a time on each benchmark host, and one at a time for each pull request.",
-		"Each pull request has at most one request waiting in line: a newer approved request on the same pull request takes the place of its waiting one",
+		"Each pull request has at most one request waiting in line (the arena's settings file may allow more): a newer approved request on the same pull request takes the place of its waiting one",
 		"Requests of different pull requests never displace each other",
 	} {
 		if !strings.Contains(h, w) {

@@ -60,7 +60,7 @@ var help = "These are the benchmark commands. Write one at the start of a line o
 // QueueRule says how approved requests wait for the runner, as the arena's queue does: one
 // deep per pull request. The /benchmark-help reply says it under "Queue".
 const QueueRule = "Approved requests run in the order they were approved, one at a time on each benchmark host, and one at a time for each pull request. " +
-	"Each pull request has at most one request waiting in line: a newer approved request on the same pull request " +
+	"Each pull request has at most one request waiting in line (the arena's settings file may allow more): a newer approved request on the same pull request " +
 	"takes the place of its waiting one, which gets a reply saying so. " +
 	"Requests of different pull requests never displace each other, and a new request never stops the running one " +
 	"(`/benchmark-cancel` does). The status comment shows the request's place in line and the request ahead of it, " +

@@ -30,7 +30,7 @@ type Use struct {
 var Specs = []Spec{
 	{KindBenchmark, []Use{{flagFramework, "<framework>", false}, {flagTest, "<test>,...", false}, {flagSave, "", false}, {flagCompare, "<framework>", false}, {flagBaseline, BaselineCommitted, false}, {flagProfile, "[=all|none]", false}},
 		"measures one framework; without `-f`, the one framework this PR changes",
-		"anyone: a user with write access or more is approved at once, anyone else's request waits for a collaborator's 👍", ""},
+		"anyone: a user with write access or more, or one the arena's `.arenabot.yml` trusts, is approved at once; anyone else's request waits for a collaborator's 👍", ""},
 	{KindMultiple, []Use{{flagFramework, "<framework>,...", false}, {flagTest, "<test>,...", false}, {flagSave, "", false}, {flagBaseline, BaselineCommitted, false}, {flagProfile, "[=all|none]", false}},
 		"measures several frameworks in one job; without `-f`, every framework this PR changes",
 		"as `/benchmark`", ""},

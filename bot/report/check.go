@@ -8,40 +8,49 @@ import (
 	"strings"
 
 	"github.com/arenabot/arenabot/md"
+	"github.com/arenabot/arenabot/profile"
 	"github.com/arenabot/arenabot/result"
 	"github.com/arenabot/arenabot/stats"
 	"github.com/arenabot/arenabot/text"
 )
 
-// A Verdict is a request's gate over its measured rows, each judged on its primary figure
-// (the one its profile is judged by: RPS, MB/s, or a fixed-rate row's p99) under the row's
-// change-or-noise rule: a row got worse when the change is at least the rule's minimum and
-// its interval excludes zero, in the bad direction.
+// A Verdict is a request's gate over its measured rows, each row of a gated profile judged
+// on the figure it is gated on (by default its primary figure: RPS, MB/s, echoes/s, or a
+// fixed-rate row's CPU per request) under the row's change-or-noise rule: a row got worse
+// when the change is at least the rule's minimum and its interval excludes zero, in the bad
+// direction.
 type Verdict struct {
-	Compared int      // rows with an interval on their primary figure
+	Compared int      // gated rows with an interval on their figure
 	Worse    []Judged // the rows that got worse, the largest change first
 	Better   int      // rows that got better
+	Ungated  int      // measured rows of profiles the gate leaves out
 }
 
 // A Judged row is one the verdict names.
 type Judged struct {
 	Entry, Profile string
 	Conns          int
-	Figure         string  // the primary figure's name: "rps", "p99"
+	Figure         string  // the gated figure's name: "rps", "p99"
 	Cell           string  // its Δ as the reply shows it: "-9.1% ±1.8% worse"
 	Rel            float64 // the relative change of the means
 }
 
-// Judge is the verdict of the reply's tables: the rows with a base (measured in the job, or
-// committed, or the --compare entry's) and two runs a side, so that their change has an
-// interval; the others are not judged.
-func Judge(tables []Table) Verdict {
+// Judge is the verdict of the reply's tables on gate (nil: profile.DefaultGate): the rows of
+// gated profiles with a base (measured in the job, or committed, or the --compare entry's)
+// and two runs a side, so that their change has an interval, each on the figure its profile
+// is gated on; the others are not judged.
+func Judge(tables []Table, gate profile.Gate) Verdict {
 	var v Verdict
 	for _, t := range tables {
 		rule := t.rule()
 		for _, row := range t.Rows {
 			res := row.Result
 			if res == nil {
+				continue
+			}
+			f, gated := gate.Figure(row.Profile)
+			if !gated {
+				v.Ungated++
 				continue
 			}
 			var baseRuns []result.Run
@@ -55,7 +64,6 @@ func Judge(tables []Table) Verdict {
 				continue
 			}
 			figs := row.figures()
-			f := figs.Primary
 			d, err := stats.CompareAt(figureSample(baseRuns, baseSummary, f, row.Bandwidth), figureSample(res.Runs, res, f, row.Bandwidth), stats.FamilyLevel(figs.Cells()))
 			if err != nil {
 				continue
@@ -105,7 +113,7 @@ func CheckOf(s Status, res *Results, recordURL string) Check {
 			c.Title = fmt.Sprintf("Running: %d of %d measurements done", s.Done, s.Total)
 		}
 	case PhaseDone:
-		c = doneCheck(res)
+		c = doneCheck(res, s.Gate)
 	case PhaseFailed:
 		c = Check{Status: "completed", Conclusion: "failure", Title: "Failed"}
 		switch {
@@ -156,12 +164,16 @@ func CheckOf(s Status, res *Results, recordURL string) Check {
 }
 
 // doneCheck is the conclusion of a done request from its results' verdict.
-func doneCheck(res *Results) Check {
+func doneCheck(res *Results, gate profile.Gate) Check {
 	if res == nil {
 		return Check{Status: "completed", Conclusion: "neutral", Title: "Done: no results to judge"}
 	}
 	_, tables, _ := resultsTables(*res)
-	v := Judge(tables)
+	v := Judge(tables, gate)
+	ungated := ""
+	if v.Ungated > 0 {
+		ungated = " " + md.Plural(v.Ungated, "row of a profile the gate leaves out was", "rows of profiles the gate leaves out were") + " not judged."
+	}
 	switch {
 	case len(v.Worse) > 0:
 		w := v.Worse[0]
@@ -171,11 +183,11 @@ func doneCheck(res *Results) Check {
 		}
 		return Check{Status: "completed", Conclusion: "failure",
 			Title:   fmt.Sprintf("%s %s %d got worse: %s %s%s", w.Entry, w.Profile, w.Conns, w.Figure, w.Cell, more),
-			Summary: fmt.Sprintf("%d of %d rows compared got worse on the figure their profile is judged by, beyond the change-or-noise rule.", len(v.Worse), v.Compared)}
+			Summary: fmt.Sprintf("%d of %d gated rows compared got worse on the figure each is gated on, beyond the change-or-noise rule.%s", len(v.Worse), v.Compared, ungated)}
 	case v.Compared == 0:
 		return Check{Status: "completed", Conclusion: "neutral", Title: "Nothing measured against a base",
-			Summary: "No row had a base with an interval to compare with (new rows, or committed results without runs): nothing to judge."}
+			Summary: "No row of a gated profile had a base with an interval to compare with (new rows, or committed results without runs): nothing to judge." + ungated}
 	}
 	return Check{Status: "completed", Conclusion: "success", Title: fmt.Sprintf("No row got worse: %d compared", v.Compared),
-		Summary: fmt.Sprintf("None of the %d rows compared got worse on the figure its profile is judged by (%d got better).", v.Compared, v.Better)}
+		Summary: fmt.Sprintf("None of the %d gated rows compared got worse on the figure each is gated on (%d got better).%s", v.Compared, v.Better, ungated)}
 }

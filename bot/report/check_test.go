@@ -3,8 +3,11 @@ package report
 import (
 	"math"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/arenabot/arenabot/profile"
 )
 
 // renderCheck is a check run as its golden holds it.
@@ -35,9 +38,26 @@ func TestCheckGolden(t *testing.T) {
 func TestJudge(t *testing.T) {
 	inter := interleavedResults()
 	_, tables, _ := resultsTables(inter)
-	v := Judge(tables)
+	v := Judge(tables, nil)
 	if v.Compared == 0 {
 		t.Fatalf("verdict %+v: nothing compared in a job measured against its base", v)
+	}
+	// The default gate is the profiles the arena's board scores: json is not one.
+	if v.Ungated == 0 || slices.ContainsFunc(v.Worse, func(j Judged) bool { return j.Profile == "json" }) {
+		t.Errorf("default gate: %+v; want the json rows left out", v)
+	}
+	// A settings file's gate: json alone, on its p99.
+	only := Judge(tables, profile.Gate{"json": profile.FigureP99})
+	if only.Compared == 0 || only.Compared >= v.Compared+only.Compared || only.Ungated <= v.Ungated {
+		t.Errorf("json alone: %+v (default %+v); want json compared and the rest ungated", only, v)
+	}
+	for _, w := range only.Worse {
+		if w.Profile != "json" || w.Figure != "p99" {
+			t.Errorf("json alone: %+v judged", w)
+		}
+	}
+	if none := Judge(tables, profile.Gate{}); none.Compared != 0 || len(none.Worse) != 0 {
+		t.Errorf("an empty gate judged %+v", none)
 	}
 	for i := 1; i < len(v.Worse); i++ {
 		if math.Abs(v.Worse[i].Rel) > math.Abs(v.Worse[i-1].Rel) {

@@ -110,6 +110,13 @@ type Status struct {
 	// one starts."
 	RunnerNote string
 	Expires    time.Time // awaiting approval: when the request expires
+	// Settings is what the repository's settings file in force sets, bot-written with the
+	// file's values in code spans: "`.arenabot.yml` on `main`: gated on `baseline`";
+	// SettingsWarning that the file on the base branch is not valid and what applies
+	// instead. Gate is what the request's check is judged on (nil: profile.DefaultGate).
+	Settings        string
+	SettingsWarning string
+	Gate            profile.Gate
 }
 
 // Ahead is the request just ahead of a queued one in its line: "behind `octo/arena` PR
@@ -226,6 +233,9 @@ func statusHead(s Status) string {
 	}
 	if len(s.Tests) > 0 {
 		b.WriteString("- **Tests:** " + nameList(s.Tests) + "\n")
+	}
+	if s.Settings != "" {
+		b.WriteString("- **Settings:** " + md.Trusted(s.Settings) + "\n")
 	}
 	if len(s.Rows) > 0 || s.Estimate > 0 {
 		b.WriteString("- **Measurements:** ")
@@ -412,6 +422,9 @@ func statusTail(s Status) string {
 	}
 	if s.RouteNote != "" {
 		b.WriteString("\n> [!NOTE]\n> " + md.Trusted(s.RouteNote) + "\n")
+	}
+	if s.SettingsWarning != "" {
+		b.WriteString("\n> [!WARNING]\n> " + md.Trusted(s.SettingsWarning) + "\n")
 	}
 	b.WriteString("\n" + Marker(s.RequestID))
 	return b.String()

@@ -95,6 +95,10 @@ func statusCases() map[string]Status {
 	hosts.Progress = "on 3 hosts — host-a: gin · json 4096c — 2 of 3; host-b: nethttp · baseline 512c — 2 of 3; host-c: nethttp · json 512c — 1 of 2"
 	hosts.Done, hosts.Hosts = 3, 3
 	cases["running-hosts"] = hosts
+	set := baseStatus(PhaseQueued)
+	set.Settings = "`.arenabot.yml` on `main`: a change is at least `3%`, gated on `baseline`, `json-tls`, job budget `45m0s`"
+	set.SettingsWarning = "`.arenabot.yml` on `main` is not valid: line 3: rule.min\\_effect: \"lots\" is not a percentage from 0 to 50; give one such as 2%. The last valid file's settings apply until it is fixed."
+	cases["queued-settings"] = set
 	return cases
 }
 

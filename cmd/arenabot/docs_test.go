@@ -19,6 +19,7 @@ import (
 	"github.com/arenabot/arenabot/frameworks"
 	"github.com/arenabot/arenabot/profile"
 	"github.com/arenabot/arenabot/runner/loadgen"
+	"github.com/arenabot/arenabot/settings"
 	"github.com/arenabot/arenabot/validate"
 	"github.com/arenabot/arenabot/validate/protocol"
 )
@@ -205,6 +206,7 @@ func renderers(t *testing.T) map[string]string {
 		"profiles": profiles,
 		"ports":    renderPorts(),
 		"commands": command.READMETable(),
+		"settings": settings.Schema(),
 	}
 }
 

@@ -231,5 +231,6 @@ func (c serveConfig) botConfig() bot.Config {
 		Lite:          c.Work.Lite,
 		Pools:         c.Pools,
 		WebURL:        c.WebURL,
+		QueueDepth:    c.Depth,
 	}
 }

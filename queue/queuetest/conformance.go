@@ -36,6 +36,7 @@ func Conformance(t *testing.T, newQueue NewQueue) {
 		{"Order", testOrder},
 		{"OneDeepPerPR", testOneDeepPerPR},
 		{"DepthTwo", testDepthTwo},
+		{"JobDepth", testJobDepth},
 		{"ClaimBlocksUntilEnqueue", testClaimBlocksUntilEnqueue},
 		{"ClaimGivesUpWithContext", testClaimGivesUp},
 		{"ClaimWaitsForRunningJob", testClaimWaitsForRunning},
@@ -484,6 +485,31 @@ func testDepthTwo(t *testing.T, newQueue NewQueue) {
 	wantKinds(t, ev, b.ID, queue.EventQueued, queue.EventSuperseded)
 	wantKinds(t, ev, c.ID, queue.EventQueued, queue.EventSuperseded)
 	wantKinds(t, ev, o.ID, queue.EventQueued)
+}
+
+// testJobDepth: a job's own Depth (its repository's settings) overrides the queue's: in a
+// queue of one place per pull request, jobs of depth 2 keep two waiting, and a third
+// displaces the oldest; a job without one keeps the queue's single place.
+func testJobDepth(t *testing.T, newQueue NewQueue) {
+	q := newQueue(t, queue.Options{Depth: 1})
+	deep := func(pr int) queue.Job {
+		j := Job(pr, "")
+		j.Depth = 2
+		return j
+	}
+	enqueue(t, q, Job(1, ""))
+	claim(t, q, "")
+	b, _ := enqueue(t, q, deep(2))
+	if _, d := enqueue(t, q, deep(2)); d != nil {
+		t.Fatalf("a second waiting job of depth 2 displaced %s", d.ID)
+	}
+	if _, d := enqueue(t, q, deep(2)); d == nil || d.ID != b.ID {
+		t.Fatalf("a third job of depth 2 displaced %v, want the oldest waiting %s", d, b.ID)
+	}
+	enqueue(t, q, Job(3, ""))
+	if _, d := enqueue(t, q, Job(3, "")); d == nil {
+		t.Fatalf("a job without a depth of its own did not displace its pull request's waiting one (queue depth 1)")
+	}
 }
 
 func testClaimBlocksUntilEnqueue(t *testing.T, newQueue NewQueue) {
