@@ -15,9 +15,11 @@ import (
 
 // TestFleetRunsSideBySide: a pool runs one job per runner. Six jobs of six pull requests, each
 // of one row that the runners' stand-in (WorkerConfig.StandIn) takes a second to "measure",
-// take three runners about a third of what one runner takes, measured side by side in this
-// test; each job ends done with its row reported not measured, and the three runners each ran
-// some of them (the report names the runner's host).
+// run one at a time on one runner and three at a time on three (from the jobs' claim and end
+// times); each job ends done with its row reported not measured, and the three runners each
+// ran some of them (the report names the runner's host). The two runs' times are logged side
+// by side: on a busy machine the checkouts they share the CPUs for make the ratio vary, so
+// it is not what the test judges.
 func TestFleetRunsSideBySide(t *testing.T) {
 	privateHostLock(t)
 	a := newArenaRemote(t)
@@ -25,7 +27,7 @@ func TestFleetRunsSideBySide(t *testing.T) {
 	for pr := 1; pr <= jobs; pr++ {
 		gitT(t, a.work, "push", "-q", a.URL, fmt.Sprintf("%s:refs/pull/%d/head", a.PR, pr))
 	}
-	run := func(runners int) (time.Duration, map[string]int) {
+	run := func(runners int) (time.Duration, map[string]int, int) {
 		t.Helper()
 		mem := queue.NewMemory(queue.Options{})
 		var ids []string
@@ -50,6 +52,7 @@ func TestFleetRunsSideBySide(t *testing.T) {
 			wg.Go(func() { w.Run(ctx) })
 		}
 		byHost := map[string]int{}
+		var spans [][2]time.Time
 		for _, id := range ids {
 			for deadline := time.Now().Add(time.Minute); ; time.Sleep(20 * time.Millisecond) {
 				j, err := mem.Get(t.Context(), id)
@@ -62,6 +65,7 @@ func TestFleetRunsSideBySide(t *testing.T) {
 						t.Errorf("job %s: %s, %d rows; want done with its one row not measured", id, j.State, len(r.Rows))
 					}
 					byHost[r.Host]++
+					spans = append(spans, [2]time.Time{j.Started, j.Finished})
 					break
 				}
 				if time.Now().After(deadline) {
@@ -72,21 +76,36 @@ func TestFleetRunsSideBySide(t *testing.T) {
 		took := time.Since(start)
 		cancel()
 		wg.Wait()
-		return took, byHost
+		return took, byHost, mostAtOnce(spans)
 	}
-	one, oneHosts := run(1)
-	three, threeHosts := run(3)
-	t.Logf("%d one-second jobs: one runner %v %v, three runners %v %v (%.2f of one's time)",
-		jobs, one.Round(time.Millisecond), oneHosts, three.Round(time.Millisecond), threeHosts, three.Seconds()/one.Seconds())
+	one, oneHosts, oneAtOnce := run(1)
+	three, threeHosts, threeAtOnce := run(3)
+	t.Logf("%d one-second jobs: one runner %v %v, at most %d at once; three runners %v %v, at most %d at once (%.2f of one's time)",
+		jobs, one.Round(time.Millisecond), oneHosts, oneAtOnce, three.Round(time.Millisecond), threeHosts, threeAtOnce, three.Seconds()/one.Seconds())
 	if len(oneHosts) != 1 || len(threeHosts) != 3 {
 		t.Errorf("jobs by host: %v with one runner, %v with three; want one host, then three", oneHosts, threeHosts)
 	}
 	if n := slices.Max(mapValues(threeHosts)); n > jobs/3+1 {
 		t.Errorf("one of three runners ran %d of %d jobs, want about a third", n, jobs)
 	}
-	if three.Seconds() > 0.6*one.Seconds() {
-		t.Errorf("three runners took %v, one %v: want about a third, at most 0.6", three, one)
+	if oneAtOnce != 1 || threeAtOnce != 3 {
+		t.Errorf("jobs running at once: %d on one runner, %d on three; want 1 and 3", oneAtOnce, threeAtOnce)
 	}
+}
+
+// mostAtOnce is the largest number of the spans (start, end) that overlap at one instant.
+func mostAtOnce(spans [][2]time.Time) int {
+	most := 0
+	for _, s := range spans {
+		n := 0
+		for _, o := range spans {
+			if !o[0].After(s[0]) && o[1].After(s[0]) {
+				n++
+			}
+		}
+		most = max(most, n)
+	}
+	return most
 }
 
 // startFleet starts n runners on mem (named host-1, host-2, …), each measuring with the
