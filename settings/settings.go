@@ -20,6 +20,7 @@ import (
 	"github.com/arenabot/arenabot/md"
 	"github.com/arenabot/arenabot/profile"
 	"github.com/arenabot/arenabot/queue"
+	"github.com/arenabot/arenabot/text"
 )
 
 // FileName is the settings file's path in the arena repository.
@@ -402,7 +403,7 @@ func (f File) Items(op Operator) []string {
 
 	budget := "the runner's"
 	if f.Budget != nil {
-		budget = md.Code(durationText(*f.Budget))
+		budget = md.Code(text.Duration(*f.Budget))
 		if *f.Budget == 0 {
 			budget = "no limit"
 		}
@@ -483,7 +484,7 @@ func (f File) Short() []string {
 		out = append(out, g)
 	}
 	if f.Budget != nil {
-		out = append(out, "job budget "+md.Code(durationText(*f.Budget)))
+		out = append(out, "job budget "+md.Code(text.Duration(*f.Budget)))
 	}
 	if f.Depth > 0 {
 		out = append(out, md.Plural(f.Depth, "request", "requests")+" waiting per pull request")
@@ -503,16 +504,4 @@ func codes(ss []string) []string {
 		out[i] = md.Code(s)
 	}
 	return out
-}
-
-// durationText is d without the zero units time.Duration.String ends with: 45m, 1h30m.
-func durationText(d time.Duration) string {
-	s := d.String()
-	if strings.HasSuffix(s, "m0s") {
-		s = strings.TrimSuffix(s, "0s")
-	}
-	if strings.HasSuffix(s, "h0m") {
-		s = strings.TrimSuffix(s, "0m")
-	}
-	return s
 }
