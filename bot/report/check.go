@@ -170,9 +170,9 @@ func doneCheck(res *Results, gate profile.Gate) Check {
 	}
 	_, tables, _ := resultsTables(*res)
 	v := Judge(tables, gate)
-	ungated := ""
+	ungated := " " + gateText(gate)
 	if v.Ungated > 0 {
-		ungated = " " + md.Plural(v.Ungated, "row of a profile the gate leaves out was", "rows of profiles the gate leaves out were") + " not judged."
+		ungated += " " + md.Plural(v.Ungated, "row of a profile the gate leaves out was", "rows of profiles the gate leaves out were") + " not judged."
 	}
 	switch {
 	case len(v.Worse) > 0:
@@ -190,4 +190,21 @@ func doneCheck(res *Results, gate profile.Gate) Check {
 	}
 	return Check{Status: "completed", Conclusion: "success", Title: fmt.Sprintf("No row got worse: %d compared", v.Compared),
 		Summary: fmt.Sprintf("None of the %d gated rows compared got worse on the figure each is gated on (%d got better).%s", v.Compared, v.Better, ungated)}
+}
+
+// gateText says what a request is gated on: "The gate: the profiles the arena's board
+// scores, each on its primary figure." or the settings file's profiles and figures.
+func gateText(g profile.Gate) string {
+	if g == nil {
+		return "The gate: the profiles the arena's board scores, each on its primary figure."
+	}
+	names := g.Profiles()
+	if len(names) == 0 {
+		return "The gate (the arena's settings file): no profile."
+	}
+	parts := make([]string, len(names))
+	for i, n := range names {
+		parts[i] = md.Code(n) + " on " + md.Code(string(g[n]))
+	}
+	return "The gate (the arena's settings file): " + strings.Join(parts, ", ") + "."
 }

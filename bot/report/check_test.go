@@ -16,16 +16,18 @@ func renderCheck(c Check) string {
 }
 
 // TestCheckGolden: the check run of a request measured interleaved against its base (its
-// verdict and tables), of one done without a base to judge against, and of one awaiting
-// approval.
+// verdict and tables), the same gated by a settings file, of one done without a base to
+// judge against, and of one awaiting approval.
 func TestCheckGolden(t *testing.T) {
 	const record = "https://github.com/o/r/pull/42#issuecomment-1002"
 	inter, single := interleavedResults(), doneResults()
 	for name, c := range map[string]Check{
 		"interleaved": CheckOf(Status{Phase: PhaseDone, Command: inter.Command}, &inter, record),
 		"single":      CheckOf(Status{Phase: PhaseDone, Command: single.Command}, &single, record),
-		"awaiting":    CheckOf(baseStatus(PhaseAwaitingApproval), nil, record),
-		"running":     CheckOf(baseStatus(PhaseRunning), nil, record),
+		// The arena's settings file gates json on its p99 and baseline on its RPS.
+		"gated":    CheckOf(Status{Phase: PhaseDone, Command: inter.Command, Gate: profile.Gate{"json": profile.FigureP99, "baseline": profile.FigureRPS}}, &inter, record),
+		"awaiting": CheckOf(baseStatus(PhaseAwaitingApproval), nil, record),
+		"running":  CheckOf(baseStatus(PhaseRunning), nil, record),
 	} {
 		t.Run(name, func(t *testing.T) {
 			checkGolden(t, filepath.Join("testdata", "check-"+name+".golden"), renderCheck(c))
