@@ -169,8 +169,13 @@ func (in *Intake) request(ctx context.Context, c hook.Comment, cmd command.Comma
 	}
 	perm, _ := in.permission(ctx, c.Installation, c.Repo, c.Author) // unknown: it waits for approval
 	pl := payload{Command: cmd, Plan: p, RouteNote: dec.Note(), Gate: st.File.Gate, SettingsWarning: st.Warning}
-	if short := st.File.Short(); st.Source != "" && len(short) > 0 {
+	switch short := st.File.Short(); {
+	case st.Source != "" && len(short) > 0:
 		pl.Settings = st.Source + ": " + strings.Join(short, ", ")
+	case st.Source != "":
+		pl.Settings = st.Source + " sets nothing: the bot's defaults (" + codeSpan("/benchmark-help") + " lists them)"
+	case st.Warning == "": // no file: the warning says what applies when there is a bad one
+		pl.Settings = "the bot's defaults (" + codeSpan("/benchmark-help") + " lists them)"
 	}
 	if cmd.Save && forkWithoutEdits(pr, c.Repo) {
 		pl.ForkNote = "This pull request comes from a fork that does not allow edits by maintainers, so `--save` cannot commit to it: the result files will be posted as a patch instead. Tick \"Allow edits by maintainers\" to have them committed."

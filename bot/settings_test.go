@@ -129,10 +129,14 @@ func TestSettingsFile(t *testing.T) {
 	}
 }
 
-// TestSettingsHelpDefaults: without a settings file, /benchmark-help says the defaults
-// apply and names them.
+// TestSettingsHelpDefaults: without a settings file, the ack says the bot's defaults apply,
+// and /benchmark-help names them.
 func TestSettingsHelpDefaults(t *testing.T) {
 	e := setupEvents(t, func(c *Config) { c.QueueDepth = 3 })
+	j := e.request("/benchmark -f nethttp -t baseline")
+	if status := e.commentByID(j.StatusCommentID).Body; !strings.Contains(status, "- **Settings:** the bot's defaults (`/benchmark-help` lists them)\n") {
+		t.Errorf("the ack does not say the defaults apply:\n%s", status)
+	}
 	help := e.reply(e.comment("dave", "/benchmark-help"))
 	for _, want := range []string{"The bot's defaults: this repository has no `.arenabot.yml` on the pull request's base branch.",
 		"**Gated:** the 22 profiles the arena's board scores", "**Queue depth:** 3 requests waiting per pull request", "**Pools:** `default`"} {
