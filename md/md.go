@@ -91,6 +91,15 @@ var defuse = strings.NewReplacer("<!--", "<"+zwsp+"!--", "@", "@"+zwsp)
 // when it starts or ends with one), with "@" and "<!--" defused. Empty input gives "—".
 func Code(s string) string { return code(s, false) }
 
+// CodeList renders names as code spans joined by commas: "`a`, `b`, `c`".
+func CodeList(names []string) string {
+	parts := make([]string, len(names))
+	for i, n := range names {
+		parts[i] = Code(n)
+	}
+	return strings.Join(parts, ", ")
+}
+
 // CodeCell is Code for a table cell: pipes are also escaped, which GitHub undoes inside
 // the span, so the cell shows s as it is.
 func CodeCell(s string) string { return code(s, true) }

@@ -419,11 +419,11 @@ func (f File) Items(op Operator) []string {
 		pools = f.Pools
 	}
 	if len(pools) > 0 {
-		items = append(items, "**Pools:** "+strings.Join(codes(pools), ", "))
+		items = append(items, "**Pools:** "+md.CodeList(pools))
 	}
 	who := "collaborators with write access"
 	if len(f.Trusted) > 0 {
-		who += " and " + strings.Join(codes(f.Trusted), ", ")
+		who += " and " + md.CodeList(f.Trusted)
 	}
 	return append(items, "**Approved at once:** requests of "+who)
 }
@@ -470,11 +470,7 @@ func (f File) Short() []string {
 	}
 	if f.Gate != nil {
 		names := f.Gate.Profiles()
-		shown := make([]string, 0, 4)
-		for _, n := range names[:min(len(names), 4)] {
-			shown = append(shown, md.Code(n))
-		}
-		g := "gated on " + strings.Join(shown, ", ")
+		g := "gated on " + md.CodeList(names[:min(len(names), 4)])
 		switch {
 		case len(names) == 0:
 			g = "gated on no profile"
@@ -490,18 +486,10 @@ func (f File) Short() []string {
 		out = append(out, md.Plural(f.Depth, "request", "requests")+" waiting per pull request")
 	}
 	if f.Pools != nil {
-		out = append(out, "pools "+strings.Join(codes(f.Pools), ", "))
+		out = append(out, "pools "+md.CodeList(f.Pools))
 	}
 	if len(f.Trusted) > 0 {
 		out = append(out, md.Plural(len(f.Trusted), "user", "users")+" approved at once")
-	}
-	return out
-}
-
-func codes(ss []string) []string {
-	out := make([]string, len(ss))
-	for i, s := range ss {
-		out[i] = md.Code(s)
 	}
 	return out
 }

@@ -349,7 +349,7 @@ func (r *resolver) frameworkTargets(c command.Command) ([]Target, error) {
 			return nil, r.noneTouched(c.Kind)
 		case len(touched) > 1 && c.Kind == command.KindBenchmark:
 			return nil, resolveErr(
-				"this PR changes several frameworks: "+codeList(touched),
+				"this PR changes several frameworks: "+md.CodeList(touched),
 				fmt.Sprintf("type %s to run one, or %s to run them all (%s)",
 					md.Code("/benchmark -f "+touched[0]), md.Code("/benchmark-multiple"),
 					md.Code("/benchmark-multiple -f "+strings.Join(touched, ","))))
@@ -411,9 +411,9 @@ func (r *resolver) sweepTargets(c command.Command) ([]Target, []string, error) {
 	if len(targets) == 0 {
 		among := ""
 		if len(c.Frameworks) > 0 {
-			among = " among " + codeList(c.Frameworks)
+			among = " among " + md.CodeList(c.Frameworks)
 		}
-		return nil, skipped, resolveErr("no enabled framework of this PR's head runs "+text.Or(codeList(c.Tests), "any test")+among,
+		return nil, skipped, resolveErr("no enabled framework of this PR's head runs "+text.Or(md.CodeList(c.Tests), "any test")+among,
 			"name enabled frameworks with "+md.Code("-f")+" and tests they subscribe to with "+md.Code("-t")+", or leave both out to sweep every enabled framework")
 	}
 	return targets, skipped, nil
@@ -484,7 +484,7 @@ func (r *resolver) testTargets(c command.Command) ([]Target, []string, error) {
 		why := selection.Reason{Cause: selection.NoEntry, Test: test, Named: true}
 		fix := why.Fix(mdStyle)
 		if len(skipped) > 0 {
-			fix = "fix the " + md.Code("meta.json") + " of " + codeList(skippedNames) + " (it is not valid), or " + fix
+			fix = "fix the " + md.Code("meta.json") + " of " + md.CodeList(skippedNames) + " (it is not valid), or " + fix
 		}
 		return nil, skipped, resolveErr(why.Problem(mdStyle), fix)
 	}
@@ -523,21 +523,12 @@ func targetOf(e frameworks.Entry, sel selection.Selection) Target {
 	return t
 }
 
-// codeList renders names as code spans: "`a`, `b`, `c`".
-func codeList(names []string) string {
-	parts := make([]string, len(names))
-	for i, n := range names {
-		parts[i] = md.Code(n)
-	}
-	return strings.Join(parts, ", ")
-}
-
 // orList renders [a b c] as "`a`, `b` or `c`".
 func orList(names []string) string {
 	if len(names) <= 1 {
-		return codeList(names)
+		return md.CodeList(names)
 	}
-	return codeList(names[:len(names)-1]) + " or " + md.Code(names[len(names)-1])
+	return md.CodeList(names[:len(names)-1]) + " or " + md.Code(names[len(names)-1])
 }
 
 // checkCompare checks that the compare target exists. It is not run, so its tests do not
@@ -596,7 +587,7 @@ func (r *resolver) noneTouched(kind command.Kind) error {
 	}
 	fix := "type " + md.Code(example)
 	if len(shown) > 0 {
-		fix += " (frameworks: " + codeList(shown)
+		fix += " (frameworks: " + md.CodeList(shown)
 		if more {
 			fix += ", …"
 		}
@@ -744,7 +735,7 @@ func (r *resolver) unknown(name string, suggest func(string) string) error {
 	if len(shown) == 0 {
 		return resolveErr(problem, "the PR head has no "+md.Code("frameworks/<name>/meta.json"))
 	}
-	fix := "the frameworks are: " + codeList(shown)
+	fix := "the frameworks are: " + md.CodeList(shown)
 	if more {
 		fix += ", …"
 	}
