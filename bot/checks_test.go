@@ -1,12 +1,15 @@
 package bot
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/arenabot/arenabot/bot/ghapi"
 	"github.com/arenabot/arenabot/bot/githubtest"
 	"github.com/arenabot/arenabot/queue"
 	"github.com/arenabot/arenabot/result"
@@ -137,6 +140,31 @@ func TestCheckRuns(t *testing.T) {
 		}
 		t.Logf("expired request: %s", strings.Join(checkCalls(e.gh), ", "))
 	})
+	t.Run("a create whose answer was lost", func(t *testing.T) {
+		// GitHub makes the run after approval but its answer is lost: the bot does not
+		// make a second one, it finds that one and completes it.
+		e := setupEvents(t, nil)
+		id := e.comment("carol", "/benchmark -f nethttp -t baseline")
+		e.drain()
+		lossy := &losingChecks{CheckRuns: e.bot.Reporter.cfg.Checks, lose: 1}
+		e.bot.Reporter.cfg.Checks = lossy // the core the bot's three parts share
+		e.comment("bob", "/benchmark-approve")
+		e.drain()
+		l := e.claim()
+		rep := pairedReport(1)
+		e.finish(l, queue.Done, "", &rep)
+		e.drain()
+		var runs []githubtest.CheckRun
+		for _, c := range e.gh.CheckRuns(repo) {
+			if c.ExternalID == requestID(id) {
+				runs = append(runs, c)
+			}
+		}
+		if lossy.lost != 1 || len(runs) != 2 || runs[0].Conclusion != "action_required" || runs[1].Status != "completed" || runs[1].Conclusion != "success" {
+			t.Errorf("%d creates lost; runs %+v; want the approval's run, once, completed success", lossy.lost, runs)
+		}
+		t.Logf("a lost create: %s", strings.Join(checkCalls(e.gh), ", "))
+	})
 	t.Run("approved after asking", func(t *testing.T) {
 		e := setupEvents(t, nil)
 		id := e.comment("carol", "/benchmark -f nethttp -t baseline")
@@ -153,4 +181,20 @@ func TestCheckRuns(t *testing.T) {
 			t.Errorf("%d check runs, the latest %s: want a new queued run after the completed action_required one", runs, c.Status)
 		}
 	})
+}
+
+// losingChecks makes its first lose creates on GitHub and then answers them with an error,
+// as a create whose answer was lost.
+type losingChecks struct {
+	CheckRuns
+	lose, lost int
+}
+
+func (l *losingChecks) CreateCheckRun(ctx context.Context, inst int64, repo string, r ghapi.CheckRun) (int64, error) {
+	id, err := l.CheckRuns.CreateCheckRun(ctx, inst, repo, r)
+	if err == nil && l.lost < l.lose {
+		l.lost++
+		return 0, errors.New("POST check-runs: 502 (the answer was lost)")
+	}
+	return id, err
 }

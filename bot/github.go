@@ -33,6 +33,7 @@ type GitHub interface {
 type CheckRuns interface {
 	CreateCheckRun(ctx context.Context, inst int64, repo string, r ghapi.CheckRun) (int64, error)
 	UpdateCheckRun(ctx context.Context, inst int64, repo string, id int64, r ghapi.CheckRun) error
+	FindCheckRun(ctx context.Context, inst int64, repo, sha, name, externalID string, after int64) (id int64, found bool, err error)
 }
 
 var _ CheckRuns = ghapi.Checks{}

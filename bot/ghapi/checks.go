@@ -83,3 +83,29 @@ func (k Checks) UpdateCheckRun(ctx context.Context, inst int64, repo string, id 
 	}
 	return nil
 }
+
+// FindCheckRun returns the newest check run named name on sha whose external ID is
+// externalID and whose ID is above after: one a create made although its answer was lost.
+// found is false when there is none.
+func (k Checks) FindCheckRun(ctx context.Context, inst int64, repo, sha, name, externalID string, after int64) (id int64, found bool, err error) {
+	owner, repoName, gh, err := k.c.prep(inst, repo)
+	if err != nil {
+		return 0, false, err
+	}
+	opts := &github.ListCheckRunsOptions{CheckName: github.String(name), Filter: github.String("all"), ListOptions: github.ListOptions{PerPage: 100}}
+	for {
+		runs, resp, err := gh.Checks.ListCheckRunsForRef(ctx, owner, repoName, sha, opts)
+		if err != nil {
+			return 0, false, wrap(err, "list check runs on %s@%s", repo, sha)
+		}
+		for _, r := range runs.CheckRuns {
+			if r.GetExternalID() == externalID && r.GetID() > after && r.GetID() > id {
+				id, found = r.GetID(), true
+			}
+		}
+		if resp.NextPage == 0 {
+			return id, found, nil
+		}
+		opts.Page = resp.NextPage
+	}
+}

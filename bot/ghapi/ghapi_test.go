@@ -702,3 +702,29 @@ func TestWebURL(t *testing.T) {
 		}
 	}
 }
+
+// TestFindCheckRun: the newest run of an external ID newer than a given one is found on its
+// commit; an older or another request's run is not.
+func TestFindCheckRun(t *testing.T) {
+	_, c, _ := setup(t, nil)
+	k := NewChecks(c)
+	const sha = "1111111111111111111111111111111111111111"
+	run := func(ext string) int64 {
+		id, err := k.CreateCheckRun(t.Context(), 0, repo, CheckRun{Name: "arenabot", HeadSHA: sha, ExternalID: ext, Status: "queued", Title: "Queued", Summary: "s"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return id
+	}
+	first, other, second := run("r1"), run("r2"), run("r1")
+	for _, c := range []struct {
+		ext   string
+		after int64
+		want  int64
+	}{{"r1", 0, second}, {"r1", first, second}, {"r1", second, 0}, {"r2", 0, other}, {"r3", 0, 0}} {
+		id, found, err := k.FindCheckRun(t.Context(), 0, repo, sha, "arenabot", c.ext, c.after)
+		if err != nil || found != (c.want != 0) || id != c.want {
+			t.Errorf("FindCheckRun(%s after %d) = %d, %v, %v; want %d", c.ext, c.after, id, found, err, c.want)
+		}
+	}
+}

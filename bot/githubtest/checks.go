@@ -10,7 +10,8 @@ import (
 )
 
 // CheckRun is a check run as the fake holds it (the Checks API): created by POST
-// /repos/{owner}/{repo}/check-runs, changed by PATCH /repos/{owner}/{repo}/check-runs/{id}.
+// /repos/{owner}/{repo}/check-runs, changed by PATCH /repos/{owner}/{repo}/check-runs/{id},
+// listed by GET /repos/{owner}/{repo}/commits/{sha}/check-runs.
 type CheckRun struct {
 	ID         int64
 	Name       string
@@ -128,6 +129,18 @@ func (s *Server) checkRuns(r *repo, method string, rest []string, body []byte) *
 		return answer(http.StatusOK, s.checkJSON(r, &c))
 	}
 	return notFound()
+}
+
+// listCheckRuns answers GET .../commits/{sha}/check-runs[?check_name=]: the runs on the
+// commit, the newest first, as GitHub lists them.
+func (s *Server) listCheckRuns(r *repo, sha, name string) *response {
+	runs := []any{}
+	for i := len(r.checks) - 1; i >= 0; i-- {
+		if c := r.checks[i]; c.HeadSHA == sha && (name == "" || c.Name == name) {
+			runs = append(runs, s.checkJSON(r, c))
+		}
+	}
+	return answer(http.StatusOK, map[string]any{"total_count": len(runs), "check_runs": runs})
 }
 
 func (s *Server) checkJSON(r *repo, c *CheckRun) map[string]any {

@@ -232,6 +232,8 @@ func (s *Server) handle(req *http.Request, p string, body []byte) *response {
 		return s.git(r, m, rest[1:], body)
 	case rest[0] == "check-runs":
 		return s.checkRuns(r, m, rest, body)
+	case rest[0] == "commits" && len(rest) == 3 && rest[2] == "check-runs" && m == http.MethodGet:
+		return s.listCheckRuns(r, rest[1], req.URL.Query().Get("check_name"))
 	}
 	return notFound()
 }
